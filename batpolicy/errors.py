@@ -1,0 +1,85 @@
+"""The one exception hierarchy of batpolicy (STYLE.md habit 9).
+
+Every failure a user can cause or meet is one of these, with a message that names
+what and where; nothing else is raised on purpose.
+"""
+
+from __future__ import annotations
+
+
+class BatpolicyError(Exception):
+    """Base of every error batpolicy raises on purpose."""
+
+
+class ProtocolError(BatpolicyError):
+    """A Batsim message that breaks the protocol.
+
+    ``index`` is the position of the offending event in the message (None for the
+    envelope), ``field`` the dotted path of the offending field.
+    """
+
+    def __init__(self, message: str, *, index: int | None = None, field: str | None = None,
+                 event_type: str | None = None) -> None:
+        self.index = index
+        self.field = field
+        self.event_type = event_type
+        where = []
+        if index is not None:
+            where.append(f"event #{index}")
+        if event_type is not None:
+            where.append(event_type)
+        if field is not None:
+            where.append(f"field '{field}'")
+        prefix = f"{', '.join(where)}: " if where else ""
+        super().__init__(prefix + message)
+
+
+class InvalidDecision(BatpolicyError):
+    """A decision that Batsim would refuse or that would corrupt the schedule."""
+
+    def __init__(self, message: str, *, policy: str | None = None, job_id: str | None = None,
+                 resources: str | None = None) -> None:
+        self.policy = policy
+        self.job_id = job_id
+        self.resources = resources
+        where = []
+        if policy:
+            where.append(f"policy '{policy}'")
+        if job_id:
+            where.append(f"job '{job_id}'")
+        if resources:
+            where.append(f"resources '{resources}'")
+        prefix = f"{', '.join(where)}: " if where else ""
+        super().__init__(prefix + message)
+
+
+class PolicyError(BatpolicyError):
+    """A policy raised while handling an event: names the policy, the event and the job."""
+
+
+class ConfigError(BatpolicyError):
+    """Bad command-line option, policy parameter or configuration value."""
+
+
+class InputError(BatpolicyError):
+    """A broken workload, platform or events file: names file, line or job, and field."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
+                 job: str | None = None, field: str | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.job = job
+        self.field = field
+        where = []
+        if path:
+            where.append(str(path) + (f":{line}" if line is not None else ""))
+        if job is not None:
+            where.append(f"job '{job}'")
+        if field:
+            where.append(f"field '{field}'")
+        prefix = f"{', '.join(where)}: " if where else ""
+        super().__init__(prefix + message)
+
+
+class PeerTimeout(BatpolicyError):
+    """The peer on the socket did not answer within the timeout."""

@@ -1,0 +1,324 @@
+"""Typed Batsim 4.2 messages, both directions (PROTOCOL.md §1.3 and §1.4).
+
+Pure data: frozen, slotted dataclasses and enums, no I/O, no JSON. The codec
+(:mod:`batpolicy.protocol.codec`) is the only place that knows the wire spelling.
+
+*Events* travel from Batsim to the scheduler and always carry the ``timestamp`` at
+which Batsim stamped them. *Decisions* travel from the scheduler to Batsim; a policy
+builds them without a timestamp and the codec stamps them with the reply's ``now``.
+Decisions decoded from a recorded reply keep the timestamp they had.
+
+Raw JSON objects that Batsim forwards untouched (job descriptions with their extra
+user fields, profiles, configuration) are kept as plain ``dict`` so that nothing is
+lost on re-encoding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Union
+
+from procset import ProcSet
+
+__all__ = ["Answer", "CallMeLater", "ChangeJobState", "ContinueRegistration", "Decision", "Event", "ExecuteJob", "FromJobMsg", "JobCompleted", "JobKilled", "JobState", "JobSubmitted", "KillJob", "Notify", "NotifyType", "Query", "RegisterJob", "RegisterProfile", "RegistrationFinished", "RejectJob", "Reply", "Request", "RequestedCall", "ResourceInfo", "ResourceStateChanged", "SetJobMetadata", "SetResourceState", "SimulationBegins", "SimulationEnds", "ToJobMsg"]
+
+
+class JobState(str, Enum):
+    """Final (and intermediate) job states of Batsim 4.2 (``JOB_COMPLETED.job_state``)."""
+
+    NOT_SUBMITTED = "NOT_SUBMITTED"
+    SUBMITTED = "SUBMITTED"
+    RUNNING = "RUNNING"
+    COMPLETED_SUCCESSFULLY = "COMPLETED_SUCCESSFULLY"
+    COMPLETED_FAILED = "COMPLETED_FAILED"
+    COMPLETED_WALLTIME_REACHED = "COMPLETED_WALLTIME_REACHED"
+    COMPLETED_KILLED = "COMPLETED_KILLED"
+    REJECTED = "REJECTED"
+
+
+class NotifyType(str, Enum):
+    """The NOTIFY kinds Batsim 4.2.1 sends or accepts."""
+
+    NO_MORE_STATIC_JOB_TO_SUBMIT = "no_more_static_job_to_submit"
+    NO_MORE_EXTERNAL_EVENT_TO_OCCUR = "no_more_external_event_to_occur"
+    EVENT_MACHINE_UNAVAILABLE = "event_machine_unavailable"
+    EVENT_MACHINE_AVAILABLE = "event_machine_available"
+    REGISTRATION_FINISHED = "registration_finished"
+    CONTINUE_REGISTRATION = "continue_registration"
+
+
+# ---------------------------------------------------------------------------------------
+# Batsim -> scheduler
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceInfo:
+    """One machine as announced in SIMULATION_BEGINS."""
+
+    id: int
+    name: str
+    state: str = "idle"
+    properties: dict[str, Any] = field(default_factory=dict)
+    zone_properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationBegins:
+    """First event of every simulation: the platform, configuration and workloads."""
+
+    timestamp: float
+    nb_resources: int
+    nb_compute_resources: int
+    nb_storage_resources: int
+    allow_compute_sharing: bool
+    allow_storage_sharing: bool
+    config: dict[str, Any]
+    compute_resources: tuple[ResourceInfo, ...]
+    storage_resources: tuple[ResourceInfo, ...]
+    workloads: dict[str, str]
+    profiles: dict[str, dict[str, Any]]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationEnds:
+    """Last event: the scheduler replies with no events, then closes."""
+
+    timestamp: float
+
+
+@dataclass(frozen=True, slots=True)
+class JobSubmitted:
+    """A job is submitted (or a dynamic registration is acknowledged).
+
+    ``job`` is the job's JSON as in the workload, extra user fields included; it is
+    ``None`` with Redis. ``profile`` is present only with
+    ``--forward-profiles-on-submission``.
+    """
+
+    timestamp: float
+    job_id: str
+    job: dict[str, Any] | None = None
+    profile: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobCompleted:
+    """A job ended: normally, failed, at its walltime, or killed."""
+
+    timestamp: float
+    job_id: str
+    job_state: JobState
+    return_code: int
+    alloc: ProcSet
+
+
+@dataclass(frozen=True, slots=True)
+class JobKilled:
+    """Acknowledges one KILL_JOB; ``job_progress`` has entries only for jobs really killed."""
+
+    timestamp: float
+    job_ids: tuple[str, ...]
+    job_progress: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceStateChanged:
+    """Acknowledges SET_RESOURCE_STATE once every machine reached pstate ``state``."""
+
+    timestamp: float
+    resources: ProcSet
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class RequestedCall:
+    """Answer to a CALL_ME_LATER."""
+
+    timestamp: float
+
+
+@dataclass(frozen=True, slots=True)
+class Notify:
+    """A NOTIFY from Batsim.
+
+    ``kind`` is one of :class:`NotifyType` values, or, for an external event forwarded
+    with ``--forward-unknown-events``, that event's own ``type``; ``data`` is then the
+    whole event object. ``resources`` is set for machine (un)availability.
+    """
+
+    timestamp: float
+    kind: str
+    resources: ProcSet | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_forwarded_external_event(self) -> bool:
+        """True for an unknown external event forwarded by Batsim."""
+        return self.kind not in _NOTIFY_VALUES
+
+
+_NOTIFY_VALUES = frozenset(t.value for t in NotifyType)
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A QUERY; from Batsim ``estimate_waiting_time``, from the scheduler ``consumed_energy``."""
+
+    timestamp: float | None
+    requests: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """An ANSWER; from Batsim ``consumed_energy``, from the scheduler ``estimate_waiting_time``."""
+
+    timestamp: float | None
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class FromJobMsg:
+    """Undocumented: a message sent by a running job's profile to the scheduler."""
+
+    timestamp: float
+    job_id: str
+    msg: Any
+
+
+Event = Union[SimulationBegins, SimulationEnds, JobSubmitted, JobCompleted, JobKilled,
+              ResourceStateChanged, RequestedCall, Notify, Query, Answer, FromJobMsg]
+
+
+# ---------------------------------------------------------------------------------------
+# scheduler -> Batsim
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ExecuteJob:
+    """Start ``job_id`` on ``alloc``; at most one of the optional fields (Batsim rule)."""
+
+    job_id: str
+    alloc: ProcSet
+    mapping: dict[int, int] | None = None
+    storage_mapping: dict[str, int] | None = None
+    additional_io_job: dict[str, Any] | None = None
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RejectJob:
+    """Reject a submitted, not yet started job."""
+
+    job_id: str
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class KillJob:
+    """Kill running jobs; acknowledged by JOB_COMPLETED(COMPLETED_KILLED) then JOB_KILLED."""
+
+    job_ids: tuple[str, ...]
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallMeLater:
+    """Ask for a REQUESTED_CALL at simulated time ``at`` (strictly in the future)."""
+
+    at: float
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SetResourceState:
+    """Switch machines to pstate ``state`` (needs Batsim's ``-E``)."""
+
+    resources: ProcSet
+    state: str
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterJob:
+    """Register a dynamic job ``wl!name`` (needs ``--enable-dynamic-jobs``)."""
+
+    job_id: str
+    job: dict[str, Any] | None
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterProfile:
+    """Register a profile in a (possibly new) dynamic workload."""
+
+    workload_name: str
+    profile_name: str
+    profile: dict[str, Any]
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RegistrationFinished:
+    """NOTIFY registration_finished: no more dynamic jobs will be registered."""
+
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContinueRegistration:
+    """NOTIFY continue_registration: dynamic registration is open again."""
+
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SetJobMetadata:
+    """Write ``metadata`` (no double quote allowed) in the job's jobs.csv row."""
+
+    job_id: str
+    metadata: str
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeJobState:
+    """Change a job's state in Batsim's bookkeeping without running anything."""
+
+    job_id: str
+    job_state: JobState
+    kill_reason: str | None = None
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToJobMsg:
+    """Undocumented: a message to a running job's profile."""
+
+    job_id: str
+    msg: Any
+    timestamp: float | None = None
+
+
+Decision = Union[ExecuteJob, RejectJob, KillJob, CallMeLater, SetResourceState, RegisterJob,
+                 RegisterProfile, RegistrationFinished, ContinueRegistration, SetJobMetadata,
+                 ChangeJobState, Query, Answer, ToJobMsg]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A whole message from Batsim: its ``now`` and its events in order."""
+
+    now: float
+    events: tuple[Event, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A whole message from the scheduler: its ``now`` and its decisions in order."""
+
+    now: float
+    decisions: tuple[Decision, ...]

@@ -1,0 +1,1 @@
+"""Reading workloads, platforms and events files; writing Batsim-compatible outputs."""
