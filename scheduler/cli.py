@@ -1,0 +1,122 @@
+"""The ``batpolicy`` command line: ``serve``, ``policies`` (and, from the simulator,
+``simulate`` and ``fake-batsim``).
+
+Every user error ends as one line on stderr and a non-zero status, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from batpolicy import __version__
+from batpolicy.errors import BatpolicyError
+from batpolicy.policies.registry import POLICIES, make_policy, parse_params
+
+log = logging.getLogger("batpolicy")
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def add_policy_options(parser: argparse.ArgumentParser, default: str = "easy") -> None:
+    """``--policy NAME`` and repeatable ``--param KEY=VALUE``, fed by the registry."""
+    parser.add_argument("--policy", default=default, choices=sorted(POLICIES),
+                        metavar="NAME", help=f"policy to run (default: {default}); one of: "
+                        + ", ".join(sorted(POLICIES)))
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="policy parameter, repeatable (see `batpolicy policies`)")
+    parser.add_argument("--paranoid", action="store_true",
+                        help="check every state invariant after every message (slower)")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from batpolicy.scheduler.daemon import ServeOptions, serve
+    from batpolicy.scheduler.dispatch import Dispatcher
+
+    policy = make_policy(args.policy, parse_params(args.param))
+    options = ServeOptions(endpoint=args.socket_endpoint, timeout_s=args.timeout,
+                           record=Path(args.record) if args.record else None)
+    return serve(Dispatcher(policy, paranoid=args.paranoid), options)
+
+
+def _policies(args: argparse.Namespace) -> int:
+    for name in sorted(POLICIES):
+        cls = POLICIES[name]
+        summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        sys.stdout.write(f"{name}\n    {summary}\n")
+        for p in cls.parameters:
+            sys.stdout.write(f"    --param {p.describe()}\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="batpolicy",
+        description="Scheduling policies for the Batsim simulator: a daemon for Batsim "
+                    "and an embedded simulator.")
+    parser.add_argument("--version", action="version", version=f"batpolicy {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    parser.add_argument("--log-file", help="also write the log to this file")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    serve = sub.add_parser("serve", help="answer Batsim over ZeroMQ",
+                           description="Bind a ZeroMQ REP socket and answer Batsim 4.2 until "
+                                       "SIMULATION_ENDS.")
+    add_policy_options(serve)
+    serve.add_argument("--socket-endpoint", "-s", default="tcp://*:28000",
+                       help="endpoint to bind (default: tcp://*:28000)")
+    serve.add_argument("--record", metavar="FILE", help="write the conversation as a msgpack "
+                       "transcript (flushed after every message)")
+    serve.add_argument("--timeout", type=float, default=None, metavar="S",
+                       help="exit non-zero if Batsim sends nothing for S seconds")
+    serve.set_defaults(run=_serve)
+
+    policies = sub.add_parser("policies", help="list policies and their parameters")
+    policies.set_defaults(run=_policies)
+
+    try:
+        from batpolicy.scheduler.sim import cli as sim_cli
+    except ImportError:  # the simulator is optional only while it is being built
+        sim_cli = None
+    if sim_cli is not None and hasattr(sim_cli, "add_commands"):
+        sim_cli.add_commands(sub, add_policy_options)
+    return parser
+
+
+def _setup_logging(verbose: int, log_file: str | None) -> None:
+    level = logging.WARNING - 10 * min(verbose, 2) if verbose else logging.INFO
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_file:
+        handlers.append(logging.FileHandler(log_file))
+    logging.basicConfig(level=level, format="batpolicy: %(levelname)s: %(message)s",
+                        handlers=handlers, force=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``batpolicy`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _setup_logging(args.verbose, args.log_file)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        return int(args.run(args))
+    except BatpolicyError as exc:
+        log.error("%s", exc)
+        return 1
+    except KeyboardInterrupt:
+        log.error("interrupted")
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,77 @@
+"""The daemon driver: Batsim asks over ZeroMQ, the dispatcher answers.
+
+Batsim owns the REQ socket and connects; we bind a REP socket (PROTOCOL.md §1.1). Each
+received message is decoded, handed to the :class:`~batpolicy.scheduler.dispatch.Dispatcher`
+and the reply is encoded with ``now`` equal to the request's ``now``. With ``record``,
+every exchange is appended (and flushed) to a msgpack transcript as it happens, so a
+failure leaves the conversation so far on disk.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from batpolicy.errors import BatpolicyError, PeerTimeout
+from batpolicy.protocol.codec import decode_request, encode_reply, reply_to_obj, request_to_obj
+from batpolicy.protocol.transcript import TranscriptWriter
+from batpolicy.protocol.transport import ReplySocket
+from batpolicy.scheduler.dispatch import Dispatcher
+
+log = logging.getLogger(__name__)
+
+#: Exit statuses of ``batpolicy serve``.
+EXIT_OK, EXIT_ERROR, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 3, 130
+
+
+@dataclass
+class ServeOptions:
+    """How the daemon listens and what it keeps."""
+
+    endpoint: str = "tcp://*:28000"
+    timeout_s: float | None = None
+    record: Path | None = None
+
+
+def serve(dispatcher: Dispatcher, options: ServeOptions) -> int:
+    """Answer Batsim until SIMULATION_ENDS; return the process exit status.
+
+    Errors are logged as one line naming what and where; the transcript written so far
+    stays on disk.
+    """
+    recorder = TranscriptWriter(options.record) if options.record else None
+    exchanged = 0
+    try:
+        with ReplySocket(options.endpoint, timeout_s=options.timeout_s) as sock:
+            log.info("policy '%s' listening on %s", dispatcher.policy.name, options.endpoint)
+            while True:
+                raw = sock.recv()
+                request = decode_request(raw)
+                try:
+                    reply = dispatcher.handle(request)
+                except BatpolicyError:
+                    if recorder is not None:
+                        recorder.write(request_to_obj(request), None)
+                    raise
+                data = encode_reply(reply)
+                if recorder is not None:
+                    recorder.write(request_to_obj(request), reply_to_obj(reply))
+                sock.send(data)
+                exchanged += 1
+                if dispatcher.state.ended:
+                    log.info("simulation ended after %d messages (%d decisions)",
+                             exchanged, dispatcher.nb_decisions)
+                    return EXIT_OK
+    except PeerTimeout as exc:
+        log.error("%s (after %d messages)", exc, exchanged)
+        return EXIT_TIMEOUT
+    except KeyboardInterrupt:
+        log.error("interrupted after %d messages", exchanged)
+        return EXIT_INTERRUPTED
+    except BatpolicyError as exc:
+        log.error("%s (after %d messages)", exc, exchanged)
+        return EXIT_ERROR
+    finally:
+        if recorder is not None:
+            recorder.close()

@@ -1,0 +1,107 @@
+"""The one event path: events → state → policy hooks → decisions → checker → state.
+
+Both drivers (:mod:`batpolicy.scheduler.daemon` and the embedded simulator) hand each
+Batsim message to :meth:`Dispatcher.handle` and send back what it returns.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from batpolicy.errors import BatpolicyError, InvalidDecision, PolicyError
+from batpolicy.policies.base import Policy
+from batpolicy.protocol import types as t
+from batpolicy.scheduler.checker import check_decision
+from batpolicy.scheduler.state import ClusterState
+
+
+class Dispatcher:
+    """Applies a message's events to the state, asks the policy, checks its answer.
+
+    ``paranoid`` runs :meth:`ClusterState.check` after every message.
+    ``scheduler_time_s`` accumulates the wall time spent inside the policy.
+    """
+
+    def __init__(self, policy: Policy, state: ClusterState | None = None, *,
+                 paranoid: bool = False) -> None:
+        self.policy = policy
+        self.state = state if state is not None else ClusterState()
+        self.paranoid = paranoid
+        self.scheduler_time_s = 0.0
+        self.nb_messages = 0
+        self.nb_decisions = 0
+        self._hooks: dict[type, Callable[[Any], Any]] = {
+            t.SimulationBegins: lambda ev: policy.on_simulation_begins(self.state),
+            t.SimulationEnds: lambda ev: policy.on_simulation_ends(self.state),
+            t.JobKilled: lambda ev: policy.on_job_killed(ev, self.state),
+            t.ResourceStateChanged: lambda ev: policy.on_resources_changed(ev, self.state),
+            t.RequestedCall: lambda ev: policy.on_requested_call(ev.timestamp, self.state),
+        }
+
+    def handle(self, request: t.Request) -> t.Reply:
+        """Answer one Batsim message. Runtime complexity: that of the policy, plus O(events)."""
+        state = self.state
+        state.now = request.now
+        out: list[t.Decision] = []
+        policy = self.policy
+        clock = time.perf_counter
+        for index, event in enumerate(request.events):
+            job = state.apply(event)
+            began = clock()
+            try:
+                produced = self._hook(event, job)
+            except BatpolicyError:
+                raise
+            except Exception as exc:
+                raise self._policy_error(exc, event, index, job) from exc
+            finally:
+                self.scheduler_time_s += clock() - began
+            if produced:
+                out.extend(produced)
+        if state.ended:
+            return t.Reply(request.now, ())
+        began = clock()
+        try:
+            out.extend(policy.decide(request.now, state))
+        except BatpolicyError:
+            raise
+        except Exception as exc:
+            raise self._policy_error(exc, None, None, None) from exc
+        finally:
+            self.scheduler_time_s += clock() - began
+        for decision in out:
+            check_decision(state, decision, policy.name)
+            state.apply_decision(decision)
+        if self.paranoid:
+            try:
+                state.check()
+            except AssertionError as exc:
+                raise InvalidDecision(f"state invariant broken after t={request.now}: {exc}",
+                                      policy=policy.name) from None
+        self.nb_messages += 1
+        self.nb_decisions += len(out)
+        return t.Reply(request.now, tuple(out))
+
+    def _hook(self, event: t.Event, job: Any) -> Iterable[t.Decision] | None:
+        kind = type(event)
+        if kind is t.JobSubmitted:
+            return self.policy.on_job_submitted(job, self.state) if job is not None else None
+        if kind is t.JobCompleted:
+            return self.policy.on_job_completed(job, self.state)
+        if kind is t.Notify:
+            if event.kind in (t.NotifyType.EVENT_MACHINE_AVAILABLE,  # type: ignore[union-attr]
+                              t.NotifyType.EVENT_MACHINE_UNAVAILABLE):
+                return self.policy.on_resources_changed(event, self.state)
+            return self.policy.on_notify(event, self.state)  # type: ignore[arg-type]
+        hook = self._hooks.get(kind)
+        return hook(event) if hook is not None else None
+
+    def _policy_error(self, exc: Exception, event: t.Event | None, index: int | None,
+                      job: Any) -> PolicyError:
+        what = "decide()" if event is None else f"event #{index} {type(event).__name__}"
+        job_id = getattr(job, "id", None) or getattr(event, "job_id", None)
+        job_part = f", job '{job_id}'" if job_id else ""
+        return PolicyError(f"policy '{self.policy.name}' raised {type(exc).__name__}: {exc} "
+                           f"(while handling {what} at t={self.state.now}{job_part})")

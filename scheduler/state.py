@@ -1,0 +1,431 @@
+"""``ClusterState``: the single source of truth of a scheduling run.
+
+Both drivers (the daemon talking to Batsim, the embedded simulator) feed it the same
+typed events (:meth:`ClusterState.apply`) and the checked decisions of the policy
+(:meth:`ClusterState.apply_decision`). Policies only read it.
+
+What it holds: the simulated time; the machines with their availability and power
+state; every job ever submitted (waiting, running with its allocation and expected end,
+completed or rejected); the profiles and configuration Batsim announced; the pending
+CALL_ME_LATER dates; the dynamic-registration status.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from procset import ProcSet
+from sortedcontainers import SortedKeyList
+
+from batpolicy.errors import ProtocolError
+from batpolicy.protocol import types as t
+from batpolicy.scheduler.jobs import Job, JobStatus
+
+#: Power states in which Batsim lets a machine compute (PROTOCOL.md §1.4, EXECUTE_JOB).
+COMPUTING_POWER_STATES = frozenset({"idle", "computing"})
+
+
+@dataclass(slots=True)
+class Resource:
+    """One compute machine; ``id`` is its Batsim resource id."""
+
+    id: int
+    name: str
+    properties: dict[str, Any] = field(default_factory=dict)
+    zone_properties: dict[str, Any] = field(default_factory=dict)
+    power_state: str = "idle"
+    available: bool = True
+    speed: float = 1e9
+    cluster: str | None = None
+    rack: str | None = None
+    gpu: bool = False
+
+
+def _expected_end_key(job: Job) -> tuple[float, int]:
+    return (job.expected_end, job.seq)
+
+
+class ClusterState:
+    """Machines, jobs and time of one run; changed only by events and checked decisions.
+
+    Read-only views for policies: :attr:`free` (idle, available machines),
+    :attr:`waiting` (submission order), :attr:`running`, :attr:`running_by_expected_end`,
+    :attr:`jobs`. Treat every returned object as read-only.
+    """
+
+    def __init__(self) -> None:
+        self.now: float = 0.0
+        self.resources: list[Resource] = []
+        self.config: dict[str, Any] = {}
+        self.profiles: dict[str, dict[str, Any]] = {}
+        self.workloads: dict[str, str] = {}
+        self._all = ProcSet()
+        self._free = ProcSet()
+        self._unavailable = ProcSet()
+        self._jobs: dict[str, Job] = {}
+        self._waiting: dict[str, Job] = {}
+        self._running: dict[str, Job] = {}
+        self._running_by_end: SortedKeyList = SortedKeyList(key=_expected_end_key)
+        self._seq = 0
+        self.pending_calls: list[float] = []
+        self.registration_finished = False
+        self.no_more_static_jobs = False
+        self.no_more_external_events = False
+        self.started = False
+        self.ended = False
+        self._apply = {
+            t.SimulationBegins: self._on_begins,
+            t.SimulationEnds: self._on_ends,
+            t.JobSubmitted: self._on_submitted,
+            t.JobCompleted: self._on_completed,
+            t.JobKilled: self._on_killed,
+            t.ResourceStateChanged: self._on_resource_state,
+            t.RequestedCall: self._on_requested_call,
+            t.Notify: self._on_notify,
+            t.Query: _ignore,
+            t.Answer: _ignore,
+            t.FromJobMsg: _ignore,
+        }
+        self._apply_decision = {
+            t.ExecuteJob: self._do_execute,
+            t.RejectJob: self._do_reject,
+            t.KillJob: self._do_kill,
+            t.CallMeLater: self._do_call_me_later,
+            t.RegisterJob: self._do_register_job,
+            t.RegisterProfile: self._do_register_profile,
+            t.RegistrationFinished: self._do_registration_finished,
+            t.ContinueRegistration: self._do_continue_registration,
+            t.SetJobMetadata: self._do_set_metadata,
+            t.SetResourceState: _ignore,
+            t.ChangeJobState: self._do_change_job_state,
+            t.Query: _ignore,
+            t.Answer: _ignore,
+            t.ToJobMsg: _ignore,
+        }
+
+    # ----------------------------------------------------------------- read-only views
+    @property
+    def nb_machines(self) -> int:
+        """Number of compute machines. Runtime complexity: O(1)."""
+        return len(self.resources)
+
+    @property
+    def all_machines(self) -> ProcSet:
+        """Every compute machine id. Runtime complexity: O(1)."""
+        return self._all
+
+    @property
+    def free(self) -> ProcSet:
+        """Idle, available machines that may start a job now. Runtime complexity: O(1)."""
+        return self._free
+
+    @property
+    def unavailable(self) -> ProcSet:
+        """Machines made unavailable by external events. Runtime complexity: O(1)."""
+        return self._unavailable
+
+    @property
+    def jobs(self) -> Mapping[str, Job]:
+        """Every job ever submitted or registered, by full id. Runtime complexity: O(1)."""
+        return MappingProxyType(self._jobs)
+
+    @property
+    def waiting(self) -> Mapping[str, Job]:
+        """Waiting jobs in submission order. Runtime complexity: O(1)."""
+        return MappingProxyType(self._waiting)
+
+    @property
+    def running(self) -> Mapping[str, Job]:
+        """Running jobs by id. Runtime complexity: O(1)."""
+        return MappingProxyType(self._running)
+
+    @property
+    def running_by_expected_end(self) -> SortedKeyList:
+        """Running jobs sorted by (expected end, submission rank). Runtime complexity: O(1)."""
+        return self._running_by_end
+
+    def job(self, job_id: str) -> Job:
+        """The job with this full id. Runtime complexity: O(1)."""
+        return self._jobs[job_id]
+
+    @property
+    def dynamic_jobs_enabled(self) -> bool:
+        """True when Batsim accepts REGISTER_JOB / REGISTER_PROFILE. Runtime complexity: O(1)."""
+        return bool(self.config.get("dynamic-jobs-enabled", False))
+
+    @property
+    def dynamic_jobs_acknowledged(self) -> bool:
+        """True when Batsim echoes a JOB_SUBMITTED for every registered job."""
+        return bool(self.config.get("dynamic-jobs-acknowledged", False))
+
+    def profile_of(self, job: Job) -> dict[str, Any] | None:
+        """The job's profile JSON if known (forwarded, registered or from SIMULATION_BEGINS)."""
+        if job.profile_data is not None:
+            return job.profile_data
+        return self.profiles.get(job.workload, {}).get(job.profile)
+
+    # ----------------------------------------------------------------- applying events
+    def apply(self, event: t.Event) -> Job | None:
+        """Apply one Batsim event; return the job it concerns, if any.
+
+        For JOB_SUBMITTED the job is returned only when it is new (an acknowledgement of
+        a job this scheduler registered returns ``None``).
+        Runtime complexity: O(log n) for job events, O(k) for interval-set updates.
+        """
+        try:
+            handler = self._apply[type(event)]
+        except KeyError:
+            raise ProtocolError(f"no state transition for {type(event).__name__}") from None
+        return handler(event)
+
+    def _on_begins(self, ev: t.SimulationBegins) -> None:
+        self.started = True
+        self.now = ev.timestamp
+        self.config = dict(ev.config)
+        self.profiles = {wl: dict(p) for wl, p in ev.profiles.items()}
+        self.workloads = dict(ev.workloads)
+        self.resources = []
+        for expected_id, info in enumerate(ev.compute_resources):
+            if info.id != expected_id:
+                raise ProtocolError(f"compute resource ids must be 0..n-1 in order, got {info.id} "
+                                    f"at position {expected_id}", field="compute_resources")
+            props = info.properties
+            state = info.state
+            self.resources.append(Resource(
+                id=info.id, name=info.name, properties=dict(props),
+                zone_properties=dict(info.zone_properties),
+                power_state="idle" if state == "unavailable" else state,
+                available=state != "unavailable",
+                speed=_as_float(props.get("speed"), 1e9),
+                cluster=props.get("cluster"), rack=props.get("rack"),
+                gpu=str(props.get("gpu", "")).lower() in ("1", "true", "yes")))
+        n = len(self.resources)
+        self._all = ProcSet((0, n - 1)) if n else ProcSet()
+        self._unavailable = ProcSet(*[r.id for r in self.resources if not r.available])
+        self._free = ProcSet(*[r.id for r in self.resources
+                               if r.available and r.power_state in COMPUTING_POWER_STATES])
+
+    def _on_ends(self, ev: t.SimulationEnds) -> None:
+        self.ended = True
+
+    def _on_submitted(self, ev: t.JobSubmitted) -> Job | None:
+        known = self._jobs.get(ev.job_id)
+        if known is not None:
+            if known.dynamic:
+                return None  # acknowledgement of our own REGISTER_JOB
+            raise ProtocolError(f"job '{ev.job_id}' submitted twice", field="job_id",
+                                event_type="JOB_SUBMITTED")
+        if ev.job is None:
+            raise ProtocolError("JOB_SUBMITTED without the job's description (Redis mode is "
+                                "not supported)", field="job", event_type="JOB_SUBMITTED")
+        job = self._new_job(ev.job_id, ev.job, dynamic=False)
+        job.profile_data = ev.profile
+        if ev.profile is not None:
+            self.profiles.setdefault(job.workload, {})[job.profile] = ev.profile
+        return job
+
+    def _new_job(self, job_id: str, desc: dict[str, Any], *, dynamic: bool) -> Job:
+        walltime = desc.get("walltime", -1)
+        walltime = None if walltime is None or walltime < 0 else float(walltime)
+        job = Job(id=job_id, subtime=float(desc.get("subtime", self.now)), res=int(desc["res"]),
+                  walltime=walltime, profile=str(desc.get("profile", "")), seq=self._seq,
+                  raw=desc, dynamic=dynamic)
+        self._seq += 1
+        self._jobs[job_id] = job
+        self._waiting[job_id] = job
+        return job
+
+    def _on_completed(self, ev: t.JobCompleted) -> Job:
+        job = self._jobs.get(ev.job_id)
+        if job is None or job.status is not JobStatus.RUNNING:
+            state = "unknown" if job is None else job.status.value
+            raise ProtocolError(f"JOB_COMPLETED for job '{ev.job_id}' which is {state}, not running",
+                                field="job_id", event_type="JOB_COMPLETED")
+        self._running_by_end.remove(job)
+        del self._running[job.id]
+        job.status = JobStatus.COMPLETED
+        job.finish = ev.timestamp
+        job.final_state = ev.job_state
+        job.return_code = ev.return_code
+        assert job.allocation is not None
+        self._free |= job.allocation - self._unavailable
+        return job
+
+    def _on_killed(self, ev: t.JobKilled) -> None:
+        for job_id in ev.job_ids:
+            job = self._jobs.get(job_id)
+            if job is not None:
+                job.kill_requested = False
+
+    def _on_resource_state(self, ev: t.ResourceStateChanged) -> None:
+        for rid in ev.resources:
+            if 0 <= rid < len(self.resources):
+                self.resources[rid].power_state = "idle" if ev.state == "0" else f"pstate{ev.state}"
+
+    def _on_requested_call(self, ev: t.RequestedCall) -> None:
+        self.pending_calls = [c for c in self.pending_calls if c > ev.timestamp]
+
+    def _on_notify(self, ev: t.Notify) -> None:
+        kind = ev.kind
+        if kind == t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT:
+            self.no_more_static_jobs = True
+        elif kind == t.NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR:
+            self.no_more_external_events = True
+        elif kind == t.NotifyType.EVENT_MACHINE_UNAVAILABLE and ev.resources is not None:
+            self.set_unavailable(ev.resources)
+        elif kind == t.NotifyType.EVENT_MACHINE_AVAILABLE and ev.resources is not None:
+            self.set_available(ev.resources)
+
+    def set_unavailable(self, machines: ProcSet) -> None:
+        """Mark machines unavailable: running jobs keep them, nothing new starts there."""
+        machines = machines & self._all
+        for rid in machines:
+            self.resources[rid].available = False
+        self._unavailable |= machines
+        self._free -= machines
+
+    def set_available(self, machines: ProcSet) -> None:
+        """Mark machines available again; idle ones become free."""
+        machines = machines & self._all
+        busy = self.busy_machines()
+        for rid in machines:
+            self.resources[rid].available = True
+        self._unavailable -= machines
+        self._free |= ProcSet(*[r for r in machines - busy
+                                if self.resources[r].power_state in COMPUTING_POWER_STATES])
+
+    def busy_machines(self) -> ProcSet:
+        """Machines allocated to running jobs. Runtime complexity: O(r) running jobs."""
+        busy = ProcSet()
+        for job in self._running.values():
+            busy |= job.allocation  # type: ignore[operator]
+        return busy
+
+    def move_expected_end(self, job: Job, expected_end: float) -> None:
+        """Move a running job's expected end (speed-scaled or shared execution).
+
+        Runtime complexity: O(log r).
+        """
+        self._running_by_end.remove(job)
+        job.expected_end = expected_end
+        self._running_by_end.add(job)
+
+    # -------------------------------------------------------------- applying decisions
+    def apply_decision(self, decision: t.Decision) -> None:
+        """Apply one decision that :func:`batpolicy.scheduler.checker.check_decision` accepted.
+
+        Runtime complexity: O(log n) plus interval-set updates.
+        """
+        self._apply_decision[type(decision)](decision)
+
+    def _do_execute(self, d: t.ExecuteJob) -> None:
+        job = self._waiting.pop(d.job_id)
+        job.status = JobStatus.RUNNING
+        job.allocation = d.alloc
+        job.start = self.now
+        job.expected_end = self.now + job.walltime if job.walltime is not None else math.inf
+        self._running[job.id] = job
+        self._running_by_end.add(job)
+        self._free -= d.alloc
+
+    def _do_reject(self, d: t.RejectJob) -> None:
+        job = self._waiting.pop(d.job_id)
+        job.status = JobStatus.REJECTED
+        job.final_state = t.JobState.REJECTED
+
+    def _do_kill(self, d: t.KillJob) -> None:
+        for job_id in d.job_ids:
+            self._jobs[job_id].kill_requested = True
+
+    def _do_call_me_later(self, d: t.CallMeLater) -> None:
+        self.pending_calls.append(d.at)
+
+    def _do_register_job(self, d: t.RegisterJob) -> None:
+        desc = dict(d.job or {})
+        desc.setdefault("subtime", self.now)
+        self._new_job(d.job_id, desc, dynamic=True)
+
+    def _do_register_profile(self, d: t.RegisterProfile) -> None:
+        self.profiles.setdefault(d.workload_name, {})[d.profile_name] = d.profile
+
+    def _do_registration_finished(self, d: t.RegistrationFinished) -> None:
+        self.registration_finished = True
+
+    def _do_continue_registration(self, d: t.ContinueRegistration) -> None:
+        self.registration_finished = False
+
+    def _do_set_metadata(self, d: t.SetJobMetadata) -> None:
+        self._jobs[d.job_id].metadata = d.metadata
+
+    def _do_change_job_state(self, d: t.ChangeJobState) -> None:
+        job = self._jobs[d.job_id]
+        if d.job_state is t.JobState.RUNNING:
+            self._waiting.pop(job.id, None)
+            job.status = JobStatus.RUNNING
+            job.start = self.now
+        elif d.job_state is t.JobState.REJECTED:
+            self._waiting.pop(job.id, None)
+            job.status = JobStatus.REJECTED
+            job.final_state = d.job_state
+        elif d.job_state.value.startswith("COMPLETED"):
+            if job.id in self._running:
+                self._running_by_end.remove(job)
+                del self._running[job.id]
+                if job.allocation is not None:
+                    self._free |= job.allocation - self._unavailable
+            job.status = JobStatus.COMPLETED
+            job.final_state = d.job_state
+            job.finish = self.now
+
+    # ---------------------------------------------------------------------- invariants
+    def check(self) -> None:
+        """Verify the state's invariants; raise ``AssertionError`` naming the broken one.
+
+        No machine allocated twice; free + busy + unavailable-idle = all; every running
+        job has an allocation of its size and a finish at or before start + walltime;
+        the waiting queue is in submission order.
+        Runtime complexity: O(n + r·k).
+        """
+        busy = ProcSet()
+        for job in self._running.values():
+            if job.allocation is None or job.start is None:
+                raise AssertionError(f"running job '{job.id}' has no allocation or start")
+            if busy & job.allocation:
+                raise AssertionError(f"machines {busy & job.allocation} allocated twice "
+                                     f"(job '{job.id}')")
+            busy |= job.allocation
+            if job.walltime is not None and job.expected_end > job.start + job.walltime + 1e-9:
+                raise AssertionError(f"job '{job.id}' expected to end after its walltime")
+        if busy & self._free:
+            raise AssertionError(f"machines {busy & self._free} are both free and busy")
+        idle_unavailable = self._unavailable - busy
+        if (self._free | busy | idle_unavailable) != self._all and self.nb_machines:
+            missing = self._all - (self._free | busy | idle_unavailable)
+            powered_off = [r for r in missing if self.resources[r].power_state
+                           not in COMPUTING_POWER_STATES]
+            if len(powered_off) != len(missing):
+                raise AssertionError(f"machines {missing} are neither free, busy nor unavailable")
+        if self._free & self._unavailable:
+            raise AssertionError(f"machines {self._free & self._unavailable} free but unavailable")
+        if len(self._running_by_end) != len(self._running):
+            raise AssertionError("running index out of sync")
+        last = -1
+        for job in self._waiting.values():
+            if job.seq < last:
+                raise AssertionError("waiting queue not in submission order")
+            last = job.seq
+
+
+def _ignore(_: object) -> None:
+    return None
+
+
+def _as_float(value: Any, default: float) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return default
