@@ -44,6 +44,7 @@ from typing import Any, ClassVar
 
 from batpolicy.errors import ConfigError
 from batpolicy.protocol import types as t
+from batpolicy.scheduler.clock import WallClock
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.state import ClusterState
 
@@ -102,6 +103,8 @@ class Policy:
     parameters: ClassVar[tuple[Parameter, ...]] = ()
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
+        #: Wall clock for time-bounded searches; drivers or tests may replace it.
+        self.clock: Callable[[], float] = WallClock()
         given = dict(params or {})
         declared = {p.name: p for p in self.parameters}
         unknown = sorted(set(given) - set(declared))
