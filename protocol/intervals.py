@@ -26,7 +26,7 @@ def parse_intervals(text: object, *, field: str = "alloc", index: int | None = N
 
     Runtime complexity: O(n log n) in the number of intervals.
 
-    >>> parse_intervals("0-1 5").count()
+    >>> len(parse_intervals("0-1 5"))
     3
     """
     if not isinstance(text, str):
