@@ -18,7 +18,7 @@ from batpolicy.errors import ProtocolError
 
 __all__ = ["ProcSet", "parse_intervals", "format_intervals"]
 
-_INTERVAL_SET = re.compile(r"^\s*\d+(-\d+)?(\s+\d+(-\d+)?)*\s*$")
+_INTERVAL_SET = re.compile(r"^\s*\d+(-\d+)?(\s+\d+(-\d+)?)*\s*$", re.ASCII)
 
 
 def parse_intervals(text: object, *, field: str = "alloc", index: int | None = None) -> ProcSet:
