@@ -1,10 +1,42 @@
 """Batsim 4.2 wire format: typed events and decisions, codec, interval sets, transport.
 
-No scheduling logic lives here.
+No scheduling logic lives here. The types and interval sets load with the package; the
+codec, the ZeroMQ transport and the transcripts load on first use of one of their names
+(``from batpolicy.protocol import decode_request`` works), so that policies importing
+the types do not pull in zmq, msgpack or orjson.
 """
+
+from importlib import import_module
+from types import MappingProxyType
+from typing import Any
 
 from batpolicy.protocol.intervals import ProcSet, format_intervals, parse_intervals
 from batpolicy.protocol.types import *  # noqa: F403
 from batpolicy.protocol.types import __all__ as _types_all  # type: ignore[attr-defined]
 
-__all__ = ["ProcSet", "format_intervals", "parse_intervals", *_types_all]
+#: Public name -> submodule that defines it, loaded on first access (PEP 562).
+_LAZY = MappingProxyType({
+    "EventType": "codec",
+    "decode_request": "codec",
+    "decode_reply": "codec",
+    "encode_request": "codec",
+    "encode_reply": "codec",
+    "request_from_obj": "codec",
+    "request_to_obj": "codec",
+    "reply_from_obj": "codec",
+    "reply_to_obj": "codec",
+    "ReplySocket": "transport",
+    "RequestSocket": "transport",
+    "TranscriptWriter": "transcript",
+    "read_transcript": "transcript",
+})
+
+__all__ = ["ProcSet", "format_intervals", "parse_intervals", *_types_all, *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    """Load the codec, transport or transcript names on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{module}"), name)
