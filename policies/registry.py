@@ -12,12 +12,14 @@ from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Policy
 from batpolicy.policies.easy import EasyBackfilling
 from batpolicy.policies.fcfs import Fcfs
+from batpolicy.policies.redirection import Redirection
 
 POLICIES: Mapping[str, type[Policy]] = MappingProxyType({
     cls.name: cls
     for cls in (
         Fcfs,
         EasyBackfilling,
+        Redirection,
     )
 })
 

@@ -1,0 +1,201 @@
+"""The two machine groups of redirection and a per-group view of the cluster state.
+
+Faure, Lucarelli, Richard & Trystram, *Online scheduling with redirection for parallel
+jobs*, IPDPSW 2020, §III-A: the machines are split into a *principal group* of
+(1 − α)·m processors and a *redirection group* of α·m processors, and "both groups can be
+scheduled independently". §IV-B: to keep every job of a trace runnable, the platform is
+*grown* so that the principal group keeps the original m machines.
+
+Sizes and placement (our choices, documented in ``docs/redirection.md``):
+
+- the redirection group has ⌈α·m⌉ machines (``redirection_group_size``), so that α > 0
+  always gives at least one machine; it is the contiguous block of the *highest* ids;
+- without growth the principal group is the rest, m − ⌈α·m⌉ machines;
+- with growth the platform must already have m + ⌈α·m⌉ machines (``grown_size``) and
+  the principal group is its m lowest ids (``principal_size_of_grown`` recovers m).
+
+:class:`GroupView` is how two unmodified base policies share one
+:class:`~batpolicy.scheduler.state.ClusterState`: each gets a read-only view that looks
+like the state of a smaller cluster holding only its group's machines and jobs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from procset import ProcSet
+
+from batpolicy.errors import ConfigError
+from batpolicy.scheduler.jobs import Job
+from batpolicy.scheduler.state import ClusterState
+
+
+def redirection_group_size(m: int, alpha: float) -> int:
+    """⌈α·m⌉, the number of machines of the redirection group (§III-A).
+
+    Rounded to 9 decimals first, so that 0.15 × 20 (= 3.0000000000000004 in floats) is 3.
+
+    >>> redirection_group_size(20, 0.15), redirection_group_size(32, 0.1), redirection_group_size(7, 0)
+    (3, 4, 0)
+    """
+    return math.ceil(round(alpha * m, 9))
+
+
+def grown_size(m: int, alpha: float) -> int:
+    """Machines of a platform grown as in §IV-B: m for the principal group plus ⌈α·m⌉.
+
+    >>> grown_size(32, 0.25), grown_size(100, 0.15)
+    (40, 115)
+    """
+    return m + redirection_group_size(m, alpha)
+
+
+def principal_size_of_grown(total: int, alpha: float) -> int:
+    """The m such that ``grown_size(m, alpha) == total``; :class:`ConfigError` if none.
+
+    m + ⌈α·m⌉ is strictly increasing in m, so at most one m fits.
+    Runtime complexity: O(1) candidates around total / (1 + α).
+
+    >>> principal_size_of_grown(40, 0.25), principal_size_of_grown(115, 0.15)
+    (32, 100)
+    """
+    guess = int(total / (1.0 + alpha))
+    for m in range(max(guess - 2, 0), min(guess + 3, total) + 1):
+        if grown_size(m, alpha) == total:
+            return m
+    below = guess
+    while below > 0 and grown_size(below, alpha) > total:
+        below -= 1
+    while grown_size(below + 1, alpha) < total:
+        below += 1
+    raise ConfigError(
+        f"grow=true: a platform of {total} machines is not m + ceil(alpha*m) for any m with "
+        f"alpha={alpha} (nearest: {grown_size(below, alpha)} or {grown_size(below + 1, alpha)} "
+        f"machines); build it with grown_size(m, alpha)")
+
+
+def split_machines(nb_machines: int, alpha: float, grow: bool) -> tuple[ProcSet, ProcSet]:
+    """(principal, redirection) machine ids; the redirection group is the highest ids.
+
+    >>> [str(s) for s in split_machines(20, 0.15, grow=False)]
+    ['0-16', '17-19']
+    >>> [str(s) for s in split_machines(23, 0.15, grow=True)]
+    ['0-19', '20-22']
+    >>> [str(s) for s in split_machines(8, 0.0, grow=False)]
+    ['0-7', '']
+    """
+    if grow:
+        principal = principal_size_of_grown(nb_machines, alpha)
+    else:
+        principal = nb_machines - redirection_group_size(nb_machines, alpha)
+    if principal <= 0:
+        raise ConfigError(f"alpha={alpha} leaves no machine to the principal group "
+                          f"({nb_machines} machines)")
+    low = ProcSet((0, principal - 1))
+    high = ProcSet((principal, nb_machines - 1)) if principal < nb_machines else ProcSet()
+    return low, high
+
+
+class GroupView:
+    """A read-only :class:`ClusterState` restricted to one group's machines and jobs.
+
+    A base policy written for a whole cluster runs unchanged on one group: everything it
+    reads about machines and jobs is filtered to its group; everything else (time,
+    configuration, profiles, flags, ``resources`` indexed by global id) is the real
+    state's, through ``__getattr__``. Machine ids stay global, so its decisions need no
+    translation.
+
+    ``member`` tells whether a job id belongs to the group. ``pending`` holds jobs the
+    wrapper registered in the reply being built (REGISTER_JOB is applied to the state
+    only after ``decide``): the view shows them as waiting until the state has them.
+
+    Runtime complexity: ``free``/``unavailable`` O(k) interval operations; ``waiting``,
+    ``running``, ``running_by_expected_end`` O(n) filters over the state's collections.
+    """
+
+    __slots__ = ("_state", "_machines", "_member", "_pending", "group")
+
+    def __init__(self, state: ClusterState, machines: ProcSet, member: Callable[[str], bool],
+                 pending: Mapping[str, Job], group: str) -> None:
+        self._state = state
+        self._machines = machines
+        self._member = member
+        self._pending = pending
+        self.group = group
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything not about machines or jobs is the real state's (time, config, flags...)."""
+        return getattr(self._state, name)
+
+    def __repr__(self) -> str:
+        return f"GroupView({self.group!r}, machines='{self._machines}')"
+
+    # ----------------------------------------------------------------- machines
+    @property
+    def now(self) -> float:
+        """Simulated time. Runtime complexity: O(1)."""
+        return self._state.now
+
+    @property
+    def nb_machines(self) -> int:
+        """Machines of the group. Runtime complexity: O(1)."""
+        return len(self._machines)
+
+    @property
+    def all_machines(self) -> ProcSet:
+        """Machine ids of the group (global ids). Runtime complexity: O(1)."""
+        return self._machines
+
+    @property
+    def free(self) -> ProcSet:
+        """Free machines of the group. Runtime complexity: O(k) intervals."""
+        return self._state.free & self._machines
+
+    @property
+    def unavailable(self) -> ProcSet:
+        """Unavailable machines of the group. Runtime complexity: O(k) intervals."""
+        return self._state.unavailable & self._machines
+
+    def busy_machines(self) -> ProcSet:
+        """Machines of the group allocated to running jobs. Runtime complexity: O(r)."""
+        return self._state.busy_machines() & self._machines
+
+    # --------------------------------------------------------------------- jobs
+    def _fresh_pending(self) -> Iterator[Job]:
+        jobs = self._state.jobs
+        return (job for jid, job in self._pending.items() if jid not in jobs)
+
+    @property
+    def jobs(self) -> Mapping[str, Job]:
+        """Every job of the group, pending registrations included. Runtime complexity: O(n)."""
+        out = {jid: job for jid, job in self._state.jobs.items() if self._member(jid)}
+        out.update((job.id, job) for job in self._fresh_pending())
+        return out
+
+    def job(self, job_id: str) -> Job:
+        """The job with this id (a pending registration included). Runtime complexity: O(1)."""
+        if job_id in self._pending and job_id not in self._state.jobs:
+            return self._pending[job_id]
+        if not self._member(job_id):
+            raise KeyError(job_id)
+        return self._state.job(job_id)
+
+    @property
+    def waiting(self) -> Mapping[str, Job]:
+        """Waiting jobs of the group in submission order. Runtime complexity: O(n)."""
+        out = {jid: job for jid, job in self._state.waiting.items() if self._member(jid)}
+        out.update((job.id, job) for job in self._fresh_pending())
+        return out
+
+    @property
+    def running(self) -> Mapping[str, Job]:
+        """Running jobs of the group. Runtime complexity: O(r)."""
+        return {jid: job for jid, job in self._state.running.items() if self._member(jid)}
+
+    @property
+    def running_by_expected_end(self) -> list[Job]:
+        """Running jobs of the group by (expected end, rank). Runtime complexity: O(r)."""
+        member = self._member
+        return [job for job in self._state.running_by_expected_end if member(job.id)]
