@@ -150,7 +150,7 @@ def _read_msgpack(path: Path) -> Iterator[Record]:
     with f:
         unpacker = msgpack.Unpacker(f, raw=False)
         records = iter(unpacker)
-        number = 0
+        number = complete = 0  # complete: bytes up to the end of the last whole record
         while True:
             try:
                 record = next(records)
@@ -160,11 +160,12 @@ def _read_msgpack(path: Path) -> Iterator[Record]:
                 raise InputError(f"corrupt msgpack record: {exc}", path=str(path),
                                  line=number + 1) from exc
             number += 1
+            complete = unpacker.tell()
             yield _record(record, path, number)
         size = os.fstat(f.fileno()).st_size
-        if unpacker.tell() < size:
+        if complete < size:  # (tell() after the failed last read is not reliable)
             log.warning("%s: truncated after %d complete records (%d trailing bytes ignored)",
-                        path, number, size - unpacker.tell())
+                        path, number, size - complete)
 
 
 def _read_jsonl(path: Path) -> Iterator[Record]:

@@ -47,8 +47,8 @@ class _Endpoint:
 
     def __init__(self, endpoint: str, timeout_s: float | None) -> None:
         self.endpoint = endpoint
+        _timeout_ms(timeout_s)  # refuse a negative timeout early
         self.timeout_s = timeout_s
-        self._timeout_ms = _timeout_ms(timeout_s)
         self._context: zmq.Context | None = None
         self._socket: zmq.Socket | None = None
 
@@ -78,9 +78,10 @@ class _Endpoint:
         return self._socket
 
     def _wait_readable(self, socket: zmq.Socket, waiting_for: str) -> None:
-        if self._timeout_ms is None:
+        timeout_ms = _timeout_ms(self.timeout_s)
+        if timeout_ms is None:
             return
-        if not socket.poll(self._timeout_ms, zmq.POLLIN):
+        if not socket.poll(timeout_ms, zmq.POLLIN):
             raise PeerTimeout(f"no {waiting_for} on {self.endpoint} within {self.timeout_s:g} s")
 
     def close(self) -> None:
