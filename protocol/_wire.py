@@ -11,10 +11,10 @@ import math
 from enum import Enum
 from typing import Any
 
-from batpolicy.protocol.intervals import parse_intervals
 from procset import ProcSet
 
 from batpolicy.errors import ProtocolError
+from batpolicy.protocol.intervals import parse_intervals
 
 __all__ = ["EventType", "FieldError", "INT32_MAX", "INT32_MIN", "as_int", "as_intervals",
            "as_job_id", "as_object", "as_str", "as_time", "check_members", "find_bad_json",

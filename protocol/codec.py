@@ -44,12 +44,11 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from batpolicy.errors import ProtocolError
 from batpolicy.protocol._decoders import REPLY_DECODERS, REQUEST_DECODERS, Decoder
 from batpolicy.protocol._encoders import DECISION_ENCODERS, EVENT_ENCODERS, Encoder
 from batpolicy.protocol._wire import EventType, FieldError, as_time, find_bad_json, type_name
 from batpolicy.protocol.types import Reply, Request
-
-from batpolicy.errors import ProtocolError
 
 try:
     import orjson
