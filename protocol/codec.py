@@ -109,20 +109,32 @@ else:  # pragma: no cover - exercised only where orjson is missing
                           allow_nan=False).encode("utf-8")
 
 
+def _short(path: str) -> str:
+    """A field path cut to a readable length.
+
+    >>> _short("data.msg" + "[0]" * 100)
+    'data.msg[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]...'
+    """
+    return path if len(path) <= 70 else path[:68] + "..."
+
+
 def _locate_bad_value(obj: Any) -> tuple[int | None, str | None, str] | None:
     """Where a parsed message holds a value JSON cannot carry: (index, field, problem)."""
     if type(obj) is not dict:
         return None
-    for key, value in obj.items():
-        if key == "events" and type(value) is list:
-            for index, event in enumerate(value):
-                found = find_bad_json(event)
+    try:
+        for key, value in obj.items():
+            if key == "events" and type(value) is list:
+                for index, event in enumerate(value):
+                    found = find_bad_json(event)
+                    if found is not None:
+                        return index, _short(found[0]) or None, found[1]
+            else:
+                found = find_bad_json(value, str(key))
                 if found is not None:
-                    return index, found[0] or None, found[1]
-        else:
-            found = find_bad_json(value, str(key))
-            if found is not None:
-                return None, found[0], found[1]
+                    return None, _short(found[0]), found[1]
+    except RecursionError:
+        return None, None, "values nested too deeply"
     return None
 
 
@@ -165,7 +177,7 @@ def _dump(obj: dict[str, Any]) -> bytes:
         raise ProtocolError(f"cannot be encoded as JSON: {problem}", index=index, field=field)
     try:
         return _dumps(obj)
-    except Exception as exc:
+    except Exception as exc:  # orjson: nesting too deep, integer out of range...
         raise ProtocolError(f"cannot be encoded as JSON ({exc})") from exc
 
 
@@ -289,11 +301,15 @@ def reply_from_obj(obj: Any) -> Reply:
 
 def request_to_obj(request: Request) -> dict[str, Any]:
     """The JSON object of a Request (events without timestamp get ``now``), unchecked."""
+    if not isinstance(request, Request):
+        raise ProtocolError(f"expected a Request, got {type(request).__name__}")
     return _to_obj(request.now, request.events, _FROM_BATSIM)
 
 
 def reply_to_obj(reply: Reply) -> dict[str, Any]:
     """The JSON object of a Reply (decisions without timestamp get ``now``), unchecked."""
+    if not isinstance(reply, Reply):
+        raise ProtocolError(f"expected a Reply, got {type(reply).__name__}")
     return _to_obj(reply.now, reply.decisions, _FROM_SCHEDULER)
 
 
@@ -307,15 +323,22 @@ def decode_reply(data: bytes | str) -> Reply:
     return reply_from_obj(_parse(data))
 
 
+def _encode(message: Request | Reply, side: _Side) -> bytes:
+    obj = _to_obj(message.now, message.events if isinstance(message, Request)
+                  else message.decisions, side)
+    _decode_events(obj, side)  # the decoders are the one rule book: we send what we accept
+    return _dump(obj)
+
+
 def encode_request(request: Request) -> bytes:
     """Encode a message as Batsim would send it; refuse what a scheduler must refuse."""
-    obj = request_to_obj(request)
-    request_from_obj(obj)
-    return _dump(obj)
+    if not isinstance(request, Request):
+        raise ProtocolError(f"expected a Request, got {type(request).__name__}")
+    return _encode(request, _FROM_BATSIM)
 
 
 def encode_reply(reply: Reply) -> bytes:
     """Encode a reply, stamping undated decisions with ``reply.now``; refuse what Batsim refuses."""
-    obj = reply_to_obj(reply)
-    reply_from_obj(obj)
-    return _dump(obj)
+    if not isinstance(reply, Reply):
+        raise ProtocolError(f"expected a Reply, got {type(reply).__name__}")
+    return _encode(reply, _FROM_SCHEDULER)

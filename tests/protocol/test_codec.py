@@ -615,3 +615,24 @@ def test_garbage_raises_protocol_error_only(raw: bytes | str) -> None:
             decode(raw)
         except ProtocolError:
             pass
+
+
+def test_encoding_wraps_every_failure_in_protocol_error() -> None:
+    deep: typing.Any = 1
+    for _ in range(3000):
+        deep = [deep]
+    with pytest.raises(ProtocolError, match="nested too deeply"):
+        encode_reply(t.Reply(1.0, (t.ToJobMsg("w!1", deep),)))
+    for wrong in (None, 5, t.Request(1.0, ())):
+        with pytest.raises(ProtocolError, match="expected a Reply"):
+            encode_reply(wrong)  # type: ignore[arg-type]
+    with pytest.raises(ProtocolError, match="expected a Request"):
+        request_to_obj("x")  # type: ignore[arg-type]
+
+
+def test_deeply_nested_garbage_is_one_protocol_error_with_a_short_field() -> None:
+    for depth in (900, 5000):
+        nested = "[" * depth + "NaN" + "]" * depth
+        with pytest.raises(ProtocolError) as caught:
+            decode_request(_msg(_ev("FROM_JOB_MSG", f'{{"job_id": "w!1", "msg": {nested}}}')))
+        assert len(str(caught.value)) < 200
