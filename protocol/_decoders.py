@@ -70,6 +70,11 @@ _MACHINE_STATES = frozenset({"sleeping", "idle", "computing", "switching_on", "s
 
 
 def _job_ids(value: Any, field: str) -> tuple[str, ...]:
+    """An array of job ids as a tuple.
+
+    >>> _job_ids(["w0!1", "w0!2"], "data.job_ids")
+    ('w0!1', 'w0!2')
+    """
     if type(value) is not list:
         raise FieldError(field, "expected an array of job ids")
     return tuple(as_job_id(job_id, f"{field}[{i}]") for i, job_id in enumerate(value))
@@ -123,6 +128,11 @@ def _resources(value: Any, field: str) -> tuple[ResourceInfo, ...]:
 
 
 def _bool(value: Any, field: str) -> bool:
+    """A JSON boolean (never a number).
+
+    >>> _bool(False, "data.allow_compute_sharing")
+    False
+    """
     if type(value) is not bool:
         raise FieldError(field, "expected true or false")
     return value
@@ -318,7 +328,11 @@ _EXECUTE_OPTIONAL = frozenset({"mapping", "storage_mapping", "additional_io_job"
 
 
 def _index(value: Any, field: str) -> int:
-    """An executor rank or machine index: a JSON integer or a string of one."""
+    """An executor rank or machine index: a JSON integer or a string of one.
+
+    >>> _index("3", "data.mapping.0"), _index(3, "data.mapping.0")
+    (3, 3)
+    """
     if type(value) is str and value.isascii() and value.isdigit():
         value = int(value)
     return as_int(value, field, 0)
@@ -410,6 +424,11 @@ def call_me_later(d: dict[str, Any], ts: float) -> CallMeLater:
 
 
 def _pstate(value: Any, field: str) -> str:
+    """A pstate: a string holding a non-negative integer.
+
+    >>> _pstate("42", "data.state")
+    '42'
+    """
     state = as_str(value, field)
     if not (state.isascii() and state.isdigit()):
         raise FieldError(field, f"pstate {state[:40]!r} is not a string holding an integer")
