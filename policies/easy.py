@@ -29,7 +29,7 @@ from batpolicy.policies.queue import ORDERS, JobQueue
 from batpolicy.policies.reservation import Reservation, expected_releases, plan_reservation
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
-from batpolicy.scheduler.jobs import Job
+from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.state import ClusterState
 
 
@@ -77,7 +77,7 @@ class EasyBackfilling(Policy):
         free = state.free
         nfree = len(free)
         started: list[tuple[float, object]] = []
-        head = queue.head()
+        head = self._head(queue)
         while head is not None and head.res <= nfree:  # 1. start heads while they fit
             alloc = take_lowest(free, head.res)
             free = free - alloc
@@ -85,7 +85,7 @@ class EasyBackfilling(Policy):
             queue.remove(head)
             out.append(ExecuteJob(head.id, alloc))
             started.append((now + head.planned_walltime, alloc))
-            head = queue.head()
+            head = self._head(queue)
         if head is None or nfree == 0:
             return self._done(head, None, out)
         rescan = self._released or head is not self._last_head or self._reservation is None
@@ -105,6 +105,9 @@ class EasyBackfilling(Policy):
                 break
             if job is head or job.res > nfree:
                 continue
+            if job.status is not JobStatus.WAITING:  # started or rejected by someone else
+                queue.remove(job)
+                continue
             if now + job.planned_walltime <= shadow:
                 alloc = take_lowest(free, job.res)
             elif job.res <= nextra:
@@ -118,6 +121,15 @@ class EasyBackfilling(Policy):
             queue.remove(job)
             out.append(ExecuteJob(job.id, alloc))
         return self._done(head, reservation, out)
+
+    @staticmethod
+    def _head(queue: JobQueue) -> Job | None:
+        """The first queued job still waiting (others were handled outside this policy)."""
+        head = queue.head()
+        while head is not None and head.status is not JobStatus.WAITING:
+            queue.remove(head)
+            head = queue.head()
+        return head
 
     def _done(self, head: Job | None, reservation: Reservation | None,
               out: list[Decision] | None = None) -> list[Decision]:

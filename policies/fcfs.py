@@ -20,7 +20,7 @@ from collections import deque
 from batpolicy.policies.base import Decisions, Policy
 from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
-from batpolicy.scheduler.jobs import Job
+from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.state import ClusterState
 
 
@@ -45,8 +45,10 @@ class Fcfs(Policy):
         queue = self._queue
         free = state.free
         nfree = len(free)
-        while queue and queue[0].res <= nfree:
+        while queue and (queue[0].status is not JobStatus.WAITING or queue[0].res <= nfree):
             job = queue.popleft()
+            if job.status is not JobStatus.WAITING:  # started or rejected outside this policy
+                continue
             alloc = take_lowest(free, job.res)
             free = free - alloc
             nfree -= job.res

@@ -4,7 +4,9 @@ Every rule below is something real Batsim 4.2.1 aborts on (PROTOCOL.md §1.4) or
 something that would silently corrupt the schedule. A violation raises one
 :class:`~batpolicy.errors.InvalidDecision` naming the policy, the job and the resources.
 Decisions are checked one by one against the state *as the previous decisions of the
-same reply left it*, so two decisions of one reply cannot give a machine twice.
+same reply would leave it* (a :class:`Scratch` view), without touching the state: a reply
+is accepted whole or refused whole, and two decisions of one reply cannot give a machine
+twice.
 """
 
 from __future__ import annotations
@@ -13,21 +15,95 @@ from collections.abc import Callable
 
 from batpolicy.errors import InvalidDecision
 from batpolicy.protocol import types as t
-from batpolicy.scheduler.jobs import JobStatus
+from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.state import ClusterState
 
 #: Profile types whose allocation size may differ from ``res`` (PROTOCOL.md §1.4).
 _SIZE_FREE_PROFILES = frozenset({"parallel_homogeneous_total"})
 
 
-def check_decision(state: ClusterState, decision: t.Decision, policy: str = "") -> None:
-    """Raise :class:`InvalidDecision` if Batsim would refuse ``decision`` in ``state``.
+class Scratch:
+    """The state as the decisions checked so far would leave it; the state is not touched.
 
-    Runtime complexity: O(k) interval-set operations for EXECUTE_JOB, O(1) otherwise.
+    It answers the few questions the rules ask (job status, free machines, profiles,
+    registration status) with the effect of earlier decisions of the same reply.
     """
-    rule = _RULES.get(type(decision))
-    if rule is not None:
-        rule(state, decision, policy)
+
+    __slots__ = ("state", "free", "now", "all_machines", "unavailable", "nb_machines",
+                 "_status", "_registered", "_profiles", "registration_finished")
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+        self.free = state.free
+        self.now = state.now
+        self.all_machines = state.all_machines
+        self.unavailable = state.unavailable
+        self.nb_machines = state.nb_machines
+        self.registration_finished = state.registration_finished
+        self._status: dict[str, JobStatus] = {}
+        self._registered: dict[str, Job] = {}
+        self._profiles: set[tuple[str, str]] = set()
+
+    @property
+    def dynamic_jobs_enabled(self) -> bool:
+        """Whether Batsim accepts registrations."""
+        return self.state.dynamic_jobs_enabled
+
+    def job(self, job_id: str) -> Job | None:
+        """The job with this id, registered earlier in this reply included."""
+        return self.state.jobs.get(job_id) or self._registered.get(job_id)
+
+    def status(self, job: Job) -> JobStatus:
+        """The job's status after the decisions checked so far."""
+        return self._status.get(job.id, job.status)
+
+    def has_profile(self, workload: str, name: str) -> bool:
+        """Whether the profile exists, registered earlier in this reply included."""
+        return name in self.state.profiles.get(workload, {}) or (workload, name) in self._profiles
+
+    def profile_of(self, job: Job) -> dict | None:
+        """The job's profile JSON if known."""
+        return self.state.profile_of(job)
+
+    def record(self, d: t.Decision) -> None:
+        """Account for an accepted decision."""
+        kind = type(d)
+        if kind is t.ExecuteJob:
+            self.free = self.free - d.alloc  # type: ignore[union-attr]
+            self._status[d.job_id] = JobStatus.RUNNING  # type: ignore[union-attr]
+        elif kind is t.RejectJob:
+            self._status[d.job_id] = JobStatus.REJECTED  # type: ignore[union-attr]
+        elif kind is t.RegisterJob:
+            desc = d.job or {}  # type: ignore[union-attr]
+            self._registered[d.job_id] = Job(  # type: ignore[union-attr]
+                d.job_id, float(desc.get("subtime", self.now)), int(desc.get("res", 0)),  # type: ignore[union-attr]
+                None, str(desc.get("profile", "")), seq=-1, raw=desc, dynamic=True)
+        elif kind is t.RegisterProfile:
+            self._profiles.add((d.workload_name, d.profile_name))  # type: ignore[union-attr]
+        elif kind is t.RegistrationFinished:
+            self.registration_finished = True
+        elif kind is t.ContinueRegistration:
+            self.registration_finished = False
+        elif kind is t.ChangeJobState:
+            state = d.job_state  # type: ignore[union-attr]
+            self._status[d.job_id] = (  # type: ignore[union-attr]
+                JobStatus.RUNNING if state is t.JobState.RUNNING
+                else JobStatus.REJECTED if state is t.JobState.REJECTED else JobStatus.COMPLETED)
+
+
+def check_decisions(state: ClusterState, decisions: list[t.Decision] | tuple[t.Decision, ...],
+                    policy: str = "") -> None:
+    """Raise :class:`InvalidDecision` if Batsim would refuse any of ``decisions``, in order.
+
+    The state is not changed. Runtime complexity: O(k) interval-set operations per
+    EXECUTE_JOB, O(1) for other decisions.
+    """
+    scratch = Scratch(state)
+    for decision in decisions:
+        rule = _RULES.get(type(decision))
+        if rule is not None:
+            rule(scratch, decision, policy)
+        scratch.record(decision)
 
 
 def _fail(message: str, policy: str, job_id: str | None = None, resources: object = None) -> None:
@@ -35,13 +111,13 @@ def _fail(message: str, policy: str, job_id: str | None = None, resources: objec
                           resources=None if resources is None else str(resources))
 
 
-def _check_execute(state: ClusterState, d: t.ExecuteJob, policy: str) -> None:
-    job = state.jobs.get(d.job_id)
+def _check_execute(state: Scratch, d: t.ExecuteJob, policy: str) -> None:
+    job = state.job(d.job_id)
     if job is None:
         _fail("EXECUTE_JOB of an unknown job", policy, d.job_id, d.alloc)
         return
-    if job.status is not JobStatus.WAITING:
-        _fail(f"EXECUTE_JOB of a job that is {job.status.value} (a job starts once, "
+    if state.status(job) is not JobStatus.WAITING:
+        _fail(f"EXECUTE_JOB of a job that is {state.status(job).value} (a job starts once, "
               "and only if submitted and not rejected)", policy, d.job_id, d.alloc)
     options = sum(x is not None for x in (d.mapping, d.storage_mapping, d.additional_io_job))
     if options > 1:
@@ -73,43 +149,44 @@ def _check_execute(state: ClusterState, d: t.ExecuteJob, policy: str) -> None:
                   policy, d.job_id, alloc)
 
 
-def _check_reject(state: ClusterState, d: t.RejectJob, policy: str) -> None:
-    job = state.jobs.get(d.job_id)
+def _check_reject(state: Scratch, d: t.RejectJob, policy: str) -> None:
+    job = state.job(d.job_id)
     if job is None:
         _fail("REJECT_JOB of an unknown job", policy, d.job_id)
-    elif job.status is not JobStatus.WAITING:
-        _fail(f"REJECT_JOB of a job that is {job.status.value} (only a submitted, "
+    elif state.status(job) is not JobStatus.WAITING:
+        _fail(f"REJECT_JOB of a job that is {state.status(job).value} (only a submitted, "
               "not started job can be rejected)", policy, d.job_id)
 
 
-def _check_kill(state: ClusterState, d: t.KillJob, policy: str) -> None:
+def _check_kill(state: Scratch, d: t.KillJob, policy: str) -> None:
     if not d.job_ids:
         _fail("KILL_JOB with no job", policy)
     for job_id in d.job_ids:
-        job = state.jobs.get(job_id)
+        job = state.job(job_id)
         if job is None:
             _fail("KILL_JOB of an unknown job", policy, job_id)
-        elif job.status is JobStatus.WAITING or job.status is JobStatus.REJECTED:
-            _fail(f"KILL_JOB of a job that never started ({job.status.value})", policy, job_id)
-        elif job.status is JobStatus.COMPLETED:
+        elif state.status(job) in (JobStatus.WAITING, JobStatus.REJECTED):
+            _fail(f"KILL_JOB of a job that never started ({state.status(job).value})",
+                  policy, job_id)
+        elif state.status(job) is JobStatus.COMPLETED:
             _fail("KILL_JOB of a job already reported complete (Batsim has forgotten it)",
                   policy, job_id)
 
 
-def _check_call_me_later(state: ClusterState, d: t.CallMeLater, policy: str) -> None:
+def _check_call_me_later(state: Scratch, d: t.CallMeLater, policy: str) -> None:
     if not d.at > state.now:
         _fail(f"CALL_ME_LATER at {d.at} is not strictly after now={state.now} "
               "(Batsim aborts: 'You asked to be awaken in the past')", policy)
 
 
-def _check_register_job(state: ClusterState, d: t.RegisterJob, policy: str) -> None:
+def _check_register_job(state: Scratch, d: t.RegisterJob, policy: str) -> None:
     if not state.dynamic_jobs_enabled:
         _fail("REGISTER_JOB while Batsim runs without --enable-dynamic-jobs", policy, d.job_id)
     if state.registration_finished:
         _fail("REGISTER_JOB after registration_finished", policy, d.job_id)
     if d.job_id.count("!") != 1:
         _fail("a job id must be 'workload!name' with exactly one '!'", policy, d.job_id)
-    if d.job_id in state.jobs:
+    if state.job(d.job_id) is not None:
         _fail("REGISTER_JOB with an id Batsim already knows", policy, d.job_id)
     desc = d.job or {}
     res = desc.get("res")
@@ -117,31 +194,31 @@ def _check_register_job(state: ClusterState, d: t.RegisterJob, policy: str) -> N
         _fail(f"registered job has res={res!r}; it must be an integer >= 0", policy, d.job_id)
     workload = d.job_id.split("!", 1)[0]
     profile = desc.get("profile")
-    if profile not in state.profiles.get(workload, {}):
+    if not state.has_profile(workload, str(profile)):
         _fail(f"registered job uses profile {profile!r}, unknown in workload '{workload}' "
               "(register it with REGISTER_PROFILE first)", policy, d.job_id)
 
 
-def _check_register_profile(state: ClusterState, d: t.RegisterProfile, policy: str) -> None:
+def _check_register_profile(state: Scratch, d: t.RegisterProfile, policy: str) -> None:
     if not state.dynamic_jobs_enabled:
         _fail("REGISTER_PROFILE while Batsim runs without --enable-dynamic-jobs", policy)
-    if d.profile_name in state.profiles.get(d.workload_name, {}):
+    if state.has_profile(d.workload_name, d.profile_name):
         _fail(f"profile '{d.workload_name}!{d.profile_name}' is already registered "
               "(Batsim aborts on re-registration)", policy)
 
 
-def _check_metadata(state: ClusterState, d: t.SetJobMetadata, policy: str) -> None:
-    job = state.jobs.get(d.job_id)
+def _check_metadata(state: Scratch, d: t.SetJobMetadata, policy: str) -> None:
+    job = state.job(d.job_id)
     if job is None:
         _fail("SET_JOB_METADATA of an unknown job", policy, d.job_id)
-    elif job.status is JobStatus.COMPLETED:
+    elif state.status(job) is JobStatus.COMPLETED:
         _fail("SET_JOB_METADATA of a job already reported complete", policy, d.job_id)
     if '"' in d.metadata:
         _fail("job metadata may not contain a double quote", policy, d.job_id)
 
 
-def _check_change_job_state(state: ClusterState, d: t.ChangeJobState, policy: str) -> None:
-    job = state.jobs.get(d.job_id)
+def _check_change_job_state(state: Scratch, d: t.ChangeJobState, policy: str) -> None:
+    job = state.job(d.job_id)
     if job is None:
         _fail("CHANGE_JOB_STATE of an unknown job", policy, d.job_id)
         return
@@ -149,19 +226,19 @@ def _check_change_job_state(state: ClusterState, d: t.ChangeJobState, policy: st
         JobStatus.WAITING: {t.JobState.RUNNING, t.JobState.REJECTED},
         JobStatus.RUNNING: {t.JobState.COMPLETED_SUCCESSFULLY, t.JobState.COMPLETED_KILLED,
                             t.JobState.COMPLETED_WALLTIME_REACHED, t.JobState.COMPLETED_FAILED},
-    }.get(job.status, set())
+    }.get(state.status(job), set())
     if d.job_state not in allowed:
-        _fail(f"CHANGE_JOB_STATE from {job.status.value} to {d.job_state.value} is not allowed",
+        _fail(f"CHANGE_JOB_STATE from {state.status(job).value} to {d.job_state.value} is not allowed",
               policy, d.job_id)
 
 
-def _check_registration_finished(state: ClusterState, d: t.RegistrationFinished,
+def _check_registration_finished(state: Scratch, d: t.RegistrationFinished,
                                  policy: str) -> None:
     if not state.dynamic_jobs_enabled:
         _fail("NOTIFY registration_finished while dynamic jobs are disabled", policy)
 
 
-_RULES: dict[type, Callable[[ClusterState, t.Decision, str], None]] = {
+_RULES: dict[type, Callable[[Scratch, t.Decision, str], None]] = {
     t.ExecuteJob: _check_execute,  # type: ignore[dict-item]
     t.RejectJob: _check_reject,  # type: ignore[dict-item]
     t.KillJob: _check_kill,  # type: ignore[dict-item]

@@ -13,7 +13,7 @@ from typing import Any
 from batpolicy.errors import BatpolicyError, InvalidDecision, PolicyError
 from batpolicy.policies.base import Policy
 from batpolicy.protocol import types as t
-from batpolicy.scheduler.checker import check_decision
+from batpolicy.scheduler.checker import check_decisions
 from batpolicy.scheduler.state import ClusterState
 
 
@@ -42,6 +42,41 @@ class Dispatcher:
 
     def handle(self, request: t.Request) -> t.Reply:
         """Answer one Batsim message. Runtime complexity: that of the policy, plus O(events)."""
+        out = self._decide(request)
+        if self.state.ended:
+            return t.Reply(request.now, ())
+        self._commit(request.now, out, self.policy.name)
+        return t.Reply(request.now, tuple(out))
+
+    def shadow(self, request: t.Request, recorded: t.Reply) -> t.Reply:
+        """Answer ``request`` but apply another scheduler's ``recorded`` reply instead.
+
+        Our decisions are checked against the state (so they must be valid), then the
+        recorded ones are checked and applied: replaying a conversation recorded with
+        another scheduler asks our policy what it would do at every step of that run.
+        """
+        out = self._decide(request)
+        if self.state.ended:
+            return t.Reply(request.now, ())
+        check_decisions(self.state, out, self.policy.name)
+        self._commit(request.now, list(recorded.decisions), "recorded scheduler")
+        return t.Reply(request.now, tuple(out))
+
+    def _commit(self, now: float, out: list[t.Decision], who: str) -> None:
+        state = self.state
+        check_decisions(state, out, who)
+        for decision in out:
+            state.apply_decision(decision)
+        if self.paranoid:
+            try:
+                state.check()
+            except AssertionError as exc:
+                raise InvalidDecision(f"state invariant broken after t={now}: {exc}",
+                                      policy=who) from None
+        self.nb_messages += 1
+        self.nb_decisions += len(out)
+
+    def _decide(self, request: t.Request) -> list[t.Decision]:
         state = self.state
         state.now = request.now
         out: list[t.Decision] = []
@@ -61,7 +96,7 @@ class Dispatcher:
             if produced:
                 out.extend(produced)
         if state.ended:
-            return t.Reply(request.now, ())
+            return out
         began = clock()
         try:
             out.extend(policy.decide(request.now, state))
@@ -71,18 +106,7 @@ class Dispatcher:
             raise self._policy_error(exc, None, None, None) from exc
         finally:
             self.scheduler_time_s += clock() - began
-        for decision in out:
-            check_decision(state, decision, policy.name)
-            state.apply_decision(decision)
-        if self.paranoid:
-            try:
-                state.check()
-            except AssertionError as exc:
-                raise InvalidDecision(f"state invariant broken after t={request.now}: {exc}",
-                                      policy=policy.name) from None
-        self.nb_messages += 1
-        self.nb_decisions += len(out)
-        return t.Reply(request.now, tuple(out))
+        return out
 
     def _hook(self, event: t.Event, job: Any) -> Iterable[t.Decision] | None:
         kind = type(event)
