@@ -160,7 +160,11 @@ class Notify:
         return self.kind not in _NOTIFY_VALUES
 
 
-_NOTIFY_VALUES = frozenset(t.value for t in NotifyType)
+#: The NOTIFY kinds Batsim itself sends; any other kind is a forwarded external event.
+_NOTIFY_VALUES = frozenset({NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value,
+                            NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value,
+                            NotifyType.EVENT_MACHINE_UNAVAILABLE.value,
+                            NotifyType.EVENT_MACHINE_AVAILABLE.value})
 
 
 @dataclass(frozen=True, slots=True)

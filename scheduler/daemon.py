@@ -47,7 +47,12 @@ def serve(dispatcher: Dispatcher, options: ServeOptions) -> int:
             log.info("policy '%s' listening on %s", dispatcher.policy.name, options.endpoint)
             while True:
                 raw = sock.recv()
-                request = decode_request(raw)
+                try:
+                    request = decode_request(raw)
+                except BatpolicyError:
+                    log.error("undecodable message #%d from Batsim starts with: %r",
+                              exchanged + 1, raw[:200])
+                    raise
                 try:
                     reply = dispatcher.handle(request)
                 except BatpolicyError:
