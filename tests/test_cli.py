@@ -1,0 +1,53 @@
+"""The command line: help, version, policy listing, and one-line errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from batpolicy import __version__
+from batpolicy.policies.registry import POLICIES
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "batpolicy", *args], capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_version() -> None:
+    out = _run("--version")
+    assert out.returncode == 0 and __version__ in out.stdout
+
+
+@pytest.mark.parametrize("command", ["serve", "policies"])
+def test_help_of_every_command(command: str) -> None:
+    out = _run(command, "--help")
+    assert out.returncode == 0 and "usage:" in out.stdout
+
+
+def test_policies_lists_every_policy_with_its_parameters() -> None:
+    out = _run("policies")
+    assert out.returncode == 0
+    for name, cls in POLICIES.items():
+        assert name in out.stdout
+        for param in cls.parameters:
+            assert f"--param {param.name}:" in out.stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["serve", "--policy", "easy", "--param", "order=random"], "order"),
+    (["serve", "--policy", "easy", "--param", "nonsense=1"], "nonsense"),
+    (["serve", "--policy", "easy", "--param", "novalue"], "KEY=VALUE"),
+])
+def test_bad_parameters_give_one_clear_line(args: list[str], needle: str) -> None:
+    out = _run(*args)
+    assert out.returncode != 0
+    assert needle in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_policy_is_refused_by_name() -> None:
+    out = _run("serve", "--policy", "nope")
+    assert out.returncode != 0 and "nope" in out.stderr and "Traceback" not in out.stderr
