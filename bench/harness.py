@@ -1,0 +1,89 @@
+"""One benchmark harness (sortedcontainers' tests/benchmark.py shape).
+
+Each measurement: a warm-up run, then ``repeat`` timed runs; report min / median / max
+wall seconds and, when a baseline is given, ``ratio = baseline / ours``. Results go to
+``bench/results/<name>.txt`` headed by the commit and the machine, so committed figures
+say where they come from. Benchmarks never run in the test suite.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """Wall seconds of the timed runs of one measurement."""
+
+    label: str
+    runs: tuple[float, ...]
+
+    @property
+    def min(self) -> float:
+        """Fastest run."""
+        return min(self.runs)
+
+    @property
+    def median(self) -> float:
+        """Median run."""
+        return statistics.median(self.runs)
+
+    @property
+    def max(self) -> float:
+        """Slowest run."""
+        return max(self.runs)
+
+    def line(self, baseline: Timing | None = None) -> str:
+        """One report line, with ``ratio = baseline / ours`` on medians if given."""
+        text = (f"{self.label:<40} min {self.min:9.4f} s  median {self.median:9.4f} s  "
+                f"max {self.max:9.4f} s")
+        if baseline is not None:
+            text += f"  ratio {baseline.median / self.median:7.2f}"
+        return text
+
+
+def measure(label: str, fn: Callable[[], object], *, repeat: int = 5, warmup: int = 1) -> Timing:
+    """Time ``fn`` ``repeat`` times after ``warmup`` untimed runs."""
+    for _ in range(warmup):
+        fn()
+    runs = []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - began)
+    return Timing(label, tuple(runs))
+
+
+def header() -> str:
+    """Commit, date and machine, for the top of a results file."""
+    try:
+        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--",
+                                "batpolicy", "protocol", "scheduler", "policies", "platforms"],
+                               capture_output=True, text=True).stdout.strip()
+        commit += " (+uncommitted changes)" if dirty else ""
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return (f"# commit {commit}; {time.strftime('%Y-%m-%d %H:%M:%S')}; "
+            f"{platform.python_implementation()} {platform.python_version()}; "
+            f"{platform.machine()}, {os.cpu_count()} cores; {platform.platform()}")
+
+
+def write_results(name: str, lines: list[str]) -> Path:
+    """Write ``bench/results/<name>.txt`` (header + lines) and return its path."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.txt"
+    path.write_text("\n".join([header(), *lines]) + "\n")
+    return path
