@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,8 +57,9 @@ class StrictBatsim:
     def __init__(self, nb_machines: int, jobs: list[dict[str, Any]],
                  profiles: dict[str, dict[str, Any]], *, dynamic: bool = True, ack: bool = False,
                  reuse: bool = False, forward: bool = False,
-                 begins_profiles: bool = True) -> None:
+                 begins_profiles: bool = True, submissions_first: bool = False) -> None:
         self.nb = nb_machines
+        self.submissions_first = submissions_first
         self.dynamic, self.ack, self.reuse, self.forward = dynamic, ack, reuse, forward
         self.begins_profiles = begins_profiles
         self.profiles: dict[str, dict[str, Any]] = {"w0": dict(profiles)}
@@ -113,18 +115,18 @@ class StrictBatsim:
             batch.append(heapq.heappop(self.heap))
         completions = [b for b in batch if b[3] == "end"]
         submissions = sorted((b for b in batch if b[3] == "submit"), key=lambda b: b[4])
-        events: list[t.Event] = []
-        for _, _, _, _, jid in completions:
-            events.append(self._complete(self.jobs[jid], at))
+        ends: list[t.Event] = [self._complete(self.jobs[b[4]], at) for b in completions]
+        subs: list[t.Event] = []
         for _, _, _, _, jid in submissions:
             job = self.jobs[jid]
             job.state = "SUBMITTED"
             prof = self.profiles["w0"][job.profile] if self.forward else None
-            events.append(t.JobSubmitted(at, jid, dict(job.desc), prof))
+            subs.append(t.JobSubmitted(at, jid, dict(job.desc), prof))
             self.submitted_static += 1
         if submissions and self.submitted_static == self.nb_static:
-            events.append(t.Notify(at, "no_more_static_job_to_submit"))
-        return events
+            subs.append(t.Notify(at, "no_more_static_job_to_submit"))
+        # Batsim 4.2.1 may deliver an instant's submissions before its completions (§1.9)
+        return subs + ends if self.submissions_first else ends + subs
 
     def _complete(self, job: SimJob, at: float, killed: bool = False) -> t.JobCompleted:
         job.finish = at
@@ -265,10 +267,11 @@ EXPECTED = {
 
 
 def run(params: dict[str, str] | None = None, jobs: list[dict[str, Any]] | None = None,
+        profiles: dict[str, Any] | None = None, nb: int = 10,
         **batsim: Any) -> tuple[StrictBatsim, Dispatcher]:
     policy = make_policy("redirection", {**PARAMS, **(params or {})})
     dispatcher = Dispatcher(policy, paranoid=True)
-    sim = StrictBatsim(10, jobs if jobs is not None else JOBS, PROFILES, **batsim)
+    sim = StrictBatsim(nb, jobs if jobs is not None else JOBS, profiles or PROFILES, **batsim)
     sim.run(dispatcher.handle)
     return sim, dispatcher
 
@@ -402,3 +405,53 @@ def test_unknown_profiles_refused_at_simulation_begins() -> None:
         run(begins_profiles=False)
     sim, _ = run(begins_profiles=False, forward=True)  # forwarded profiles suffice
     assert sim.jobs["redir!w0.0"].finish == 930.0
+
+
+def random_jobs(seed: int, nb: int, machines: int) -> tuple[list[dict[str, Any]],
+                                                            dict[str, dict[str, Any]]]:
+    rng = random.Random(seed)
+    jobs, profiles, at = [], {}, 0.0
+    for i in range(nb):
+        at += rng.choice([0.0, 0.0, rng.expovariate(1 / 20)])  # some simultaneous arrivals
+        run = float(rng.choice([5, 30, 100, 600, 2000]))
+        profiles[f"d{run:g}"] = {"type": "delay", "delay": run}
+        walltime = rng.choice([run, 2 * run, run / 2])  # exact, over- and under-estimated
+        jobs.append({"id": i, "subtime": round(at, 3), "res": rng.randint(1, machines // 2),
+                     "walltime": walltime, "profile": f"d{run:g}"})
+    return jobs, profiles
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_workloads_respect_batsim_rules_and_count_each_job_once(seed: int) -> None:
+    rng = random.Random(1000 + seed)
+    jobs, profiles = random_jobs(seed, 120, 24)
+    params = {"theta": str(rng.choice([0, 1, 3, 8])), "alpha": str(rng.choice([0.1, 0.25, 0.4])),
+              "filter": rng.choice(["size", "walltime", "both", "none"]),
+              "conflict": rng.choice(["walltime", "oldest", "counter"]),
+              "copy_workload": rng.choice(["redir", "@original"])}
+    reuse = params["copy_workload"] == "@original" or rng.random() < 0.5
+    policy = make_policy("redirection", params)
+    dispatcher = Dispatcher(policy, paranoid=True)
+    sim = StrictBatsim(24, jobs, profiles, ack=rng.random() < 0.5, reuse=reuse,
+                       forward=rng.random() < 0.5, submissions_first=rng.random() < 0.5)
+    sim.run(dispatcher.handle)  # any Batsim abort or checker refusal fails here
+    stats = policy.stats()
+    copies = {j.id: j for j in sim.jobs.values() if j.metadata.startswith("parent=")}
+    assert len(copies) == stats["nb_redirections"]
+    assert len(decisions_of(sim, t.RegistrationFinished)) == 1
+    redirection = policy.redirection_machines
+    for copy in copies.values():
+        original = sim.jobs[copy.metadata.removeprefix("parent=")]
+        assert original.final == "COMPLETED_KILLED" and copy.subtime == original.subtime
+        assert copy.alloc <= redirection and copy.res <= len(redirection)
+    for job in sim.jobs.values():
+        if job.id not in copies and job.alloc is not None:
+            assert not job.alloc & redirection  # originals never touch the redirection group
+    assert stats["user_jobs"]["nb_jobs"] == len(jobs)
+    assert stats["user_jobs"]["nb_jobs_killed"] == 0  # every kill was followed by its copy
+
+
+def test_random_workloads_do_redirect() -> None:
+    jobs, profiles = random_jobs(1, 120, 24)
+    _, dispatcher = run({"theta": "0", "alpha": "0.1"}, jobs, profiles, nb=24)
+    assert dispatcher.policy.stats()["nb_redirections"] >= 5
