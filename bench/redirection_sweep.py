@@ -1,0 +1,379 @@
+"""Redirection vs EASY on loaded weeks of real traces: the paper's Fig. 2 sweep.
+
+Faure, Lucarelli, Richard & Trystram, *Online scheduling with redirection for parallel
+jobs*, IPDPSW 2020, §IV–V: from each trace, extract weeks (168 h) whose mean utilisation
+(in the log's own schedule) is at least 70 %; run FCFS/EASY and FCFS/EASY with
+redirection for θ ∈ {1, 2, 5, 10, 15, 25, 50, 100, 125} × α ∈ {0.10, 0.15, 0.20, 0.25}
+on the platform grown to m + ⌈α·m⌉ machines (EASY gets the same extra machines, §IV-B);
+jobs get their exact run time as walltime (§IV-B); bounded slowdown with τ = 60 s (§II).
+
+Prints, per trace, the ratio EASY / redirection of the mean and of the max bounded
+slowdown for every (θ, α) averaged over the weeks (> 1: redirection is better; the
+paper's Fig. 2 plots the same comparison, "lower is better", i.e. its axis behaves as
+redirection / EASY, so both are printed), and the best (θ, α). Results also go to
+``bench/results/redirection_sweep.txt`` with the commit hash and the machine.
+
+Usage::
+
+    python bench/redirection_sweep.py                       # every trace, 20 weeks each
+    python bench/redirection_sweep.py --max-weeks 2 --traces RICC CEA-Curie
+    python bench/redirection_sweep.py --theta 10 --alpha 0.15 --max-weeks 1   # quick look
+
+Week selection reads the log's own start times (submit + wait), which a workload reader
+rightly drops, so the SWF fields it needs are parsed here (fields 2–5, 8, 9 of the
+Standard Workload Format).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import logging
+import os
+import statistics
+import sys
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import header, write_results  # bench/harness.py (the script's folder)
+
+log = logging.getLogger("redirection_sweep")
+
+REPO = Path(__file__).resolve().parents[1]
+TRACES = REPO.parent / "shared" / "data" / "traces"
+WEEK = 168 * 3600.0
+THETAS = (1, 2, 5, 10, 15, 25, 50, 100, 125)
+ALPHAS = (0.10, 0.15, 0.20, 0.25)
+TAU = 60.0
+
+
+# ----------------------------------------------------------------------------- traces
+@dataclass(frozen=True, slots=True)
+class TraceJob:
+    """What the sweep needs of one SWF line: submission, the log's start, run time, size."""
+
+    id: int
+    submit: float
+    start: float
+    run: float
+    procs: int
+
+
+def read_trace(path: Path) -> tuple[int, list[TraceJob]]:
+    """(platform size, usable jobs) of an SWF file (plain or gzip).
+
+    Size: the header's MaxProcs, else MaxNodes, else the largest job. A job's size is
+    its allocated processors (field 5), else its requested ones (field 8); jobs with no
+    size, no run time, or larger than the platform are dropped; a missing wait counts 0.
+    """
+    opener = gzip.open if path.suffix == ".gz" else open
+    header: dict[str, int] = {}
+    jobs: list[TraceJob] = []
+    with opener(path, "rt", errors="replace") as f:  # type: ignore[operator]
+        for line in f:
+            if line.startswith(";"):
+                key, _, value = line[1:].partition(":")
+                if key.strip() in ("MaxProcs", "MaxNodes") and value.strip().isdigit():
+                    header[key.strip()] = int(value)
+                continue
+            fields = line.split()
+            if len(fields) < 9:
+                continue
+            submit, wait, run = float(fields[1]), float(fields[2]), float(fields[3])
+            procs = int(fields[4]) if int(fields[4]) > 0 else int(fields[7])
+            if run <= 0 or procs <= 0:
+                continue
+            jobs.append(TraceJob(int(fields[0]), submit, submit + max(wait, 0.0), run, procs))
+    m = header.get("MaxProcs") or header.get("MaxNodes") or max(j.procs for j in jobs)
+    jobs = [j for j in jobs if j.procs <= m]
+    jobs.sort(key=lambda j: (j.submit, j.id))
+    return m, jobs
+
+
+def utilisation(jobs: Iterable[TraceJob], m: int, begin: float, end: float) -> float:
+    """Busy processor-time in [begin, end) over m × (end − begin), in the log's schedule.
+
+    >>> utilisation([TraceJob(1, 0, 0, 50, 2), TraceJob(2, 0, 60, 100, 1)], 2, 0, 100)
+    0.7
+    """
+    busy = sum(max(0.0, min(j.start + j.run, end) - max(j.start, begin)) * j.procs for j in jobs)
+    return busy / (m * (end - begin))
+
+
+def loaded_weeks(jobs: Sequence[TraceJob], m: int, threshold: float = 0.7,
+                 max_weeks: int | None = None) -> Iterator[tuple[int, float, list[TraceJob]]]:
+    """(week index, utilisation, jobs submitted that week) of every week at ≥ threshold.
+
+    Weeks are consecutive 168 h windows from the first submission. A job counts in the
+    utilisation of every week its run (in the log) overlaps, and belongs to the workload
+    of the week it was submitted in.
+    """
+    if not jobs:
+        return
+    origin = jobs[0].submit
+    nb_weeks = int((max(j.start + j.run for j in jobs) - origin) // WEEK) + 1
+    busy = [0.0] * nb_weeks
+    submitted: list[list[TraceJob]] = [[] for _ in range(nb_weeks)]
+    for job in jobs:
+        submitted[int((job.submit - origin) // WEEK)].append(job)
+        begin, end = job.start - origin, job.start + job.run - origin
+        first, last = int(begin // WEEK), min(int(end // WEEK), nb_weeks - 1)
+        for w in range(first, last + 1):
+            busy[w] += (min(end, (w + 1) * WEEK) - max(begin, w * WEEK)) * job.procs
+    found = 0
+    for w in range(nb_weeks):
+        util = busy[w] / (m * WEEK)
+        if util >= threshold and submitted[w]:
+            yield w, util, submitted[w]
+            found += 1
+            if max_weeks is not None and found >= max_weeks:
+                return
+
+
+# --------------------------------------------------------------------- simulation
+def week_workload(jobs: Sequence[TraceJob]) -> Any:
+    """A Batsim-like workload of one week: delay profiles, walltime = run time (§IV-B)."""
+    from batpolicy.scheduler.io.model import JobSpec, Workload
+
+    origin = jobs[0].submit
+    specs, profiles = [], {}
+    for job in jobs:
+        name = f"d{job.run:g}"
+        profiles.setdefault(name, {"type": "delay", "delay": job.run})
+        sub = job.submit - origin
+        specs.append(JobSpec(f"w0!{job.id}", sub, job.procs, name, job.run,
+                             raw={"id": f"w0!{job.id}", "subtime": sub, "res": job.procs,
+                                  "profile": name, "walltime": job.run}))
+    workload = Workload("w0", specs, profiles, nb_res=None, source="sweep")
+    workload.sort()
+    return workload
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One simulation: a week of a trace, α, and θ (None: EASY on the grown platform)."""
+
+    trace: str
+    week: int
+    alpha: float
+    theta: float | None
+
+
+def embedded_simulator_available() -> bool:
+    """True once ``batpolicy.scheduler.sim`` provides ``Simulator`` and ``SimOptions``."""
+    try:
+        from batpolicy.scheduler.sim import SimOptions, Simulator  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _strict_batsim() -> Any:
+    """The strict Batsim stand-in of the redirection tests (delay jobs, Batsim's rules)."""
+    import importlib.util
+
+    path = REPO / "tests" / "policies" / "test_redirection_protocol.py"
+    spec = importlib.util.spec_from_file_location("redirection_strict_batsim", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module.StrictBatsim
+
+
+def simulate(task: Task, m: int, jobs: Sequence[TraceJob], driver: str = "sim") -> dict[str, Any]:
+    """Run one simulation; return mean/max bounded slowdown (τ = 60 s) and counters.
+
+    ``driver="sim"``: the embedded simulator; ``"strict"``: the tests' strict Batsim
+    stand-in (same delay-job semantics, zero latency), used while the simulator is missing.
+    """
+    from batpolicy.policies.redirection import grown_size
+    from batpolicy.policies.redirection.copies import user_job_outcomes
+    from batpolicy.policies.registry import make_policy
+    from batpolicy.scheduler.dispatch import Dispatcher
+    from batpolicy.scheduler.metrics import compute_metrics
+
+    logging.getLogger("batpolicy").setLevel(logging.WARNING)  # one INFO line per run is noise
+    total = grown_size(m, task.alpha)
+    dynamic = task.theta is not None
+    if dynamic:
+        policy = make_policy("redirection", {"theta": str(task.theta), "alpha": str(task.alpha),
+                                             "grow": "true"})
+    else:
+        policy = make_policy("easy")
+    dispatcher = Dispatcher(policy)
+    workload = week_workload(jobs)
+    began = time.perf_counter()
+    if driver == "sim":
+        from batpolicy.platforms.model import Platform
+        from batpolicy.scheduler.sim import SimOptions, Simulator
+
+        options = (SimOptions(dynamic_jobs=True, acknowledge_dynamic_jobs=False,
+                              profile_reuse=True, forward_profiles=False)
+                   if dynamic else SimOptions())
+        Simulator([workload], Platform.homogeneous(total), options=options).run(
+            dispatcher.handle)
+    else:
+        descs = [{**spec.raw, "id": spec.name} for spec in workload.jobs]
+        _strict_batsim()(total, descs, workload.profiles, dynamic=dynamic, reuse=True).run(
+            dispatcher.handle, limit=10**8)
+    metrics = compute_metrics(user_job_outcomes(dispatcher.state.jobs.values()),
+                              nb_machines=total, tau=TAU)
+    stats = policy.stats()
+    return {"mean_bsld": metrics["mean_bounded_slowdown"],
+            "max_bsld": metrics["max_bounded_slowdown"], "nb_jobs": metrics["nb_jobs"],
+            "nb_redirections": stats.get("nb_redirections", 0),
+            "wasted": stats.get("wasted_processor_seconds", 0.0),
+            "seconds": time.perf_counter() - began}
+
+
+def _run(args: tuple[Task, int, Sequence[TraceJob], str]) -> tuple[Task, dict[str, Any]]:
+    task, m, jobs, driver = args
+    return task, simulate(task, m, jobs, driver)
+
+
+# ------------------------------------------------------------------------- report
+def ratios(results: dict[Task, dict[str, Any]], trace: str, weeks: Sequence[int],
+           thetas: Sequence[float], alphas: Sequence[float]) -> list[dict[str, Any]]:
+    """Per (θ, α): EASY / redirection of mean and max BSLD, averaged over the weeks.
+
+    >>> r = {Task("t", 0, 0.1, None): {"mean_bsld": 4.0, "max_bsld": 9.0},
+    ...      Task("t", 0, 0.1, 5): {"mean_bsld": 2.0, "max_bsld": 10.0, "nb_redirections": 3}}
+    >>> row, = ratios(r, "t", [0], [5], [0.1])
+    >>> row["mean_ratio"], row["max_ratio"], row["redirections"]
+    (2.0, 0.9, 3.0)
+    """
+    rows = []
+    for alpha in alphas:
+        for theta in thetas:
+            mean_r, max_r, redir = [], [], []
+            for week in weeks:
+                easy = results.get(Task(trace, week, alpha, None))
+                ours = results.get(Task(trace, week, alpha, theta))
+                if easy is None or ours is None:
+                    continue
+                mean_r.append(easy["mean_bsld"] / ours["mean_bsld"])
+                max_r.append(easy["max_bsld"] / ours["max_bsld"])
+                redir.append(ours.get("nb_redirections", 0))
+            if mean_r:
+                rows.append({"theta": theta, "alpha": alpha, "weeks": len(mean_r),
+                             "mean_ratio": statistics.fmean(mean_r),
+                             "max_ratio": statistics.fmean(max_r),
+                             "redirections": statistics.fmean(redir)})
+    return rows
+
+
+def report(trace: str, m: int, weeks: list[tuple[int, float, int]],
+           rows: list[dict[str, Any]]) -> str:
+    """The text block of one trace: the (θ, α) table and the best pair."""
+    lines = [f"## {trace}  (m = {m}; {len(weeks)} week(s): "
+             + ", ".join(f"#{w} util {u:.0%} {n} jobs" for w, u, n in weeks) + ")",
+             "EASY/redir > 1: redirection better (paper's Fig. 2 axis = redir/EASY, lower better)",
+             f"{'alpha':>6} {'theta':>6} {'EASY/redir mean':>16} {'EASY/redir max':>15} "
+             f"{'redir/EASY mean':>16} {'redir/EASY max':>15} {'redirections':>13}"]
+    for r in rows:
+        lines.append(f"{r['alpha']:>6.2f} {r['theta']:>6g} {r['mean_ratio']:>16.3f} "
+                     f"{r['max_ratio']:>15.3f} {1 / r['mean_ratio']:>16.3f} "
+                     f"{1 / r['max_ratio']:>15.3f} {r['redirections']:>13.1f}")
+    if rows:
+        best = max(rows, key=lambda r: (r["mean_ratio"], r["max_ratio"]))
+        both = [r for r in rows if r["mean_ratio"] > 1 and r["max_ratio"] > 1]
+        lines.append(f"best (theta, alpha) for mean BSLD: ({best['theta']:g}, {best['alpha']:.2f})"
+                     f": EASY/redir mean {best['mean_ratio']:.3f}, max {best['max_ratio']:.3f}")
+        if both:
+            b = max(both, key=lambda r: min(r["mean_ratio"], r["max_ratio"]))
+            lines.append(f"best pair improving both: ({b['theta']:g}, {b['alpha']:.2f}): "
+                         f"mean {b['mean_ratio']:.3f}, max {b['max_ratio']:.3f}")
+        else:
+            lines.append("no pair improves both mean and max BSLD")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- main
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the sweep; see the module docstring."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--traces", nargs="*", default=None,
+                        help="trace files or name prefixes in the shared traces folder "
+                             "(default: every trace)")
+    parser.add_argument("--max-weeks", type=int, default=20, help="weeks per trace (paper: 20)")
+    parser.add_argument("--min-util", type=float, default=0.7, help="week selection threshold")
+    parser.add_argument("--theta", type=float, nargs="*", default=list(THETAS))
+    parser.add_argument("--alpha", type=float, nargs="*", default=list(ALPHAS))
+    parser.add_argument("--max-jobs", type=int, default=None,
+                        help="skip weeks with more jobs than this (to bound run time)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--driver", choices=("sim", "strict"), default=None,
+                        help="sim: the embedded simulator (default when present); strict: "
+                             "the redirection tests' strict Batsim stand-in")
+    parser.add_argument("--output", type=Path, default=None,
+                        help="results file (default: bench/results/redirection_sweep.txt)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    driver = args.driver or ("sim" if embedded_simulator_available() else "strict")
+    if driver == "sim" and not embedded_simulator_available():
+        parser.error("the embedded simulator (batpolicy.scheduler.sim) is not available")
+    if args.driver is None and driver == "strict":
+        log.warning("embedded simulator not available: using the tests' strict Batsim stand-in")
+
+    paths = sorted(p for p in TRACES.iterdir() if p.suffix in (".swf", ".gz"))
+    if args.traces:
+        paths = [p for p in paths if any(p.name.startswith(x) or str(p) == x
+                                         for x in args.traces)]
+    selected: dict[str, tuple[int, list[tuple[int, float, list[TraceJob]]]]] = {}
+    for path in paths:
+        m, jobs = read_trace(path)
+        weeks = [w for w in loaded_weeks(jobs, m, args.min_util)
+                 if args.max_jobs is None or len(w[2]) <= args.max_jobs][:args.max_weeks]
+        name = path.name.split(".swf")[0]
+        log.info("%s: m=%d, %d jobs, %d loaded week(s) kept", name, m, len(jobs), len(weeks))
+        if weeks:
+            selected[name] = (m, weeks)
+
+    tasks = []
+    for name, (m, weeks) in selected.items():
+        for week, _, jobs in weeks:
+            for alpha in args.alpha:
+                tasks.append((Task(name, week, alpha, None), m, jobs, driver))
+                tasks += [(Task(name, week, alpha, theta), m, jobs, driver)
+                          for theta in args.theta]
+    tasks.sort(key=lambda item: -len(item[2]))  # longest first: better packing
+    results: dict[Task, dict[str, Any]] = {}
+    began = time.perf_counter()
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn()) as progress, \
+            ProcessPoolExecutor(max_workers=args.workers) as pool:
+        bar = progress.add_task("simulations", total=len(tasks))
+        futures = [pool.submit(_run, item) for item in tasks]
+        for future in as_completed(futures):
+            task, result = future.result()
+            results[task] = result
+            progress.advance(bar)
+    elapsed = time.perf_counter() - began
+
+    blocks = [f"# Redirection sweep (Faure et al. 2020, Fig. 2): EASY vs EASY+redirection, "
+              f"grown platform, walltime = run time, BSLD tau = {TAU:g} s",
+              f"{len(tasks)} simulations in {elapsed:.0f} s on {args.workers} worker(s); "
+              f"weeks with utilisation >= {args.min_util:.0%}, at most {args.max_weeks} per trace"
+              + (f" and {args.max_jobs} jobs per week" if args.max_jobs else "")
+              + f"; driver: {'embedded simulator' if driver == 'sim' else 'strict Batsim stand-in (tests)'}"]
+    for name, (m, weeks) in selected.items():
+        rows = ratios(results, name, [w for w, _, _ in weeks], args.theta, args.alpha)
+        blocks.append(report(name, m, [(w, u, len(j)) for w, u, j in weeks], rows))
+    text = "\n\n".join(blocks)
+    sys.stdout.write(header() + "\n" + text + "\n")
+    if args.output is None:
+        log.info("written to %s", write_results("redirection_sweep", [text]))
+    else:
+        args.output.write_text(header() + "\n" + text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
