@@ -361,7 +361,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{len(tasks)} simulations in {elapsed:.0f} s on {args.workers} worker(s); "
               f"weeks with utilisation >= {args.min_util:.0%}, at most {args.max_weeks} per trace"
               + (f" and {args.max_jobs} jobs per week" if args.max_jobs else "")
-              + f"; driver: {'embedded simulator' if driver == 'sim' else 'strict Batsim stand-in (tests)'}"]
+              + "; driver: " + ("embedded simulator" if driver == "sim"
+                                else "strict Batsim stand-in (tests)")]
     for name, (m, weeks) in selected.items():
         rows = ratios(results, name, [w for w, _, _ in weeks], args.theta, args.alpha)
         blocks.append(report(name, m, [(w, u, len(j)) for w, u, j in weeks], rows))

@@ -37,8 +37,8 @@ def redirection_group_size(m: int, alpha: float) -> int:
 
     Rounded to 9 decimals first, so that 0.15 × 20 (= 3.0000000000000004 in floats) is 3.
 
-    >>> redirection_group_size(20, 0.15), redirection_group_size(32, 0.1), redirection_group_size(7, 0)
-    (3, 4, 0)
+    >>> [redirection_group_size(m, a) for m, a in ((20, 0.15), (32, 0.1), (7, 0.0))]
+    [3, 4, 0]
     """
     return math.ceil(round(alpha * m, 9))
 

@@ -217,7 +217,8 @@ class Redirection(Policy):
             log.info("redirection: principal group '%s' (%s), redirection group '%s' (%s), "
                      "θ=%g, α=%g, filter=%s, conflict=%s; %s; acknowledgements %s",
                      self.principal_machines, self.principal_policy.name, self.redirection_machines,
-                     self.redirection_policy.name, p["theta"], p["alpha"], p["filter"], p["conflict"],
+                     self.redirection_policy.name, p["theta"], p["alpha"], p["filter"],
+                     p["conflict"],
                      self.planner.describe(),
                      "on" if state.dynamic_jobs_acknowledged else "off")
             if not self.redirection_machines:
@@ -286,7 +287,8 @@ class Redirection(Policy):
                 original, copy_id = self._killing.pop(jid)
                 out += self._restart(original, copy_id, state)
         if foreign:  # kills asked by a base policy go back to it
-            for policy, group in ((self.principal_policy, PRINCIPAL), (self.redirection_policy, REDIRECTION)):
+            for policy, group in ((self.principal_policy, PRINCIPAL),
+                                  (self.redirection_policy, REDIRECTION)):
                 ids = tuple(j for j in foreign if (j in self._copies) == (group == REDIRECTION))
                 if ids:
                     sub = t.JobKilled(event.timestamp, ids,

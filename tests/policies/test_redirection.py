@@ -108,9 +108,12 @@ def test_no_count_without_pressure() -> None:
 
 # ----------------------------------------------------------- conflict policies
 def conflict_scene(rule: str) -> tuple[Driver, list[t.Decision]]:
-    """A (2 wide, walltime 1000, started 0), B (3, 2000, started 1), C (4, 300, started 2)
+    """Four running jobs over threshold at once, each chosen by a different rule.
+
+    A (2 wide, walltime 1000, started 0), B (3, 2000, started 1), C (4, 300, started 2)
     and F (6 wide: too big for the 5-machine redirection group) fill the 15 principal
-    machines; six submissions in one message give counters A 3, B 5, C 6, F 6."""
+    machines; six submissions in one message give counters A 3, B 5, C 6, F 6.
+    """
     d = Driver(20, theta="2", alpha="0.25", conflict=rule)  # principal 0-14, redir 15-19
     for at, (name, res, wall) in enumerate([("A", 2, 1000.0), ("B", 3, 2000.0),
                                             ("C", 4, 300.0), ("F", 6, 5000.0)]):
