@@ -1,0 +1,289 @@
+"""DPSA: EASY's reservation, then the subset of waiting jobs that fills the most machines.
+
+Grudenic & Bogunovic, *Computer cluster scheduling algorithm based on time bounded
+dynamic programming*, MIPRO 2011 (34th International Convention), §III.B (Fig. 2) and
+§III.C (variants DPSAp, DPSAn, DPSAw).
+
+Steps of :meth:`Dpsa.decide` and the lines of Fig. 2 they implement:
+
+* l. 2 ``ClearReservations()`` — the reservation is recomputed at every decision.
+* l. 3–7 — start queue-head jobs while they fit (lowest free machine ids).
+* l. 8 ``CreateReservation(p0)`` — EASY's reservation for the first head that does not
+  fit: shadow time and the machines it holds (:func:`.reservation.plan_reservation`).
+* l. 9–10 — free machines ``lr`` and eligible jobs ``lp``: the other waiting jobs that
+  need no more than ``|lr|`` machines, listed in the variant's search order.
+* l. 11, 15–29 — OptimizeUtilization: ``search=exact`` (default) solves it exactly by
+  dynamic programming (:mod:`.exact`), ``search=exhaustive`` runs the paper's bounded
+  recursive enumeration (:mod:`.search`). Both rank solutions by utilisation, then by the
+  variant's tie rule; uncut, they return the same subset.
+* l. 21–23 — a free machine is feasible for a job if its availability (time until the
+  reservation needs it: ``shadow − now`` for reserved machines, unlimited for the others)
+  covers the job's walltime; the job is mapped on the feasible machines of least
+  availability: a short job takes reserved machines first, then unreserved ones.
+* l. 12 ``StartJobs(topJobSubset)``.
+
+Tie rules (§III.C), each exactly "the first solution of equal utilisation found by
+Fig. 2's pre-order search (strict ``>`` at l. 16) over the variant's job order":
+
+* ``dpsa-p``: order = priority (queue order, FCFS). Compare the solutions' highest
+  priority jobs; the higher wins; if equal, the second highest, recursively — "DPSAp
+  variant is inherently implemented" by Fig. 2.
+* ``dpsa-n``: order = size ascending, then priority (the paper presorts by size at
+  l. 10; a stable sort keeps priority among equal sizes). Compare the solutions' smallest
+  jobs; the smaller (or, equal in size, the higher priority) wins; recursively.
+* ``dpsa-w``: order = size descending, then priority; compare the largest jobs first.
+
+Deviations: priority is FCFS (the paper's queue is prioritised by site policy); a job's
+"Runtime" at l. 21 is its walltime (the scheduler cannot know the runtime), and a job
+without walltime counts as infinitely long; machines of equal availability are taken
+lowest id first, and the reservation holds the lowest machine ids free at the shadow
+time (batsched's EASY, as :mod:`.easy`); a decision with no event since the previous one
+is skipped (nothing could start); jobs larger than the platform are rejected on
+submission; Fig. 2's ``i < |lp|`` with 1-based indices is read as "every job".
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from array import array
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
+
+from procset import ProcSet
+
+from batpolicy.errors import ConfigError
+from batpolicy.policies.base import Decisions, Parameter, Policy
+from batpolicy.policies.dpsa.exact import solve_exact
+from batpolicy.policies.dpsa.problem import Instance
+from batpolicy.policies.dpsa.search import search_exhaustive
+from batpolicy.policies.queue import JobQueue
+from batpolicy.policies.reservation import Reservation, expected_releases, plan_reservation
+from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
+from batpolicy.scheduler.allocation import take_lowest
+from batpolicy.scheduler.jobs import Job, JobStatus
+from batpolicy.scheduler.state import ClusterState
+
+log = logging.getLogger(__name__)
+
+
+def priority_order(job: Job) -> tuple[int, ...]:
+    """DPSAp search order: priority (submission rank)."""
+    return (job.seq,)
+
+
+def small_first(job: Job) -> tuple[int, ...]:
+    """DPSAn search order: size ascending, then priority."""
+    return (job.res, job.seq)
+
+
+def wide_first(job: Job) -> tuple[int, ...]:
+    """DPSAw search order: size descending, then priority."""
+    return (-job.res, job.seq)
+
+
+def percentile(sorted_values: Iterable[float], q: float) -> float:
+    """Nearest-rank ``q``-th percentile (0 < q ≤ 100) of ascending values; 0 if none.
+
+    >>> percentile([1.0, 2.0, 3.0, 4.0], 50), percentile([1.0, 2.0, 3.0, 4.0], 99)
+    (2.0, 4.0)
+    """
+    values = list(sorted_values)
+    if not values:
+        return 0.0
+    return values[max(0, math.ceil(q / 100 * len(values)) - 1)]
+
+
+class Dpsa(Policy):
+    """DPSAp (§III.C): among equal utilisation, prefer the higher-priority jobs.
+
+    The base of the family: DPSAn and DPSAw change only the search order :attr:`order`.
+    """
+
+    name = "dpsa-p"
+    #: The variant's search order (Fig. 2, l. 10 and §III.C).
+    order: ClassVar[Callable[[Job], tuple[int, ...]]] = staticmethod(priority_order)
+    parameters = (
+        Parameter("search", str, "exact", "OptimizeUtilization: exact dynamic programming, or "
+                  "the paper's bounded recursive enumeration", choices=("exact", "exhaustive")),
+        Parameter("time_bound_ms", float, 100.0,
+                  "exhaustive search: wall-time bound per decision in ms (0: none)"),
+        Parameter("max_nodes", int, 1_000_000,
+                  "exhaustive search: bound on OptimizeUtilization calls (0: none)"),
+        Parameter("prune", bool, False, "exhaustive search: skip subtrees that cannot beat the "
+                  "best found (same result when not cut)"),
+    )
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        super().__init__(params)
+        if self.params["time_bound_ms"] < 0 or self.params["max_nodes"] < 0:
+            raise ConfigError(f"policy '{self.name}': time_bound_ms and max_nodes must be >= 0")
+        self.queue = JobQueue()
+        self._rejected: list[Job] = []
+        self._changed = True
+        #: The reservation made at the last decision (None: no job waits for machines).
+        self.last_reservation: Reservation | None = None
+        self._times = array("d")  # wall seconds of each DPSA decision (l. 8-12 ran)
+        self._eligible = 0
+        self._by_search = 0
+        self._searches = 0
+        self._cut = 0
+        self._nodes = 0
+
+    # ------------------------------------------------------------------- hooks
+    def on_job_submitted(self, job: Job, state: ClusterState) -> Decisions:
+        """Queue the job (or mark it for rejection if it can never run)."""
+        if job.res > state.nb_machines or job.res <= 0:
+            self._rejected.append(job)
+        else:
+            self.queue.add(job)
+        self._changed = True
+        return None
+
+    def on_job_completed(self, job: Job, state: ClusterState) -> Decisions:
+        """Machines were released: decide again."""
+        self._changed = True
+        return None
+
+    def on_resources_changed(self, event: Event, state: ClusterState) -> Decisions:
+        """Machine availability changed: decide again."""
+        self._changed = True
+        return None
+
+    # ------------------------------------------------------------------ decide
+    def decide(self, now: float, state: ClusterState) -> list[Decision]:
+        """Fig. 2: start heads, reserve for the first that does not fit, start the best subset."""
+        out: list[Decision] = [RejectJob(job.id) for job in self._rejected]
+        self._rejected.clear()
+        if not self._changed:
+            return out
+        self._changed = False
+        began = self.clock()
+        free = state.free
+        nfree = len(free)
+        started: list[tuple[float, ProcSet]] = []
+        head = self._head()
+        while head is not None and head.res <= nfree:  # Fig. 2, l. 3-7
+            alloc = take_lowest(free, head.res)
+            free = free - alloc
+            nfree -= head.res
+            self.queue.remove(head)
+            out.append(ExecuteJob(head.id, alloc))
+            started.append((now + head.planned_walltime, alloc))
+            head = self._head()
+        if head is None or nfree == 0:
+            self.last_reservation = None
+            return out
+        started.sort(key=lambda item: item[0])
+        reservation = plan_reservation(head, now, free,  # Fig. 2, l. 8
+                                       expected_releases(state, started), state.unavailable)
+        self.last_reservation = reservation
+        out.extend(self._fill(now, head, free, reservation, began))
+        self._times.append(self.clock() - began)
+        return out
+
+    def _fill(self, now: float, head: Job, free: ProcSet, reservation: Reservation,
+              began: float) -> list[Decision]:
+        """Fig. 2, l. 9-12 and 21-23: the best subset of eligible jobs, mapped and started."""
+        shadow = reservation.shadow_time
+        reserved = free & reservation.machines
+        unreserved = free - reservation.machines
+        nfree, nunreserved = len(free), len(unreserved)
+        eligible: list[tuple[Job, bool]] = []
+        for job in self.queue:  # Fig. 2, l. 10
+            if job is head or job.res > nfree:
+                continue
+            if job.status is not JobStatus.WAITING:  # started or rejected by someone else
+                self.queue.remove(job)
+                continue
+            is_long = not now + job.planned_walltime <= shadow  # Fig. 2, l. 21
+            if is_long and job.res > nunreserved:
+                continue  # no feasible machines: l. 22 would skip it anyway
+            eligible.append((job, is_long))
+        if not eligible:
+            return []
+        order = type(self).order
+        if order is not priority_order:
+            eligible.sort(key=lambda item: order(item[0]))
+        inst = Instance(tuple(job.res for job, _ in eligible),
+                        tuple(is_long for _, is_long in eligible), nfree, nunreserved)
+        chosen = self._optimize(inst, began)  # Fig. 2, l. 11
+        self._eligible += len(eligible)
+        self._by_search += len(chosen)
+        decisions: list[tuple[int, Decision]] = []
+        for index in chosen:  # Fig. 2, l. 23: least available feasible machines first
+            job, is_long = eligible[index]
+            need = job.res
+            alloc = ProcSet()
+            if not is_long and reserved:
+                part = take_lowest(reserved, min(need, len(reserved)))
+                reserved = reserved - part
+                alloc, need = part, need - len(part)
+            if need:
+                part = take_lowest(unreserved, need)
+                unreserved = unreserved - part
+                alloc = alloc | part
+            self.queue.remove(job)
+            decisions.append((job.seq, ExecuteJob(job.id, alloc)))
+        decisions.sort(key=lambda item: item[0])  # Fig. 2, l. 12, in priority order
+        return [d for _, d in decisions]
+
+    def _optimize(self, inst: Instance, began: float) -> tuple[int, ...]:
+        """Fig. 2, l. 11: OptimizeUtilization with the configured search."""
+        self._searches += 1
+        if self.params["search"] == "exact":
+            return solve_exact(inst)
+        bound_ms = self.params["time_bound_ms"]
+        deadline = began + bound_ms / 1000.0 if bound_ms > 0 else None
+        result = search_exhaustive(inst, max_nodes=self.params["max_nodes"], deadline=deadline,
+                                   clock=self.clock, prune=self.params["prune"])
+        self._nodes += result.nodes
+        if result.cut:
+            self._cut += 1
+            log.debug("%s: search cut after %d nodes (%d eligible jobs)", self.name,
+                      result.nodes, len(inst.sizes))
+        return result.chosen
+
+    def _head(self) -> Job | None:
+        """The first queued job still waiting (others were handled outside this policy)."""
+        head = self.queue.head()
+        while head is not None and head.status is not JobStatus.WAITING:
+            self.queue.remove(head)
+            head = self.queue.head()
+        return head
+
+    # ------------------------------------------------------------------- stats
+    def stats(self) -> dict[str, Any]:
+        """DPSA decisions, their median / p99 / max wall time, and search bound hits."""
+        times = sorted(self._times)
+        n = len(times)
+        out: dict[str, Any] = {
+            "dpsa_variant": self.name,
+            "dpsa_search": self.params["search"],
+            "nb_dpsa_decisions": n,
+            "decision_time_median_ms": percentile(times, 50) * 1000,
+            "decision_time_p99_ms": percentile(times, 99) * 1000,
+            "decision_time_max_ms": (times[-1] if times else 0.0) * 1000,
+            "nb_searches": self._searches,
+            "mean_eligible_jobs": self._eligible / self._searches if self._searches else 0.0,
+            "nb_started_by_search": self._by_search,
+        }
+        if self.params["search"] == "exhaustive":
+            out["nb_search_cut"] = self._cut
+            out["search_cut_share"] = self._cut / self._searches if self._searches else 0.0
+            out["search_nodes_mean"] = self._nodes / self._searches if self._searches else 0.0
+        return out
+
+
+class DpsaN(Dpsa):
+    """DPSAn (§III.C): among equal utilisation, prefer solutions of smaller jobs."""
+
+    name = "dpsa-n"
+    order = staticmethod(small_first)
+
+
+class DpsaW(Dpsa):
+    """DPSAw (§III.C): among equal utilisation, prefer solutions of wider jobs."""
+
+    name = "dpsa-w"
+    order = staticmethod(wide_first)
