@@ -10,6 +10,7 @@ from typing import Any
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Policy
+from batpolicy.policies.dpsa import DpsaN, DpsaP, DpsaW
 from batpolicy.policies.easy import EasyBackfilling
 from batpolicy.policies.fcfs import Fcfs
 from batpolicy.policies.redirection import Redirection
@@ -20,6 +21,9 @@ POLICIES: Mapping[str, type[Policy]] = MappingProxyType({
         Fcfs,
         EasyBackfilling,
         Redirection,
+        DpsaP,
+        DpsaN,
+        DpsaW,
     )
 })
 
