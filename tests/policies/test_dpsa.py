@@ -229,12 +229,13 @@ def test_exhaustive_time_bound_uses_the_policy_clock() -> None:
 
 def test_stats_report_decision_times_in_ms() -> None:
     policy = make_policy("dpsa-n")
-    policy.clock = MockClock(step=0.002)  # 2 ms between the two readings of a decision
+    policy.clock = MockClock(step=0.002)  # readings 2 ms apart: begin, fill (l. 9), end
     run(policy, 10, FIG1)
     stats = policy.stats()
     assert stats["nb_dpsa_decisions"] >= 1 and "nb_search_cut" not in stats
-    assert stats["decision_time_median_ms"] == pytest.approx(2.0)
-    assert stats["decision_time_p99_ms"] == pytest.approx(2.0)
+    assert stats["decision_time_median_ms"] == pytest.approx(4.0)
+    assert stats["decision_time_p99_ms"] == pytest.approx(4.0)
+    assert stats["fill_time_median_ms"] == pytest.approx(2.0)
     assert stats["dpsa_variant"] == "dpsa-n" and stats["dpsa_search"] == "exact"
 
 
