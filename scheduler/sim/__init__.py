@@ -1,0 +1,45 @@
+"""The embedded simulator: Batsim 4.2.1 at the message level, so policies run without Batsim.
+
+:class:`Simulator` is a stand-in for Batsim: it reads the same inputs (workloads, a
+platform, ``--events`` files, Batsim's flags as :class:`SimOptions`), keeps Batsim's own
+bookkeeping, sends the typed requests Batsim 4.2.1 would send and applies the typed
+replies, aborting (:class:`~batpolicy.errors.InvalidDecision`) where Batsim aborts. The
+scheduler is any callable ``Request -> Reply``: ``Dispatcher(policy).handle`` for
+``batpolicy simulate``, a socket round-trip for ``batpolicy fake-batsim``, or a recorded
+conversation (the transcript fidelity tests replay all 16 recordings of real Batsim
+4.2.1 and get the same messages and the same ``jobs.csv``).
+
+Modules: :mod:`.core` (the heap, ``schedule``/``step`` and the tie-break priorities of
+one instant), :mod:`.engine` (the message loop and Batsim's reactions),
+:mod:`.bookkeeping` (Batsim's jobs, profiles with garbage collection, machines),
+:mod:`.validation` (Batsim's checks of decisions), :mod:`.models` (job models: Batsim's
+profiles and a speed-scaled model whose end moves), :mod:`.result` (records and totals),
+:mod:`.options`.
+
+Known difference from Batsim
+----------------------------
+On a platform with non-zero latencies Batsim also simulates its own messages over
+SimGrid: every submission, job start and job completion is delayed by the platform's
+latency (about 1 ms per message on Batsim's ``cluster512.xml``). The embedded simulator
+does not model these message latencies: it behaves as Batsim on a zero-latency platform
+(submission at ``subtime``, start at the decision's time, completion at start + delay),
+which is what the recorded transcripts use. Other deliberate simplifications are listed
+in :mod:`.engine` and :mod:`.models` (parallel profiles are computation only; no energy).
+"""
+
+from batpolicy.scheduler.sim.core import (
+                                          CALL,
+                                          COMPLETION,
+                                          END_OF_INPUT,
+                                          EXTERNAL,
+                                          SUBMISSION,
+                                          EventQueue,
+)
+from batpolicy.scheduler.sim.engine import Scheduler, Simulator
+from batpolicy.scheduler.sim.models import JOB_MODELS, JobModel, ProfileModel, SpeedScaledModel
+from batpolicy.scheduler.sim.options import SimOptions
+from batpolicy.scheduler.sim.result import JobRecord, SimResult
+
+__all__ = ["CALL", "COMPLETION", "END_OF_INPUT", "EXTERNAL", "JOB_MODELS", "SUBMISSION",
+           "EventQueue", "JobModel", "JobRecord", "ProfileModel", "Scheduler", "SimOptions",
+           "SimResult", "Simulator", "SpeedScaledModel"]

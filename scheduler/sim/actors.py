@@ -1,0 +1,151 @@
+"""The simulator's heap events, one kind per Batsim actor that wakes up at a time.
+
+Each is a small slotted object with ``live(seq)`` and ``fire()`` (see
+:class:`~batpolicy.scheduler.sim.core.Event`); ``fire`` calls back the simulator, which
+does what Batsim's server does when that actor's message arrives.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from procset import ProcSet
+
+from batpolicy.scheduler.sim.bookkeeping import SimJob
+
+__all__ = ["EndOfInput", "ExternalEventOccurs", "JobEnd", "Reactions", "Resume", "SimEvent",
+           "SpeedChange", "Submitter", "Waiter"]
+
+
+class Reactions(Protocol):
+    """What Batsim's server does when an actor's message arrives (the simulator)."""
+
+    def on_submission_time(self) -> None:
+        """The static submitter wakes up: submit the jobs due now."""
+
+    def on_call(self) -> None:
+        """A waiter wakes up: REQUESTED_CALL."""
+
+    def on_external_event(self, event: Any) -> None:
+        """An external event occurs."""
+
+    def on_end_of_input(self, kind: str) -> None:
+        """A submitter said goodbye."""
+
+    def on_job_end(self, job: SimJob) -> None:
+        """A job reaches its planned end."""
+
+    def on_speed_change(self, machines: ProcSet, speed: float) -> None:
+        """Machines change speed."""
+
+
+class SimEvent:
+    """Base of the simulator's heap events: live unless told otherwise."""
+
+    __slots__ = ("sim",)
+
+    def __init__(self, sim: Reactions) -> None:
+        self.sim = sim
+
+    def live(self, seq: int) -> bool:
+        """Whether the heap entry ``seq`` is current (always, except for completions)."""
+        return True
+
+    def fire(self) -> None:  # pragma: no cover - every subclass overrides it
+        """Happen, now."""
+        raise NotImplementedError
+
+
+class Resume(SimEvent):
+    """The instant a decision stamped in the future applies (Batsim sleeps until then)."""
+
+    __slots__ = ("fired",)
+
+    def __init__(self, sim: Reactions) -> None:
+        super().__init__(sim)
+        self.fired = False
+
+    def fire(self) -> None:
+        """Let the waiting decision apply."""
+        self.fired = True
+
+
+class Submitter(SimEvent):
+    """The static job submitter: one live entry, at the next submission time."""
+
+    __slots__ = ()
+
+    def fire(self) -> None:
+        """Submit every static job whose time has come."""
+        self.sim.on_submission_time()
+
+
+class Waiter(SimEvent):
+    """A pending CALL_ME_LATER."""
+
+    __slots__ = ()
+
+    def fire(self) -> None:
+        """Send REQUESTED_CALL."""
+        self.sim.on_call()
+
+
+class ExternalEventOccurs(SimEvent):
+    """One external event of an ``--events`` file."""
+
+    __slots__ = ("event",)
+
+    def __init__(self, sim: Reactions, event: Any) -> None:
+        super().__init__(sim)
+        self.event = event
+
+    def fire(self) -> None:
+        """Apply and (if Batsim does) notify the event."""
+        self.sim.on_external_event(self.event)
+
+
+class EndOfInput(SimEvent):
+    """A submitter said goodbye: NOTIFY no_more_static_job_to_submit / ..._event_to_occur."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, sim: Reactions, kind: str) -> None:
+        super().__init__(sim)
+        self.kind = kind
+
+    def fire(self) -> None:
+        """Notify the end of this input."""
+        self.sim.on_end_of_input(self.kind)
+
+
+class JobEnd(SimEvent):
+    """The completion of a running job; stale once the job's end moved or it was killed."""
+
+    __slots__ = ("job",)
+
+    def __init__(self, sim: Reactions, job: SimJob) -> None:
+        super().__init__(sim)
+        self.job = job
+
+    def live(self, seq: int) -> bool:
+        """Only the job's latest completion entry is live."""
+        return self.job.end_seq == seq
+
+    def fire(self) -> None:
+        """The job ends as its model planned."""
+        self.sim.on_job_end(self.job)
+
+
+class SpeedChange(SimEvent):
+    """Machines change speed (not a Batsim event: an input of the speed-scaled model)."""
+
+    __slots__ = ("machines", "speed")
+
+    def __init__(self, sim: Reactions, machines: ProcSet, speed: float) -> None:
+        super().__init__(sim)
+        self.machines = machines
+        self.speed = speed
+
+    def fire(self) -> None:
+        """Set the speeds and re-plan the jobs running there."""
+        self.sim.on_speed_change(self.machines, self.speed)

@@ -1,0 +1,251 @@
+"""Batsim's own bookkeeping, kept by the embedded simulator (it *is* Batsim, not the scheduler).
+
+- :class:`SimJob`: a job as Batsim knows it, from submission to its deletion (Batsim
+  frees a job once its JOB_COMPLETED has been sent, since v4.0.0; PROTOCOL.md §1.5).
+- :class:`ProfileTable`: one workload's profiles with Batsim's garbage collection
+  (§1.6): when a job is deleted and profile reuse is off, its profile's name stays
+  "existing" but empty, so registering a job with it, or registering the name again,
+  is fatal.
+- :class:`Machines`: which machines compute or are unavailable, their speeds, and the
+  machine-time totals Batsim writes in ``schedule.csv`` (§1.11).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable
+from typing import Any
+
+from procset import ProcSet
+
+from batpolicy.protocol.types import JobState
+
+__all__ = ["Machines", "ProfileTable", "SimJob", "referenced_profiles"]
+
+
+class SimJob:
+    """A job on the Batsim side. ``state`` is Batsim's job state (a :class:`JobState`).
+
+    While running: ``alloc``, ``start``, the planned ``end`` with the heap entry
+    ``end_seq`` of its completion, and ``outcome`` / ``return_code``, how it will end
+    unless killed. ``model`` / ``mstate`` belong to the job model.
+    """
+
+    __slots__ = ("id", "workload", "subtime", "res", "walltime", "profile", "profile_data",
+                 "raw", "dynamic", "state", "alloc", "start", "end", "end_seq", "outcome",
+                 "return_code", "metadata", "kill_requested", "model", "mstate", "reported")
+
+    def __init__(self, job_id: str, workload: str, subtime: float, res: int,
+                 walltime: float | None, profile: str, profile_data: dict[str, Any],
+                 raw: dict[str, Any], dynamic: bool = False) -> None:
+        self.id = job_id
+        self.workload = workload
+        self.subtime = subtime
+        self.res = res
+        self.walltime = walltime
+        self.profile = profile
+        self.profile_data = profile_data
+        self.raw = raw
+        self.dynamic = dynamic
+        self.state = JobState.SUBMITTED
+        self.alloc: ProcSet | None = None
+        self.start = 0.0
+        self.end = 0.0
+        self.end_seq = -1
+        self.outcome = JobState.COMPLETED_SUCCESSFULLY
+        self.return_code = 0
+        self.metadata = ""
+        self.kill_requested = False
+        self.model: Any = None
+        self.mstate: Any = None
+        self.reported = False
+
+    @property
+    def name(self) -> str:
+        """Job name inside its workload (after ``!``).
+
+        >>> SimJob("w0!7", "w0", 0.0, 1, None, "p", {}, {}).name
+        '7'
+        """
+        return self.id.split("!", 1)[1]
+
+    def __repr__(self) -> str:
+        return f"SimJob({self.id!r}, {self.state.value})"
+
+
+class ProfileTable:
+    """One workload's profiles: every definition ever registered, and the collected names.
+
+    Running jobs keep the definition they started with (Batsim holds a pointer), so
+    :meth:`definition` never fails for a known name; :meth:`usable` is what a new
+    registration may use.
+
+    >>> table = ProfileTable({"a": {"type": "delay", "delay": 1},
+    ...                       "s": {"type": "composed", "seq": ["a"]}})
+    >>> table.collect("s")
+    >>> table.usable("a"), table.exists("a")
+    (False, True)
+    """
+
+    __slots__ = ("definitions", "collected")
+
+    def __init__(self, profiles: dict[str, dict[str, Any]] | None = None) -> None:
+        self.definitions: dict[str, dict[str, Any]] = dict(profiles or {})
+        self.collected: set[str] = set()
+
+    def exists(self, name: str) -> bool:
+        """Whether the name was ever registered (collected names still exist). O(1)."""
+        return name in self.definitions
+
+    def usable(self, name: str) -> bool:
+        """Whether a new job may use this profile (registered and not collected). O(1)."""
+        return name in self.definitions and name not in self.collected
+
+    def definition(self, name: str) -> dict[str, Any]:
+        """The profile's JSON, collected or not. Runtime complexity: O(1)."""
+        return self.definitions[name]
+
+    def add(self, name: str, profile: dict[str, Any]) -> None:
+        """Register a new profile. Runtime complexity: O(1)."""
+        self.definitions[name] = profile
+
+    def collect(self, name: str) -> None:
+        """Garbage-collect a profile and, for a sequence, its sub-profiles (Batsim 4.x).
+
+        Runtime complexity: O(size of the sequence tree).
+        """
+        if name in self.collected or name not in self.definitions:
+            return
+        self.collected.add(name)
+        profile = self.definitions[name]
+        if profile.get("type") in ("composed", "sequence"):
+            for sub in profile.get("seq", ()):
+                self.collect(str(sub))
+
+
+def referenced_profiles(used: Iterable[str], profiles: dict[str, dict[str, Any]]
+                         ) -> dict[str, dict[str, Any]]:
+    """The profiles jobs use, with the sub-profiles of sequences, in the file's order.
+
+    >>> referenced_profiles({"s"}, {"a": {"type": "delay"}, "b": {"type": "delay"},
+    ...                              "s": {"type": "composed", "seq": ["a"]}})
+    {'a': {'type': 'delay'}, 's': {'type': 'composed', 'seq': ['a']}}
+    """
+    keep: set[str] = set()
+    todo = list(used)
+    while todo:
+        name = todo.pop()
+        if name in keep:
+            continue
+        keep.add(name)
+        profile = profiles.get(name, {})
+        if profile.get("type") in ("composed", "sequence"):
+            todo.extend(str(sub) for sub in profile.get("seq", ()))
+    return {name: profile for name, profile in profiles.items() if name in keep}
+
+
+class Machines:
+    """Compute machines as Batsim sees them: busy, unavailable, speeds, state times.
+
+    ``busy`` and ``unavailable`` are byte maps indexed by machine id, so that checking or
+    changing an allocation costs one C-level slice operation per interval of the set.
+    Times for ``schedule.csv`` follow Batsim's machine-state accounting: the time spent
+    in a state is counted when the machine leaves it, so ``time_idle`` of a machine
+    stops at its last state change.
+
+    >>> m = Machines(["a", "b", "c"], [1.0, 1.0, 1.0])
+    >>> m.occupy(ProcSet((0, 1)))
+    >>> str(m.busy_in(ProcSet((1, 2))))
+    '1'
+    >>> m.release(ProcSet((0, 1)), 0.0, 5.0)
+    >>> m.busy_time, m.idle_time()
+    (10.0, 0.0)
+    """
+
+    __slots__ = ("names", "speeds", "n", "busy", "unavailable", "last_change", "busy_time",
+                 "unavailable_time", "unavailable_since", "windows", "_ones", "_zeros")
+
+    def __init__(self, names: list[str], speeds: list[float]) -> None:
+        n = len(names)
+        self.names = names
+        self.speeds = speeds
+        self.n = n
+        self.busy = bytearray(n)
+        self.unavailable = bytearray(n)
+        self.last_change = array("d", bytes(8 * n))
+        self.busy_time = 0.0
+        self.unavailable_time = 0.0
+        self.unavailable_since: dict[int, float] = {}
+        self.windows: list[tuple[float, float, ProcSet]] = []
+        self._ones = memoryview(b"\x01" * n)
+        self._zeros = memoryview(bytes(n))
+
+    def exist(self, alloc: ProcSet) -> bool:
+        """Whether every machine of ``alloc`` exists. Runtime complexity: O(1)."""
+        return not alloc or (alloc.min >= 0 and alloc.max < self.n)
+
+    def all_free(self, alloc: ProcSet) -> bool:
+        """Whether no machine of ``alloc`` is busy or unavailable. O(intervals) C slices."""
+        busy, unavailable = self.busy, self.unavailable
+        for itv in alloc.intervals():
+            lo, hi = itv.inf, itv.sup + 1
+            if busy.find(1, lo, hi) >= 0 or unavailable.find(1, lo, hi) >= 0:
+                return False
+        return True
+
+    def busy_in(self, alloc: ProcSet) -> ProcSet:
+        """Machines of ``alloc`` that run a job (slow path, for error messages)."""
+        return ProcSet(*[m for m in alloc if self.busy[m]])
+
+    def unavailable_in(self, alloc: ProcSet) -> ProcSet:
+        """Machines of ``alloc`` that are unavailable (slow path, for error messages)."""
+        return ProcSet(*[m for m in alloc if self.unavailable[m]])
+
+    def occupy(self, alloc: ProcSet) -> None:
+        """Mark the machines busy. Runtime complexity: O(intervals) C slices."""
+        busy, ones = self.busy, self._ones
+        for itv in alloc.intervals():
+            busy[itv.inf:itv.sup + 1] = ones[:itv.sup - itv.inf + 1]
+
+    def release(self, alloc: ProcSet, start: float, now: float) -> None:
+        """Free the machines of a job run from ``start`` to ``now``. O(intervals) C slices."""
+        busy, zeros, last = self.busy, self._zeros, self.last_change
+        count = 0
+        for itv in alloc.intervals():
+            size = itv.sup - itv.inf + 1
+            busy[itv.inf:itv.sup + 1] = zeros[:size]
+            last[itv.inf:itv.sup + 1] = array("d", (now,)) * size
+            count += size
+        self.busy_time += (now - start) * count
+
+    def set_unavailable(self, machines: ProcSet, now: float) -> ProcSet:
+        """Make machines unavailable; return those that already were (Batsim aborts on them)."""
+        already = self.unavailable_in(machines)
+        if not already:
+            for m in machines:
+                self.unavailable[m] = 1
+                self.unavailable_since[m] = now
+                self.last_change[m] = now
+        return already
+
+    def set_available(self, machines: ProcSet, now: float) -> ProcSet:
+        """Make machines available again; return those that were not unavailable."""
+        not_unavailable = ProcSet(*[m for m in machines if not self.unavailable[m]])
+        if not not_unavailable:
+            by_start: dict[float, list[int]] = {}
+            for m in machines:
+                self.unavailable[m] = 0
+                since = self.unavailable_since.pop(m)
+                self.unavailable_time += now - since
+                self.last_change[m] = now
+                by_start.setdefault(since, []).append(m)
+            for since, ids in by_start.items():
+                self.windows.append((since, now, ProcSet(*ids)))
+        return not_unavailable
+
+    def idle_time(self) -> float:
+        """Idle machine time up to each machine's last state change (Batsim's ``time_idle``).
+
+        Runtime complexity: O(n).
+        """
+        return max(sum(self.last_change) - self.busy_time - self.unavailable_time, 0.0)

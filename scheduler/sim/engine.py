@@ -1,0 +1,670 @@
+"""The embedded simulator: Batsim 4.2.1 at the message level, without Batsim.
+
+:class:`Simulator` emits the typed :class:`~batpolicy.protocol.types.Request` messages
+Batsim would send, hands each to a scheduler callable, and applies the typed
+:class:`~batpolicy.protocol.types.Reply` decisions at that time, checking them as
+Batsim does (:mod:`.validation`). The scheduler may be ``Dispatcher(policy).handle``, a
+socket round-trip to any Batsim scheduler, or a recorded conversation.
+
+Messages, as Batsim 4.2.1 sends them on a zero-latency platform:
+
+1. SIMULATION_BEGINS alone, at time 0;
+2. then, instant by instant, every event of the instant in one message, in the order of
+   :mod:`.core`'s priorities, stamped with the instant rounded to 6 decimals (Batsim's
+   JSON writer); the reply's decisions are applied at that instant;
+3. what the decisions cause at the same instant (JOB_COMPLETED(COMPLETED_KILLED) then
+   JOB_KILLED for a KILL_JOB; the JOB_SUBMITTED acknowledging a REGISTER_JOB; the
+   completion of a job of zero length; RESOURCE_STATE_CHANGED) in a follow-up message
+   at the same time;
+4. SIMULATION_ENDS alone once nothing can happen any more (PROTOCOL.md §1.10).
+
+Batsim sometimes splits one instant over two messages (issue #67, PROTOCOL.md §1.9);
+the simulator never does, which is the faithful reading of "everything of one instant
+is batched" and changes nothing for a scheduler that decides after each message.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time as _time
+from collections.abc import Callable, Iterable, Sequence
+from itertools import chain
+from typing import Any
+
+from procset import ProcSet
+
+from batpolicy import __version__
+from batpolicy.errors import ConfigError, InputError, InvalidDecision
+from batpolicy.platforms.model import Platform
+from batpolicy.protocol import types as t
+from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.io.model import JobSpec, Workload
+from batpolicy.scheduler.sim import validation as v
+from batpolicy.scheduler.sim.actors import (
+    EndOfInput,
+    ExternalEventOccurs,
+    JobEnd,
+    Resume,
+    SpeedChange,
+    Submitter,
+    Waiter,
+)
+from batpolicy.scheduler.sim.bookkeeping import Machines, ProfileTable, SimJob, referenced_profiles
+from batpolicy.scheduler.sim.core import (
+    CALL,
+    COMPLETION,
+    DECISION,
+    END_OF_INPUT,
+    EXTERNAL,
+    SUBMISSION,
+    EventQueue,
+)
+from batpolicy.scheduler.sim.models import JobModel, make_job_model
+from batpolicy.scheduler.sim.options import SimOptions
+from batpolicy.scheduler.sim.result import NULL_RUNTIME, JobRecord, SimResult
+from batpolicy.scheduler.sim.wire import as_procset, round_progress, wire_json
+
+__all__ = ["Scheduler", "Simulator"]
+
+log = logging.getLogger(__name__)
+
+#: The scheduler side: one Batsim message in, one reply out.
+Scheduler = Callable[[t.Request], t.Reply]
+
+_RUNNING = JobState.RUNNING
+_SUBMITTED = JobState.SUBMITTED
+_KILLED = JobState.COMPLETED_KILLED
+_REJECTED = JobState.REJECTED
+_SUCCESS = JobState.COMPLETED_SUCCESSFULLY
+#: Batsim rounds CALL_ME_LATER waits shorter than this up to it (``waiter_process``).
+MIN_WAIT = 1e-5
+
+
+def _submission_key(job: JobSpec) -> tuple[float, str]:
+    return (job.subtime, job.id)
+
+
+class Simulator:
+    """Batsim 4.2.1 without Batsim: workloads, a platform, external events, Batsim's flags.
+
+    ``on_record`` is called with every :class:`JobRecord` as the job ends (e.g.
+    :meth:`JobsCsvWriter.write`), so outputs stay on disk if a run stops on an error;
+    :meth:`result` gives the totals at any time, after an error included. A simulator
+    runs once.
+
+    Runtime complexity: O(log n) heap work per event, O(intervals) per allocation
+    check, plus the scheduler's own cost.
+    """
+
+    def __init__(self, workloads: Sequence[Workload], platform: Platform, *,
+                 events: Iterable[Any] = (), options: SimOptions | None = None,
+                 on_record: Callable[[JobRecord], None] | None = None) -> None:
+        self.options = options if options is not None else SimOptions()
+        self.on_record = on_record
+        machines = list(platform.machines)
+        if self.options.mmax is not None:
+            machines = machines[:self.options.mmax]
+        if not machines:
+            raise ConfigError("the platform has no compute machine")
+        self._machine_info = machines
+        self.machines = Machines([m.name for m in machines], [float(m.speed) for m in machines])
+        self._queue = EventQueue()
+        self.jobs: dict[str, SimJob] = {}
+        self.tables: dict[str, ProfileTable] = {}
+        self._workload_paths: dict[str, str] = {}
+        self._begin_profiles: dict[str, dict[str, Any]] = {}
+        self._models: dict[str, JobModel] = {}
+        self._default_model = make_job_model(self.options.default_job_model)
+        for name, spec in self.options.job_models.items():
+            self._models[name] = make_job_model(spec)
+        self._static = self._load_workloads(workloads)
+        self._static_ids: set[str] | None = None
+        self._registered: set[str] = set()
+        self._cursor = 0
+        self._external_events = sorted(events, key=lambda e: e.timestamp)  # stable: file order
+        self.registration_finished = False
+        self._static_done = not workloads
+        self._events_done = not self._external_events
+        self._outbox: list[t.Event] = []
+        self._kills: list[SimJob] = []
+        self._kill_groups: list[int] = []
+        self._to_delete: list[SimJob] = []
+        self._running: dict[str, SimJob] = {}
+        self._nb_open = 0
+        self._waiters = 0
+        self._handlers: dict[type, Callable[[Any], None]] = {
+            t.ExecuteJob: self._do_execute, t.RejectJob: self._do_reject,
+            t.KillJob: self._do_kill, t.CallMeLater: self._do_call_me_later,
+            t.RegisterJob: self._do_register_job, t.RegisterProfile: self._do_register_profile,
+            t.RegistrationFinished: self._do_registration_finished,
+            t.ContinueRegistration: self._do_continue_registration,
+            t.SetJobMetadata: self._do_metadata, t.ChangeJobState: self._do_change_job_state,
+            t.SetResourceState: self._do_set_resource_state, t.Query: self._do_query,
+            t.Answer: lambda d: None, t.ToJobMsg: self._do_to_job_msg,
+        }
+        self._result = SimResult(nb_machines=self.machines.n, batsim_version=(
+            self.options.batsim_version or f"batpolicy-{__version__}"))
+        self._started = False
+        self._seed_queue()
+
+    # ---------------------------------------------------------------- construction
+    def _load_workloads(self, workloads: Sequence[Workload]) -> list[JobSpec]:
+        for workload in workloads:
+            name = workload.name
+            if name in self.tables:
+                raise ConfigError(f"two workloads are named '{name}'")
+            if "!" in name:
+                raise ConfigError(f"workload name '{name}' may not contain '!'")
+            model = self._model_for(name)
+            used = {job.profile for job in workload.jobs}
+            for profile in used:
+                try:
+                    model.check(name, profile, workload.profiles)
+                except InputError as exc:
+                    exc.path = exc.path or workload.source
+                    raise
+            # Batsim drops the profiles no job uses when it loads a workload.
+            referenced = referenced_profiles(used, workload.profiles)
+            self.tables[name] = ProfileTable(referenced)
+            self._begin_profiles[name] = {key: wire_json(value)
+                                          for key, value in referenced.items()}
+            self._workload_paths[name] = os.path.abspath(workload.source) if workload.source \
+                else name
+        jobs = [wl.jobs for wl in workloads]
+        if len(jobs) == 1:
+            return sorted(jobs[0], key=_submission_key)  # timsort: O(n) when already sorted
+        return sorted(chain.from_iterable(jobs), key=_submission_key)
+
+    def _model_for(self, workload: str) -> JobModel:
+        return self._models.get(workload, self._default_model)
+
+    def _seed_queue(self) -> None:
+        queue = self._queue
+        if self._static:
+            queue.schedule(Submitter(self), SUBMISSION, at=max(self._static[0].subtime, 0.0))
+        elif not self._static_done:
+            queue.schedule(EndOfInput(self, t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value),
+                           END_OF_INPUT)
+        for event in self._external_events:
+            queue.schedule(ExternalEventOccurs(self, event), EXTERNAL,
+                           at=max(float(event.timestamp), 0.0))
+        if self._external_events:
+            last = max(float(self._external_events[-1].timestamp), 0.0)
+            queue.schedule(EndOfInput(self, t.NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value),
+                           END_OF_INPUT, at=last)
+
+    def schedule_speed_change(self, at: float, machines: ProcSet, speed: float) -> None:
+        """Make ``machines`` compute at ``speed`` flop/s from time ``at`` on.
+
+        Running jobs there are re-planned by their job model (only models that depend on
+        speed move). Not a Batsim event: the scheduler is not told.
+        """
+        if not self.machines.exist(machines) or speed <= 0:
+            raise ConfigError(f"speed change of machines {machines} to {speed}: machines must "
+                              "exist and the speed be > 0")
+        self._queue.schedule(SpeedChange(self, ProcSet(machines), float(speed)), EXTERNAL,
+                             at=at)
+
+    # ---------------------------------------------------------------- read-only views
+    @property
+    def now(self) -> float:
+        """Batsim's current (unrounded) simulated time. Runtime complexity: O(1)."""
+        return self._queue.now
+
+    @property
+    def speeds(self) -> list[float]:
+        """Current machine speeds (flop/s), by machine id (read by job models)."""
+        return self.machines.speeds
+
+    def profile_definition(self, workload: str, name: str) -> dict[str, Any]:
+        """A profile as registered, even if garbage-collected since. O(1)."""
+        return self.tables[workload].definition(name)
+
+    def ever_met(self, job_id: str) -> bool:
+        """Whether Batsim met this id: static jobs (even not yet submitted), registered ones."""
+        if job_id in self.jobs or job_id in self._registered:
+            return True
+        if self._static_ids is None:
+            self._static_ids = {job.id for job in self._static}
+        return job_id in self._static_ids
+
+    def is_pending_static(self, job_id: str) -> bool:
+        """Whether a static job with this id is not submitted yet. Runtime complexity: O(n)."""
+        return any(job.id == job_id for job in self._static[self._cursor:])
+
+    # ---------------------------------------------------------------- the message loop
+    def run(self, scheduler: Scheduler) -> SimResult:
+        """Simulate until SIMULATION_ENDS, asking ``scheduler`` at every message.
+
+        Raises :class:`InvalidDecision` where Batsim would abort, and when the
+        simulation can never end (Batsim would wait forever).
+        """
+        if self._started:
+            raise ConfigError("a Simulator runs once; build a new one")
+        self._started = True
+        began = _time.perf_counter()
+        queue = self._queue
+        try:
+            self._exchange(scheduler, [self._simulation_begins()])
+            while True:
+                now = queue.now
+                while queue.peek() == now:  # caused by the last decisions at this instant
+                    queue.step()
+                if self._outbox:
+                    self._exchange(scheduler, self._outbox)
+                    continue
+                if self._can_end():
+                    self._end(scheduler)
+                    break
+                instant = queue.peek()
+                if instant == math.inf:
+                    raise self._stuck()
+                while queue.peek() == instant:
+                    queue.step()
+        finally:
+            self._result.simulation_time += _time.perf_counter() - began
+        return self.result()
+
+    def _exchange(self, scheduler: Scheduler, events: list[t.Event]) -> None:
+        """Send one message, delete the jobs it reports (Batsim 4), apply the reply.
+
+        Each decision applies at its timestamp (the reply's ``now`` if it has none) or
+        at Batsim's clock if that is later; Batsim is ready again at the reply's ``now``.
+        Events happening meanwhile wait for the next message, as in Batsim.
+        """
+        queue = self._queue
+        now = queue.now
+        request = t.Request(round(now, 6), tuple(events))
+        self._outbox = []
+        if self._to_delete:
+            self._collect()
+        began = _time.perf_counter()
+        reply = scheduler(request)
+        self._result.scheduling_time += _time.perf_counter() - began
+        self._result.nb_messages += 1
+        if not isinstance(reply, t.Reply):
+            raise InvalidDecision(f"the scheduler answered {type(reply).__name__}, not a Reply "
+                                  f"(message #{self._result.nb_messages}, t={now})")
+        handlers = self._handlers
+        for decision in reply.decisions:
+            handler = handlers.get(type(decision))
+            if handler is None:
+                raise InvalidDecision(f"{type(decision).__name__} is not a decision Batsim "
+                                      f"accepts (t={queue.now})")
+            stamp = decision.timestamp
+            if stamp is None:
+                stamp = reply.now
+            if stamp > queue.now:
+                self._advance_to(stamp)
+            handler(decision)
+        if reply.now > queue.now:
+            self._advance_to(reply.now)
+        elif self._kills:
+            self._perform_kills()
+
+    def _advance_to(self, at: float) -> None:
+        """Let simulated time run until ``at`` (Batsim sleeping before a decision)."""
+        if self._kills:
+            self._perform_kills()
+        resume = Resume(self)
+        self._queue.schedule(resume, DECISION, at=at)
+        while not resume.fired:
+            self._queue.step()
+
+    def _simulation_begins(self) -> t.SimulationBegins:
+        resources = []
+        for index, machine in enumerate(self._machine_info):
+            properties = dict(machine.properties)
+            properties.setdefault("role", "")
+            resources.append(t.ResourceInfo(index, machine.name, "idle", properties,
+                                            dict(machine.zone_properties)))
+        return t.SimulationBegins(
+            timestamp=0.0, nb_resources=len(resources), nb_compute_resources=len(resources),
+            nb_storage_resources=0, allow_compute_sharing=False, allow_storage_sharing=True,
+            config=self.options.config(), compute_resources=tuple(resources),
+            storage_resources=(), workloads=dict(self._workload_paths),
+            profiles={name: dict(p) for name, p in self._begin_profiles.items()})
+
+    def _can_end(self) -> bool:
+        """PROTOCOL.md §1.10: inputs done, registration finished, nothing open or pending."""
+        return (self._static_done and self._events_done and self._nb_open == 0
+                and self._waiters == 0
+                and (not self.options.dynamic_jobs or self.registration_finished))
+
+    def _end(self, scheduler: Scheduler) -> None:
+        now = round(self._queue.now, 6)
+        began = _time.perf_counter()
+        reply = scheduler(t.Request(now, (t.SimulationEnds(now),)))
+        self._result.scheduling_time += _time.perf_counter() - began
+        self._result.nb_messages += 1
+        if not isinstance(reply, t.Reply) or reply.decisions:
+            raise InvalidDecision("the reply to SIMULATION_ENDS must hold no event "
+                                  f"(t={self._queue.now})")
+        self._result.complete = True
+
+    def _stuck(self) -> InvalidDecision:
+        reasons = []
+        waiting = [job.id for job in self.jobs.values() if job.state is _SUBMITTED]
+        if waiting:
+            reasons.append(f"{len(waiting)} submitted job(s) never started nor rejected "
+                           f"({', '.join(waiting[:5])}{', ...' if len(waiting) > 5 else ''})")
+        endless = [job.id for job in self._running.values() if job.end_seq < 0]
+        if endless:
+            reasons.append(f"job(s) set RUNNING by CHANGE_JOB_STATE never completed "
+                           f"({', '.join(endless[:5])})")
+        if self.options.dynamic_jobs and not self.registration_finished:
+            reasons.append("dynamic jobs are enabled and NOTIFY registration_finished was "
+                           "never sent")
+        return InvalidDecision(f"nothing can happen any more at t={self._queue.now} but the "
+                               f"simulation cannot end: {'; '.join(reasons) or 'unknown'} "
+                               "(Batsim would wait forever)",
+                               job_id=waiting[0] if waiting else None)
+
+    def _collect(self) -> None:
+        """Forget the jobs whose end was just reported; collect their profiles (§1.6)."""
+        reuse = self.options.profile_reuse
+        jobs, tables = self.jobs, self.tables
+        for job in self._to_delete:
+            jobs.pop(job.id, None)
+            if not reuse:
+                tables[job.workload].collect(job.profile)
+        self._to_delete = []
+
+    # ---------------------------------------------------------------- heap events
+    def on_submission_time(self) -> None:
+        """Submit every static job due now, in (subtime, full id) order (PROTOCOL.md §1.5).
+
+        Runtime complexity: O(k) for k jobs submitted.
+        """
+        queue = self._queue
+        now = queue.now
+        stamp = round(now, 6)
+        static, i, n = self._static, self._cursor, len(self._static)
+        tables, jobs, out = self.tables, self.jobs, self._outbox
+        forward = self.options.forward_profiles
+        models = self._models
+        default = self._default_model
+        while i < n and static[i].subtime <= now:
+            spec = static[i]
+            i += 1
+            workload = spec.id.split("!", 1)[0]
+            data = tables[workload].definition(spec.profile)
+            job = SimJob(spec.id, workload, spec.subtime, spec.res, spec.walltime, spec.profile,
+                         data, spec.raw)
+            job.model = models.get(workload, default)
+            jobs[spec.id] = job
+            out.append(t.JobSubmitted(stamp, spec.id, wire_json(spec.raw),
+                                      wire_json(data) if forward else None))
+        self._nb_open += i - self._cursor
+        self._cursor = i
+        if i < n:
+            queue.schedule(Submitter(self), SUBMISSION, at=static[i].subtime)
+        else:
+            queue.schedule(EndOfInput(self, t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value),
+                           END_OF_INPUT)
+
+    def on_end_of_input(self, kind: str) -> None:
+        """A submitter is done: NOTIFY ``kind`` (no more static job / external event)."""
+        if kind == t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value:
+            self._static_done = True
+        else:
+            self._events_done = True
+        self._outbox.append(t.Notify(round(self._queue.now, 6), kind))
+
+    def on_call(self) -> None:
+        """A CALL_ME_LATER is due: REQUESTED_CALL."""
+        self._waiters -= 1
+        self._outbox.append(t.RequestedCall(round(self._queue.now, 6)))
+
+    def on_external_event(self, event: Any) -> None:
+        """Machine (un)availability (§1.14): applied and notified; others forwarded if asked.
+
+        Running jobs keep their machines when these become unavailable.
+        """
+        now = self._queue.now
+        stamp = round(now, 6)
+        kind = event.type
+        if kind in ("machine_unavailable", "machine_available"):
+            machines = as_procset(event.resources)
+            if not self.machines.exist(machines):
+                raise InputError(f"external event at t={event.timestamp} names machines "
+                                 f"{machines} outside the platform (0-{self.machines.n - 1})",
+                                 field="resources")
+            if kind == "machine_unavailable":
+                wrong = self.machines.set_unavailable(machines, now)
+                rule = "already unavailable"
+            else:
+                wrong = self.machines.set_available(machines, now)
+                rule = "not unavailable"
+            if wrong:
+                raise InputError(f"external event {kind} at t={event.timestamp}: machines "
+                                 f"{wrong} are {rule} (Batsim aborts)", field="resources")
+            self._outbox.append(t.Notify(stamp, f"event_{kind}", machines))
+        elif self.options.forward_unknown_events:
+            self._outbox.append(t.Notify(stamp, str(kind), None, wire_json(dict(event.data))))
+        else:
+            log.debug("external event %r at t=%s not forwarded (forward_unknown_events is off)",
+                      kind, event.timestamp)
+
+    def on_speed_change(self, machines: ProcSet, speed: float) -> None:
+        """Set the machines' speed and re-plan the jobs running there. O(running jobs)."""
+        speeds = self.machines.speeds
+        for m in machines:
+            speeds[m] = speed
+        for job in list(self._running.values()):
+            if job.end_seq >= 0 and job.alloc is not None and job.alloc & machines:
+                self.reschedule(job)
+
+    def reschedule(self, job: SimJob) -> None:
+        """Ask the job's model for its new end and move its completion there.
+
+        The old heap entry stays and is skipped when popped. Runtime complexity: O(log n).
+        """
+        end = job.model.on_change(job, self._queue.now, self)
+        if end != job.end:
+            job.end = end
+            job.end_seq = self._queue.schedule(JobEnd(self, job), COMPLETION, at=end)
+
+    def on_job_end(self, job: SimJob) -> None:
+        """A job reaches its planned end: JOB_COMPLETED with the model's outcome. O(intervals)."""
+        now = self._queue.now
+        job.state = job.outcome
+        job.end_seq = -1
+        self._finish(job, now)
+        self._outbox.append(t.JobCompleted(round(now, 6), job.id, job.state, job.return_code,
+                                           job.alloc))  # type: ignore[arg-type]
+
+    def _finish(self, job: SimJob, now: float) -> None:
+        """Bookkeeping of a job that stopped running (completed, killed, changed)."""
+        del self._running[job.id]
+        alloc = job.alloc
+        if alloc is not None:
+            self.machines.release(alloc, job.start, now)
+        runtime = now - job.start
+        self._record(job, runtime if runtime != 0 else NULL_RUNTIME, now)
+
+    def _record(self, job: SimJob, runtime: float | None, finish: float | None) -> None:
+        result = self._result
+        state = job.state
+        record = JobRecord(job.id, job.profile, job.subtime, job.res, job.walltime, state,
+                           None if runtime is None else job.start, runtime, finish, job.alloc,
+                           job.metadata, job.return_code)
+        result.records.append(record)
+        if state is _REJECTED:
+            result.nb_jobs_rejected += 1
+        else:
+            result.nb_jobs_finished += 1
+            if state is _SUCCESS:
+                result.nb_jobs_success += 1
+            else:
+                result.nb_jobs_killed += 1
+            end = job.start + runtime  # type: ignore[operator]
+            if end > result.makespan:
+                result.makespan = end
+        self._nb_open -= 1
+        self._to_delete.append(job)
+        if self.on_record is not None:
+            self.on_record(record)
+
+    # ---------------------------------------------------------------- decisions
+    def _do_execute(self, d: t.ExecuteJob) -> None:
+        job = v.check_execute(self, d)
+        now = self._queue.now
+        alloc = d.alloc
+        self.machines.occupy(alloc)
+        job.state = _RUNNING
+        job.alloc = alloc
+        job.start = now
+        self._running[job.id] = job
+        end = job.model.start(job, now, self)
+        job.end = end
+        job.end_seq = self._queue.schedule(JobEnd(self, job), COMPLETION, at=end)
+
+    def _do_reject(self, d: t.RejectJob) -> None:
+        job = v.check_reject(self, d)
+        job.state = _REJECTED
+        self._record(job, None, None)
+
+    def _do_kill(self, d: t.KillJob) -> None:
+        """Queue the kills; Batsim's killer acts once the whole reply is read."""
+        for job in v.check_kill(self, d):
+            job.kill_requested = True
+            self._kills.append(job)
+        self._kill_groups.append(len(self._kills))
+
+    def _perform_kills(self) -> None:
+        """Kill, then acknowledge each KILL_JOB: JOB_COMPLETED per really killed job, JOB_KILLED."""
+        now = self._queue.now
+        stamp = round(now, 6)
+        begin = 0
+        for end in self._kill_groups:
+            group = self._kills[begin:end]
+            begin = end
+            if not group:
+                continue  # every job of this KILL_JOB was already being killed: no killer
+            progress: dict[str, Any] = {}
+            for job in group:
+                if job.state is not _RUNNING:
+                    continue  # completed before the kill: listed, no progress
+                if job.end_seq >= 0:
+                    progress[job.id] = round_progress(job.model.progress(job, now, self))
+                else:
+                    progress[job.id] = {"profile_name": job.profile, "progress": 0.0}
+                job.state = _KILLED
+                job.return_code = -1
+                job.end_seq = -1
+                self._finish(job, now)
+                self._outbox.append(t.JobCompleted(stamp, job.id, _KILLED, -1,
+                                                   job.alloc if job.alloc is not None
+                                                   else ProcSet()))
+            self._outbox.append(t.JobKilled(stamp, tuple(j.id for j in group), progress))
+        self._kills = []
+        self._kill_groups = []
+
+    def _do_call_me_later(self, d: t.CallMeLater) -> None:
+        v.check_call_me_later(self, d)
+        self._waiters += 1
+        self._queue.schedule(Waiter(self), CALL, max(d.at - self._queue.now, MIN_WAIT))
+
+    def _do_register_profile(self, d: t.RegisterProfile) -> None:
+        v.check_register_profile(self, d)
+        table = self.tables.get(d.workload_name)
+        if table is None:
+            table = self.tables[d.workload_name] = ProfileTable()
+        profiles = dict(table.definitions)
+        profiles[d.profile_name] = dict(d.profile)
+        try:
+            self._model_for(d.workload_name).check(d.workload_name, d.profile_name, profiles)
+        except InputError as exc:
+            raise v.fail("REGISTER_PROFILE", str(exc), self._queue.now) from None
+        table.add(d.profile_name, dict(d.profile))
+
+    def _do_register_job(self, d: t.RegisterJob) -> None:
+        desc = v.check_register_job(self, d)
+        workload = d.job_id.split("!", 1)[0]
+        walltime = desc.get("walltime", -1)
+        profile = str(desc["profile"])
+        job = SimJob(d.job_id, workload, float(desc["subtime"]), int(desc["res"]),
+                     None if walltime == -1 else float(walltime), profile,
+                     self.tables[workload].definition(profile), desc, dynamic=True)
+        job.model = self._model_for(workload)
+        self.jobs[d.job_id] = job
+        self._registered.add(d.job_id)
+        self._nb_open += 1
+        if self.options.acknowledge_dynamic_jobs:
+            self._outbox.append(t.JobSubmitted(
+                round(self._queue.now, 6), d.job_id, wire_json(desc),
+                wire_json(job.profile_data) if self.options.forward_profiles else None))
+
+    def _do_registration_finished(self, d: t.RegistrationFinished) -> None:
+        v.check_registration_notify(self, "registration_finished")
+        self.registration_finished = True
+
+    def _do_continue_registration(self, d: t.ContinueRegistration) -> None:
+        v.check_registration_notify(self, "continue_registration")
+        self.registration_finished = False
+
+    def _do_metadata(self, d: t.SetJobMetadata) -> None:
+        v.check_metadata(self, d).metadata = d.metadata
+
+    def _do_change_job_state(self, d: t.ChangeJobState) -> None:
+        """Batsim's bookkeeping only: nothing starts, a running job's execution is stopped."""
+        job = v.check_change_job_state(self, d)
+        now = self._queue.now
+        target = d.job_state
+        if target is _RUNNING:
+            job.state = _RUNNING
+            job.start = now
+            job.end_seq = -1
+            self._running[job.id] = job
+        elif target is _REJECTED:
+            job.state = _REJECTED
+            self._record(job, None, None)
+        else:
+            job.state = target
+            job.return_code = -1 if target is not _SUCCESS else 0
+            job.end_seq = -1
+            self._finish(job, now)
+
+    def _do_set_resource_state(self, d: t.SetResourceState) -> None:
+        v.check_set_resource_state(self, d)
+        self._outbox.append(t.ResourceStateChanged(round(self._queue.now, 6), d.resources,
+                                                   d.state))
+
+    def _do_query(self, d: t.Query) -> None:
+        v.check_query(self, d)
+        self._outbox.append(t.Answer(round(self._queue.now, 6), {"consumed_energy": 0.0}))
+
+    def _do_to_job_msg(self, d: t.ToJobMsg) -> None:
+        v.check_to_job_msg(self, d)
+        log.debug("TO_JOB_MSG to %s ignored (no profile of the simulator reads messages)",
+                  d.job_id)
+
+    # ---------------------------------------------------------------- results
+    def result(self) -> SimResult:
+        """Totals of what was simulated so far (complete after :meth:`run` returned).
+
+        Runtime complexity: O(n) machines, plus O(records x windows) when machines were
+        unavailable.
+        """
+        result = self._result
+        machines = self.machines
+        overlap = 0.0
+        for begin, end, down in machines.windows:
+            for record in result.records:
+                if record.alloc is None or record.start is None or record.finish is None:
+                    continue
+                lo, hi = max(begin, record.start), min(end, record.finish)
+                if hi > lo:
+                    common = record.alloc & down
+                    if common:
+                        overlap += (hi - lo) * len(common)
+        result.time_computing = machines.busy_time - overlap
+        result.time_unavailable = machines.unavailable_time
+        result.time_idle = max(sum(machines.last_change) - result.time_computing
+                               - machines.unavailable_time, 0.0)
+        result.nb_jobs = len(result.records) + self._nb_open
+        result.end_time = self._queue.now
+        return result

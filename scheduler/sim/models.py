@@ -1,0 +1,342 @@
+"""Job models: how long a job runs on its allocation, and how its end moves.
+
+A :class:`JobModel` is asked three things by the engine: :meth:`~JobModel.start` (the
+planned end, and how the job will end), :meth:`~JobModel.on_change` (something the job
+depends on changed, e.g. the speed of one of its machines: the new planned end) and
+:meth:`~JobModel.progress` (the ``job_progress`` entry of a kill). The engine keeps one
+live completion event per running job and reschedules it when the end moves, so a new
+model (bandwidth sharing, placement-dependent runtime) plugs in without touching it.
+
+:class:`ProfileModel` is Batsim 4.2.1 (``src/jobs_execution.cpp``):
+
+- ``delay``: sleeps ``delay`` seconds; if ``delay >= remaining walltime`` it sleeps the
+  walltime instead and ends ``COMPLETED_WALLTIME_REACHED`` (``do_delay_task``);
+- ``composed`` / ``sequence``: its ``seq`` of profiles, ``repeat`` times, the remaining
+  walltime carried from one task to the next, with Batsim's arithmetic (each task's end
+  is the previous end plus the task's duration); a task with ``ret != 0`` ends the
+  sequence;
+- ``parallel_homogeneous`` (``cpu`` flop per machine), ``parallel_homogeneous_total``
+  (``cpu`` flop split over the allocation) and ``parallel`` (``cpu[i]`` flop on the
+  i-th machine): **computation only**: duration = work / machine speed, the slowest
+  machine deciding; the ``com`` part (network) is ignored, which is exact on Batsim's
+  zero-latency, huge-bandwidth platforms and an under-estimate elsewhere;
+- ``ret != 0`` ends the job ``COMPLETED_FAILED`` with that return code; a zero-length
+  job ends at its start (Batsim writes a runtime of 1e-5 s, see the engine);
+- any other type (``smpi``, ``usage_trace``, ``parallel_homogeneous_pfs``,
+  ``data_staging``) is refused with an :class:`~batpolicy.errors.InputError`.
+
+:class:`SpeedScaledModel` is the first model whose end moves: a job carries an amount
+of work (``delay`` seconds at ``reference_speed``, or ``cpu`` flop) done at the speed
+of the slowest machine of its allocation; when a speed changes, the remaining work is
+re-planned at the new speed.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol
+
+from batpolicy.errors import ConfigError, InputError
+from batpolicy.protocol.types import JobState
+
+__all__ = ["JOB_MODELS", "JobModel", "ModelContext", "ProfileModel", "SpeedScaledModel",
+           "check_profile", "make_job_model"]
+
+#: Profile types whose tasks the models can run.
+LEAF_TYPES = frozenset({"delay", "parallel_homogeneous", "parallel_homogeneous_total",
+                        "parallel"})
+#: Profile types that are sequences of other profiles.
+SEQUENCE_TYPES = frozenset({"composed", "sequence"})
+_NOT_SIMULATED = frozenset({"smpi", "usage_trace", "parallel_homogeneous_pfs",
+                            "data_staging"})
+
+_SUCCESS = JobState.COMPLETED_SUCCESSFULLY
+_FAILED = JobState.COMPLETED_FAILED
+_WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
+
+
+class ModelContext(Protocol):
+    """What a job model may read of the Batsim side: machine speeds and profile texts."""
+
+    speeds: list[float]
+
+    def profile_definition(self, workload: str, name: str) -> dict[str, Any]:
+        """A profile as registered, even if Batsim has since garbage-collected its name."""
+
+
+class RunningJob(Protocol):
+    """The fields of a running job a model reads and sets."""
+
+    id: str
+    workload: str
+    profile: str
+    profile_data: dict[str, Any]
+    walltime: float | None
+    alloc: Any
+    start: float
+    end: float
+    outcome: JobState
+    return_code: int
+    mstate: Any
+
+
+class JobModel(ABC):
+    """How long a job runs and how it ends; see the module docstring."""
+
+    #: Name used in :attr:`SimOptions.job_models`.
+    name: ClassVar[str] = ""
+
+    @abstractmethod
+    def start(self, job: RunningJob, now: float, ctx: ModelContext) -> float:
+        """Start ``job`` at ``now``: set ``job.outcome`` and ``job.return_code``, return its end."""
+
+    def on_change(self, job: RunningJob, now: float, ctx: ModelContext) -> float:
+        """Conditions changed at ``now``: return the new planned end (default: unchanged)."""
+        return job.end
+
+    @abstractmethod
+    def progress(self, job: RunningJob, now: float, ctx: ModelContext) -> dict[str, Any]:
+        """The ``job_progress`` entry (``profile_name``, ``progress``...) of a kill at ``now``."""
+
+    def check(self, workload: str, name: str, profiles: Mapping[str, dict[str, Any]]) -> None:
+        """Raise :class:`InputError` if this model cannot run profile ``name``."""
+        check_profile(workload, name, profiles)
+
+
+def check_profile(workload: str, name: str, profiles: Mapping[str, dict[str, Any]],
+                  _depth: int = 0) -> None:
+    """Raise :class:`InputError` unless profile ``name`` is one the simulator can run.
+
+    >>> check_profile("w0", "p", {"p": {"type": "delay", "delay": 3}})
+    >>> check_profile("w0", "p", {"p": {"type": "smpi", "trace": "t"}})
+    Traceback (most recent call last):
+    ...
+    batpolicy.errors.InputError: field 'w0!p': profile type 'smpi' is not simulated by \
+the embedded simulator (supported: composed, delay, parallel, parallel_homogeneous, \
+parallel_homogeneous_total, sequence)
+    """
+    where = f"{workload}!{name}"
+    profile = profiles.get(name)
+    if not isinstance(profile, dict):
+        raise InputError(f"profile '{name}' does not exist in workload '{workload}'",
+                         field=where)
+    kind = profile.get("type")
+    if kind in SEQUENCE_TYPES:
+        seq = profile.get("seq")
+        if not isinstance(seq, list) or not seq:
+            raise InputError("a composed profile needs a non-empty 'seq' list", field=where)
+        repeat = profile.get("repeat", 1)
+        if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
+            raise InputError(f"'repeat' must be an integer >= 1, got {repeat!r}", field=where)
+        if _depth > 20:
+            raise InputError("composed profiles nested too deeply (a cycle?)", field=where)
+        for sub in seq:
+            check_profile(workload, str(sub), profiles, _depth + 1)
+    elif kind == "delay":
+        _number(profile, "delay", where)
+    elif kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        _number(profile, "cpu", where)
+    elif kind == "parallel":
+        cpu = profile.get("cpu")
+        if not isinstance(cpu, list) or not all(_is_number(c) and c >= 0 for c in cpu):
+            raise InputError("a 'parallel' profile needs a 'cpu' list of numbers", field=where)
+    else:
+        supported = ", ".join(sorted(LEAF_TYPES | SEQUENCE_TYPES))
+        what = "is not simulated by the embedded simulator" if kind in _NOT_SIMULATED \
+            else "is unknown"
+        raise InputError(f"profile type {kind!r} {what} (supported: {supported})", field=where)
+    ret = profile.get("ret", 0)
+    if not isinstance(ret, int) or isinstance(ret, bool):
+        raise InputError(f"'ret' must be an integer, got {ret!r}", field=where)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _number(profile: dict[str, Any], key: str, where: str) -> float:
+    value = profile.get(key)
+    if not _is_number(value) or value < 0:
+        raise InputError(f"'{key}' must be a number >= 0, got {value!r}", field=where)
+    return float(value)
+
+
+def _slowest(alloc: Any, speeds: list[float]) -> float:
+    """Speed of the slowest machine of ``alloc``.
+
+    >>> from procset import ProcSet
+    >>> _slowest(ProcSet((0, 2)), [2.0, 1.0, 3.0])
+    1.0
+    """
+    return min(speeds[m] for m in alloc)
+
+
+def _leaf_duration(profile: dict[str, Any], job: RunningJob, ctx: ModelContext) -> float:
+    kind = profile["type"]
+    if kind == "delay":
+        return float(profile["delay"])
+    speeds = ctx.speeds
+    if kind == "parallel_homogeneous":
+        return float(profile["cpu"]) / _slowest(job.alloc, speeds)
+    if kind == "parallel_homogeneous_total":
+        return float(profile["cpu"]) / len(job.alloc) / _slowest(job.alloc, speeds)
+    machines = list(job.alloc)  # "parallel": executor i on the i-th machine
+    cpu = profile["cpu"]
+    return max((float(c) / speeds[machines[i % len(machines)]] for i, c in enumerate(cpu)),
+               default=0.0)
+
+
+def _outcome(ret: int) -> JobState:
+    return _SUCCESS if ret == 0 else _FAILED
+
+
+class ProfileModel(JobModel):
+    """Batsim 4.2.1's execution of delay, composed and (compute-only) parallel profiles."""
+
+    name = "profile"
+
+    def start(self, job: RunningJob, now: float, ctx: ModelContext) -> float:
+        """Plan the job with Batsim's walltime arithmetic. Runtime complexity: O(tasks)."""
+        remaining = job.walltime if job.walltime is not None else -1.0
+        end, remaining, state, ret = self._run(job.profile_data, job, now, remaining, ctx)
+        job.outcome = state
+        job.return_code = ret
+        return end
+
+    def _run(self, profile: dict[str, Any], job: RunningJob, t: float, remaining: float,
+             ctx: ModelContext) -> tuple[float, float, JobState, int]:
+        """Run ``profile`` from ``t``: (end, remaining walltime, state, return code)."""
+        if profile["type"] in SEQUENCE_TYPES:
+            for _ in range(int(profile.get("repeat", 1))):
+                for sub in profile["seq"]:
+                    sub_profile = ctx.profile_definition(job.workload, str(sub))
+                    t, remaining, state, ret = self._run(sub_profile, job, t, remaining, ctx)
+                    if state is not _SUCCESS:
+                        return t, remaining, state, ret
+            ret = int(profile.get("ret", 0))
+            return t, remaining, _outcome(ret), ret
+        duration = _leaf_duration(profile, job, ctx)
+        if remaining < 0 or duration < remaining:  # do_delay_task: walltime not reached
+            if remaining > 0:
+                remaining -= duration
+            ret = int(profile.get("ret", 0))
+            return t + duration, remaining, _outcome(ret), ret
+        return t + remaining, 0.0, _WALLTIME, -1
+
+    def progress(self, job: RunningJob, now: float, ctx: ModelContext) -> dict[str, Any]:
+        """Batsim's kill progress: leaf ``progress``, or the current task of a sequence."""
+        entry, _ = self._progress(job.profile, job.profile_data, job, job.start, now, ctx)
+        return entry
+
+    def _progress(self, name: str, profile: dict[str, Any], job: RunningJob, t: float,
+                  now: float, ctx: ModelContext) -> tuple[dict[str, Any], float | None]:
+        """Progress entry at ``now`` of ``profile`` started at ``t``, and its end if before."""
+        if profile["type"] in SEQUENCE_TYPES:
+            seq = [str(s) for s in profile["seq"]]
+            entry: dict[str, Any] = {"profile_name": name}
+            for _ in range(int(profile.get("repeat", 1))):
+                for index, sub in enumerate(seq):
+                    sub_profile = ctx.profile_definition(job.workload, sub)
+                    sub_entry, end = self._progress(sub, sub_profile, job, t, now, ctx)
+                    if end is None:
+                        entry.update(current_task_index=index, current_task=sub_entry)
+                        return entry, None
+                    t = end
+            return entry, t
+        duration = _leaf_duration(profile, job, ctx)
+        if t + duration > now:
+            return {"profile_name": name, "progress": (now - t) / duration}, None
+        return {"profile_name": name, "progress": 1.0}, t + duration
+
+
+class SpeedScaledModel(JobModel):
+    """Work done at the speed of the slowest allocated machine; re-planned on speed changes.
+
+    A ``delay`` profile is ``delay`` seconds of work at ``reference_speed`` (flop/s);
+    ``parallel_homogeneous`` is ``cpu`` flop per machine, ``parallel_homogeneous_total``
+    ``cpu / n`` flop per machine. The walltime caps the end as in Batsim.
+
+    >>> from types import SimpleNamespace
+    >>> ctx = SimpleNamespace(speeds=[2e9, 1e9])
+    >>> job = SimpleNamespace(profile="p", profile_data={"type": "delay", "delay": 10},
+    ...                       alloc=[0, 1], walltime=None, start=0.0, mstate=None)
+    >>> model = SpeedScaledModel()
+    >>> job.end = model.start(job, 0.0, ctx); job.end
+    10.0
+    >>> ctx.speeds[1] = 2e9          # at t=4 the slow machine doubles its speed
+    >>> model.on_change(job, 4.0, ctx)
+    7.0
+    """
+
+    name = "speed"
+
+    def __init__(self, reference_speed: float = 1e9) -> None:
+        self.reference_speed = reference_speed
+
+    def check(self, workload: str, name: str, profiles: Mapping[str, dict[str, Any]]) -> None:
+        """Only delay and parallel_homogeneous(_total) profiles carry a work amount."""
+        check_profile(workload, name, profiles)
+        kind = profiles[name].get("type")
+        if kind not in ("delay", "parallel_homogeneous", "parallel_homogeneous_total"):
+            raise InputError(f"the speed-scaled model runs delay and parallel_homogeneous"
+                             f"(_total) profiles, not {kind!r}", field=f"{workload}!{name}")
+
+    def _work(self, job: RunningJob) -> float:
+        profile = job.profile_data
+        kind = profile["type"]
+        if kind == "delay":
+            return float(profile["delay"]) * self.reference_speed
+        if kind == "parallel_homogeneous":
+            return float(profile["cpu"])
+        return float(profile["cpu"]) / len(job.alloc)
+
+    def start(self, job: RunningJob, now: float, ctx: ModelContext) -> float:
+        """Plan the whole work at the current slowest speed. Runtime complexity: O(res)."""
+        rate = _slowest(job.alloc, ctx.speeds)
+        job.mstate = [self._work(job), 0.0, rate, now]  # work, done, rate, since
+        return self._plan(job, now)
+
+    def on_change(self, job: RunningJob, now: float, ctx: ModelContext) -> float:
+        """Bank the work done at the old speed, re-plan the rest. Runtime complexity: O(res)."""
+        state = job.mstate
+        state[1] += (now - state[3]) * state[2]
+        state[2] = _slowest(job.alloc, ctx.speeds)
+        state[3] = now
+        return self._plan(job, now)
+
+    def _plan(self, job: RunningJob, now: float) -> float:
+        work, done, rate, _ = job.mstate
+        natural = now + max(work - done, 0.0) / rate
+        ret = int(job.profile_data.get("ret", 0))
+        if job.walltime is not None and natural - job.start >= job.walltime:
+            job.outcome, job.return_code = _WALLTIME, -1
+            return job.start + job.walltime
+        job.outcome, job.return_code = _outcome(ret), ret
+        return natural
+
+    def progress(self, job: RunningJob, now: float, ctx: ModelContext) -> dict[str, Any]:
+        """Fraction of the work done at ``now``."""
+        work, done, rate, since = job.mstate
+        value = (done + (now - since) * rate) / work if work > 0 else 1.0
+        return {"profile_name": job.profile, "progress": min(value, 1.0)}
+
+
+#: Job models by name (``SimOptions.job_models`` / ``default_job_model``).
+JOB_MODELS: dict[str, type[JobModel]] = {ProfileModel.name: ProfileModel,
+                                         SpeedScaledModel.name: SpeedScaledModel}
+
+
+def make_job_model(spec: str | JobModel) -> JobModel:
+    """A job model from its registry name, or the instance itself.
+
+    >>> make_job_model("speed").name
+    'speed'
+    """
+    if isinstance(spec, JobModel):
+        return spec
+    try:
+        return JOB_MODELS[spec]()
+    except KeyError:
+        raise ConfigError(f"unknown job model {spec!r} (known: {', '.join(sorted(JOB_MODELS))})"
+                          ) from None

@@ -1,0 +1,68 @@
+"""Batsim's JSON writer quirks that the messages must reproduce.
+
+Batsim 4.2.1 re-serialises every JSON object it forwards (jobs, profiles, forwarded
+events) and every number it writes with at most 6 decimals, rounded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from procset import ProcSet
+
+from batpolicy.protocol.intervals import parse_intervals
+
+__all__ = ["as_procset", "round_progress", "wire_json"]
+
+
+def wire_json(value: Any) -> Any:
+    """``value`` as Batsim re-serialises it: floats rounded to 6 decimals; no copy if unchanged.
+
+    >>> wire_json({"subtime": 57.245384205516594, "res": 8, "x": [0.1234567]})
+    {'subtime': 57.245384, 'res': 8, 'x': [0.123457]}
+    """
+    kind = type(value)
+    if kind is float:
+        return round(value, 6)
+    if kind is dict:
+        out = None
+        for key, item in value.items():
+            sub = type(item)
+            if sub is float or sub is dict or sub is list:
+                new = wire_json(item)
+                if new != item or type(new) is not sub:
+                    if out is None:
+                        out = dict(value)
+                    out[key] = new
+        return value if out is None else out
+    if kind is list:
+        new_list = [wire_json(item) for item in value]
+        return value if new_list == value else new_list
+    return value
+
+
+def round_progress(entry: dict[str, Any]) -> dict[str, Any]:
+    """Round progress values to Batsim's 6 decimals.
+
+    >>> round_progress({"profile_name": "p", "progress": 0.56490791})
+    {'profile_name': 'p', 'progress': 0.564908}
+    """
+    out = dict(entry)
+    if "progress" in out:
+        out["progress"] = round(out["progress"], 6)
+    if isinstance(out.get("current_task"), dict):
+        out["current_task"] = round_progress(out["current_task"])
+    return out
+
+
+def as_procset(resources: Any) -> ProcSet:
+    """An interval set from a ProcSet, a Batsim interval-set string or machine ids.
+
+    >>> str(as_procset("0-2 5")), str(as_procset([7, 8]))
+    ('0-2 5', '7-8')
+    """
+    if isinstance(resources, ProcSet):
+        return resources
+    if isinstance(resources, str):
+        return parse_intervals(resources, field="resources")
+    return ProcSet(*resources)
