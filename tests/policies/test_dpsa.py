@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -308,3 +309,35 @@ def test_dpsa_never_uses_fewer_machines_at_a_decision_than_easy_would() -> None:
     used = {name: sum(s.res for s in FIG1 if r.start.get(s.name) == 2) for name, r in
             (("easy", easy), ("dpsa", dpsa))}
     assert used == {"easy": 3, "dpsa": 4}
+
+
+# ----------------------------------------------------- through the embedded simulator
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_random_workload_on_the_embedded_simulator(variant: str) -> None:
+    sim = pytest.importorskip("batpolicy.scheduler.sim")
+    from batpolicy.platforms.model import Platform
+    from batpolicy.scheduler.io.model import JobSpec, Workload
+
+    rng = random.Random(variant)
+    specs, profiles, at = [], {}, 0
+    for i in range(300):
+        at += rng.randint(0, 30)
+        wall = rng.randint(10, 600)
+        run_s = rng.randint(1, wall)
+        profiles[f"d{run_s}"] = {"type": "delay", "delay": float(run_s)}
+        raw = {"id": f"w0!{i}", "subtime": at, "res": rng.choice((1, 1, 2, 4, 8, 13, 32)),
+               "walltime": wall, "profile": f"d{run_s}"}
+        specs.append(JobSpec(raw["id"], at, raw["res"], raw["profile"], float(wall), raw=raw))
+    workload = Workload("w0", specs, profiles, nb_res=32)
+    workload.sort()
+    policy = make_policy(variant)
+    dispatcher = Dispatcher(policy, paranoid=True)
+    sim.Simulator([workload], Platform.homogeneous(32), options=sim.SimOptions()).run(
+        dispatcher.handle)
+    jobs = dispatcher.state.jobs
+    assert len(jobs) == 300 and all(j.finish is not None for j in jobs.values())
+    # the same workload through this file's driver gives the same schedule
+    ours = run(variant, 32, [Spec(s.name, s.subtime, s.res, s.walltime or 0.0,
+                                  profiles[s.profile]["delay"]) for s in specs])
+    assert ours.start == {j.name: j.start for j in jobs.values()}
+    assert policy.stats()["nb_dpsa_decisions"] > 0
