@@ -168,8 +168,9 @@ class Simulator:
             # Batsim drops the profiles no job uses when it loads a workload.
             referenced = referenced_profiles(used, workload.profiles)
             self.tables[name] = ProfileTable(referenced)
-            self._begin_profiles[name] = {key: wire_json(value)
-                                          for key, value in referenced.items()}
+            # Batsim's order is a hash map's; ours is sorted, so that runs are reproducible.
+            self._begin_profiles[name] = {key: wire_json(referenced[key])
+                                          for key in sorted(referenced)}
             self._workload_paths[name] = os.path.abspath(workload.source) if workload.source \
                 else name
         jobs = [wl.jobs for wl in workloads]
@@ -324,8 +325,10 @@ class Simulator:
             timestamp=0.0, nb_resources=len(resources), nb_compute_resources=len(resources),
             nb_storage_resources=0, allow_compute_sharing=False, allow_storage_sharing=True,
             config=self.options.config(), compute_resources=tuple(resources),
-            storage_resources=(), workloads=dict(self._workload_paths),
-            profiles={name: dict(p) for name, p in self._begin_profiles.items()})
+            storage_resources=(),  # Batsim keeps workloads in a std::map: sorted by name
+            workloads={name: self._workload_paths[name] for name in sorted(self._workload_paths)},
+            profiles={name: dict(self._begin_profiles[name])
+                      for name in sorted(self._begin_profiles)})
 
     def _can_end(self) -> bool:
         """PROTOCOL.md §1.10: inputs done, registration finished, nothing open or pending."""
