@@ -1,0 +1,203 @@
+"""Job models: Batsim's profiles, walltime arithmetic, moving ends, plugging in a model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from procset import ProcSet
+
+from batpolicy.errors import ConfigError, InputError, InvalidDecision
+from batpolicy.platforms.model import Machine, Platform
+from batpolicy.protocol import types as t
+from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.io.model import JobSpec, Workload
+from batpolicy.scheduler.sim import JobModel, SimOptions, Simulator
+from batpolicy.scheduler.sim.models import ProfileModel
+
+
+def one_job(profile: dict[str, Any], *, res: int = 1, walltime: float | None = None,
+            extra: dict[str, dict[str, Any]] | None = None, name: str = "w0") -> Workload:
+    raw = {"id": f"{name}!j", "subtime": 0, "res": res, "profile": "p"}
+    job = JobSpec(f"{name}!j", 0.0, res, "p", walltime, raw)
+    return Workload(name, [job], {"p": profile, **(extra or {})})
+
+
+def platform(*speeds: float) -> Platform:
+    return Platform([Machine(i, f"m{i}", speed=s) for i, s in enumerate(speeds)])
+
+
+class Runner:
+    """Starts ``w0!j`` on ``alloc`` at submission; optionally kills it at ``kill_at``."""
+
+    def __init__(self, alloc: ProcSet, kill_at: float | None = None) -> None:
+        self.alloc = alloc
+        self.kill_at = kill_at
+        self.completed: list[t.JobCompleted] = []
+        self.killed: list[t.JobKilled] = []
+
+    def __call__(self, request: t.Request) -> t.Reply:
+        out: list[t.Decision] = []
+        for event in request.events:
+            if isinstance(event, t.JobSubmitted):
+                out.append(t.ExecuteJob(event.job_id, self.alloc))
+                if self.kill_at is not None:
+                    out.append(t.CallMeLater(self.kill_at))
+            elif isinstance(event, t.RequestedCall):
+                out.append(t.KillJob(("w0!j",)))
+            elif isinstance(event, t.JobCompleted):
+                self.completed.append(event)
+            elif isinstance(event, t.JobKilled):
+                self.killed.append(event)
+        return t.Reply(request.now, tuple(out))
+
+
+def run(workload: Workload, plat: Platform, alloc: ProcSet, *, kill_at: float | None = None,
+        options: SimOptions | None = None) -> Runner:
+    runner = Runner(alloc, kill_at)
+    Simulator([workload], plat, options=options).run(runner)
+    return runner
+
+
+def end(runner: Runner) -> tuple[float, JobState, int]:
+    (done,) = runner.completed
+    return done.timestamp, done.job_state, done.return_code
+
+
+# ------------------------------------------------------------------------------ Batsim profiles
+def test_delay_profile_and_walltime_equality() -> None:
+    delay = {"type": "delay", "delay": 20}
+    assert end(run(one_job(delay), platform(1e9), ProcSet(0))) == \
+        (20.0, JobState.COMPLETED_SUCCESSFULLY, 0)
+    assert end(run(one_job(delay, walltime=20.0), platform(1e9), ProcSet(0))) == \
+        (20.0, JobState.COMPLETED_WALLTIME_REACHED, -1)
+    assert end(run(one_job({**delay, "ret": 3}), platform(1e9), ProcSet(0))) == \
+        (20.0, JobState.COMPLETED_FAILED, 3)
+
+
+def test_composed_profile_repeats_and_carries_the_walltime() -> None:
+    tasks = {"a": {"type": "delay", "delay": 3}, "b": {"type": "delay", "delay": 4}}
+    seq = {"type": "composed", "repeat": 2, "seq": ["a", "b"]}
+    assert end(run(one_job(seq, extra=tasks), platform(1e9), ProcSet(0)))[0] == 14.0
+    # walltime 10: a (3 < 10), b (4 < 7), a (3 < 3? no) -> killed by the walltime at 10
+    assert end(run(one_job(seq, walltime=10.0, extra=tasks), platform(1e9), ProcSet(0))) == \
+        (10.0, JobState.COMPLETED_WALLTIME_REACHED, -1)
+    failing = {"a": {"type": "delay", "delay": 3, "ret": 1}, "b": tasks["b"]}
+    assert end(run(one_job(seq, extra=failing), platform(1e9), ProcSet(0))) == \
+        (3.0, JobState.COMPLETED_FAILED, 1)
+
+
+def test_composed_profile_kill_progress_names_the_current_task() -> None:
+    tasks = {"a": {"type": "delay", "delay": 3}, "b": {"type": "delay", "delay": 4}}
+    seq = {"type": "composed", "seq": ["a", "b"]}
+    runner = run(one_job(seq, extra=tasks), platform(1e9), ProcSet(0), kill_at=5.0)
+    (killed,) = runner.killed
+    assert killed.job_progress == {"w0!j": {"profile_name": "p", "current_task_index": 1,
+                                            "current_task": {"profile_name": "b",
+                                                             "progress": 0.5}}}
+
+
+def test_parallel_profiles_compute_on_the_slowest_machine() -> None:
+    speeds = platform(1e9, 2e9, 4e9, 4e9)
+    homogeneous = {"type": "parallel_homogeneous", "cpu": 8e9, "com": 1e6}
+    assert end(run(one_job(homogeneous, res=2), speeds, ProcSet(2, 3)))[0] == 2.0
+    assert end(run(one_job(homogeneous, res=2), speeds, ProcSet(1, 2)))[0] == 4.0
+    total = {"type": "parallel_homogeneous_total", "cpu": 8e9, "com": 0}
+    # the only profile whose allocation may differ from res: 4 machines share 8 Gflop
+    assert end(run(one_job(total, res=1), speeds, ProcSet((0, 3))))[0] == 2.0
+    parallel = {"type": "parallel", "cpu": [1e9, 8e9], "com": [0, 0, 0, 0]}
+    assert end(run(one_job(parallel, res=2), speeds, ProcSet(0, 2)))[0] == 2.0
+
+
+def test_allocation_size_differing_from_res_is_refused_for_other_profiles() -> None:
+    homogeneous = {"type": "parallel_homogeneous", "cpu": 8e9, "com": 0}
+    with pytest.raises(InvalidDecision, match="only parallel_homogeneous_total"):
+        run(one_job(homogeneous, res=1), platform(1e9, 1e9), ProcSet(0, 1))
+
+
+@pytest.mark.parametrize("profile,message", [
+    ({"type": "smpi", "trace": "x"}, "not simulated"),
+    ({"type": "teleport"}, "is unknown"),
+    ({"type": "delay"}, "'delay' must be a number"),
+    ({"type": "composed", "seq": ["nope"]}, "does not exist"),
+    ({"type": "composed", "seq": []}, "non-empty 'seq'"),
+])
+def test_unsupported_profiles_are_refused_before_running(profile: dict[str, Any],
+                                                         message: str) -> None:
+    with pytest.raises(InputError, match=message) as info:
+        Simulator([one_job(profile)], platform(1e9))
+    assert "w0!" in str(info.value)
+
+
+def test_unused_unsupported_profiles_are_ignored_as_batsim_drops_them() -> None:
+    workload = one_job({"type": "delay", "delay": 1},
+                       extra={"unused": {"type": "smpi", "trace": "x"}})
+    runner = Runner(ProcSet(0))
+    requests: list[t.Request] = []
+
+    def scheduler(request: t.Request) -> t.Reply:
+        requests.append(request)
+        return runner(request)
+
+    Simulator([workload], platform(1e9)).run(scheduler)
+    assert requests[0].events[0].profiles == {"w0": {"p": {"type": "delay", "delay": 1}}}
+
+
+# ------------------------------------------------------------------------------ moving ends
+def test_speed_scaled_job_ends_when_its_machines_speed_up() -> None:
+    workload = one_job({"type": "delay", "delay": 10}, res=2)
+    options = SimOptions(job_models={"w0": "speed"})
+    runner = Runner(ProcSet(0, 1))
+    sim = Simulator([workload], platform(1e9, 1e9), options=options)
+    sim.schedule_speed_change(4.0, ProcSet(0), 4e9)  # the other machine stays slow: no change
+    sim.schedule_speed_change(6.0, ProcSet(1), 2e9)  # slowest now 2 Gf: 4 s of work left
+    result = sim.run(runner)
+    assert end(runner) == (8.0, JobState.COMPLETED_SUCCESSFULLY, 0)
+    assert result.job("w0!j").runtime == 8.0
+
+
+def test_speed_scaled_job_slowing_down_hits_its_walltime() -> None:
+    workload = one_job({"type": "delay", "delay": 10}, walltime=15.0)
+    options = SimOptions(job_models={"w0": "speed"})
+    runner = Runner(ProcSet(0), kill_at=9.0)
+    sim = Simulator([workload], platform(1e9), options=options)
+    sim.schedule_speed_change(5.0, ProcSet(0), 0.5e9)  # 5 s of work left now take 10 s
+    sim.run(runner)
+    (killed,) = runner.killed
+    assert killed.job_progress == {"w0!j": {"profile_name": "p", "progress": 0.7}}
+    runner = Runner(ProcSet(0))
+    sim = Simulator([workload], platform(1e9), options=options)
+    sim.schedule_speed_change(5.0, ProcSet(0), 0.5e9)
+    sim.run(runner)
+    assert end(runner) == (15.0, JobState.COMPLETED_WALLTIME_REACHED, -1)
+
+
+def test_batsim_profiles_ignore_speed_changes_of_delay_jobs() -> None:
+    runner = Runner(ProcSet(0))
+    sim = Simulator([one_job({"type": "delay", "delay": 10})], platform(1e9))
+    sim.schedule_speed_change(5.0, ProcSet(0), 4e9)
+    sim.run(runner)
+    assert end(runner)[0] == 10.0
+
+
+class Doubling(JobModel):
+    """A model plugged in from outside: Batsim's duration, twice."""
+
+    name = "doubling"
+
+    def start(self, job: Any, now: float, ctx: Any) -> float:
+        inner = ProfileModel().start(job, now, ctx)
+        return now + 2 * (inner - now)
+
+    def progress(self, job: Any, now: float, ctx: Any) -> dict[str, Any]:
+        return {"profile_name": job.profile, "progress": 0.0}
+
+
+def test_a_new_model_plugs_in_without_touching_the_engine() -> None:
+    runner = Runner(ProcSet(0))
+    Simulator([one_job({"type": "delay", "delay": 10})], platform(1e9),
+              options=SimOptions(job_models={"w0": Doubling()})).run(runner)
+    assert end(runner)[0] == 20.0
+    with pytest.raises(ConfigError, match="unknown job model"):
+        Simulator([one_job({"type": "delay", "delay": 10})], platform(1e9),
+                  options=SimOptions(default_job_model="quantum"))
