@@ -37,9 +37,15 @@ Deviations: priority is FCFS (the paper's queue is prioritised by site policy); 
 "Runtime" at l. 21 is its walltime (the scheduler cannot know the runtime), and a job
 without walltime counts as infinitely long; machines of equal availability are taken
 lowest id first, and the reservation holds the lowest machine ids free at the shadow
-time (batsched's EASY, as :mod:`.easy`); a decision with no event since the previous one
-is skipped (nothing could start); jobs larger than the platform are rejected on
+time (batsched's EASY, as :mod:`.easy`); jobs larger than the platform are rejected on
 submission; Fig. 2's ``i < |lp|`` with 1-based indices is read as "every job".
+
+Shortcuts that change no decision: a decision with no event since the previous one is
+skipped; after a message that released nothing (only submissions), with the same head
+and exact search, the reservation is kept (the previous decision's starts cannot move
+it: short jobs end by the shadow time, long ones avoid its machines) and only the new
+jobs are searched — after an optimal decision no older job fits what is left, or adding
+it would have used more machines, and a set containing it cannot fit either.
 """
 
 from __future__ import annotations
@@ -121,6 +127,11 @@ class Dpsa(Policy):
         self.queue = JobQueue()
         self._rejected: list[Job] = []
         self._changed = True
+        self._released = True
+        self._new: list[Job] = []
+        #: Keep the reservation and search only new jobs after submission-only messages
+        #: (exact search; same decisions, see the module docstring). Tests turn it off.
+        self.incremental = True
         #: The reservation made at the last decision (None: no job waits for machines).
         self.last_reservation: Reservation | None = None
         self._times = array("d")  # wall seconds of each DPSA decision (l. 3-12, l. 8 reached)
@@ -138,17 +149,18 @@ class Dpsa(Policy):
             self._rejected.append(job)
         else:
             self.queue.add(job)
+            self._new.append(job)
         self._changed = True
         return None
 
     def on_job_completed(self, job: Job, state: ClusterState) -> Decisions:
-        """Machines were released: decide again."""
-        self._changed = True
+        """Machines were released: decide again, replanning the reservation."""
+        self._changed = self._released = True
         return None
 
     def on_resources_changed(self, event: Event, state: ClusterState) -> Decisions:
-        """Machine availability changed: decide again."""
-        self._changed = True
+        """Machine availability changed: decide again, replanning the reservation."""
+        self._changed = self._released = True
         return None
 
     # ------------------------------------------------------------------ decide
@@ -158,7 +170,9 @@ class Dpsa(Policy):
         self._rejected.clear()
         if not self._changed:
             return out
-        self._changed = False
+        released, new = self._released, self._new
+        self._changed = self._released = False
+        self._new = []
         began = self.clock()
         free = state.free
         nfree = len(free)
@@ -175,27 +189,35 @@ class Dpsa(Policy):
         if head is None or nfree == 0:
             self.last_reservation = None
             return out
-        started.sort(key=lambda item: item[0])
-        reservation = plan_reservation(head, now, free,  # Fig. 2, l. 8
-                                       expected_releases(state, started), state.unavailable)
+        last = self.last_reservation
+        if (self.incremental and not released and not started and last is not None
+                and last.job is head and last.shadow_time > now
+                and self.params["search"] == "exact"):
+            reservation = last  # nothing released: the reservation stands, and only new
+            candidates: Iterable[Job] = new  # jobs can fit what the last decision left
+        else:
+            started.sort(key=lambda item: item[0])
+            reservation = plan_reservation(head, now, free,  # Fig. 2, l. 8
+                                           expected_releases(state, started), state.unavailable)
+            candidates = self.queue
         self.last_reservation = reservation
         filling = self.clock()
-        out.extend(self._fill(now, head, free, reservation))
+        out.extend(self._fill(now, head, free, reservation, candidates))
         ended = self.clock()
         self._times.append(ended - began)
         self._fill_times.append(ended - filling)
         return out
 
-    def _fill(self, now: float, head: Job, free: ProcSet,
-              reservation: Reservation) -> list[Decision]:
+    def _fill(self, now: float, head: Job, free: ProcSet, reservation: Reservation,
+              candidates: Iterable[Job]) -> list[Decision]:
         """Fig. 2, l. 9-12 and 21-23: the best subset of eligible jobs, mapped and started."""
         shadow = reservation.shadow_time
         reserved = free & reservation.machines
         unreserved = free - reservation.machines
         nfree, nunreserved = len(free), len(unreserved)
         eligible: list[tuple[Job, bool]] = []
-        for job in self.queue:  # Fig. 2, l. 10
-            if job is head or job.res > nfree:
+        for job in candidates:  # Fig. 2, l. 10
+            if job is head or job.res > nfree or job not in self.queue:
                 continue
             if job.status is not JobStatus.WAITING:  # started or rejected by someone else
                 self.queue.remove(job)

@@ -303,6 +303,16 @@ def test_exhaustive_and_exact_schedules_agree(workload: tuple) -> None:
         assert exact.start == paper.start
 
 
+@settings(max_examples=40, deadline=None)
+@given(workload=workloads(exact_runtime=False))
+def test_keeping_the_reservation_between_releases_changes_no_decision(workload: tuple) -> None:
+    nb, specs = workload
+    for variant in VARIANTS:
+        full = make_policy(variant)
+        full.incremental = False  # type: ignore[attr-defined]
+        assert run(variant, nb, specs).start == run(full, nb, specs).start
+
+
 def test_dpsa_never_uses_fewer_machines_at_a_decision_than_easy_would() -> None:
     # Fig. 1 again: at t=2, EASY uses 3 of the 4 free machines, DPSA all 4
     easy, dpsa = run("easy", 10, FIG1), run("dpsa-p", 10, FIG1)
