@@ -9,6 +9,11 @@ with ``tau`` = 10 s by default (the redirection paper uses 60 s). Rejected jobs 
 ``nb_jobs`` but in no mean (unlike Batsim's schedule.csv, whose means divide by all jobs).
 Utilisation is the allocated machine-seconds over ``nb_machines × (last end − first
 submission)``. Late jobs and tardiness use a job's ``deadline`` when jobs have one.
+
+Resubmitted jobs count once. A policy that kills a job and registers a copy of it (the
+redirection policy, pybatsim's ``resubmit_job``) marks the copy with the metadata
+``parent=<original id>`` (:data:`PARENT_KEY`); :func:`merge_copies` then counts the user
+job once: submitted as the original, started and ended as its last copy.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+#: Metadata key naming, in a copy of a killed job, the original's full id.
+PARENT_KEY = "parent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +39,60 @@ class JobOutcome:
     success: bool
     killed: bool = False
     deadline: float | None = None
+
+
+def parent_of(metadata: str) -> str | None:
+    """The original's id in a copy's metadata (``parent=<id>``, items split by ``;``).
+
+    >>> parent_of("parent=w0!12"), parent_of("redirected_to=redir!w0.12"), parent_of("")
+    ('w0!12', None, None)
+    """
+    if PARENT_KEY not in metadata:
+        return None
+    for item in metadata.split(";"):
+        key, sep, value = item.strip().partition("=")
+        if sep and key == PARENT_KEY:
+            return value
+    return None
+
+
+def merge_copies(jobs: Sequence[tuple[str, str, JobOutcome]]) -> list[JobOutcome]:
+    """One outcome per user job from ``(job_id, metadata, outcome)`` triples.
+
+    A copy (metadata ``parent=<id>``) replaces its original and keeps the original's
+    submission time; copies of copies chain back to the first original.
+    Runtime complexity: O(n).
+
+    >>> orig = ("w0!1", "", JobOutcome(5.0, 10.0, 30.0, 2, False, killed=True))
+    >>> copy = ("r!1", "parent=w0!1", JobOutcome(30.0, 30.0, 80.0, 2, True))
+    >>> [(o.submit, o.start, o.finish, o.success) for o in merge_copies([orig, copy])]
+    [(5.0, 30.0, 80.0, True)]
+    """
+    parents = {job_id: p for job_id, metadata, _ in jobs
+               if metadata and (p := parent_of(metadata)) is not None}
+    if not parents:
+        return [outcome for _, _, outcome in jobs]
+    submit = {job_id: outcome.submit for job_id, _, outcome in jobs}
+    replaced = set(parents.values())
+
+    def root(job_id: str) -> str:
+        seen = set()
+        while job_id in parents and job_id not in seen:
+            seen.add(job_id)
+            job_id = parents[job_id]
+        return job_id
+
+    out = []
+    for job_id, _, outcome in jobs:
+        if job_id in replaced:
+            continue  # replaced by its copy
+        if job_id in parents:
+            first = submit.get(root(job_id), outcome.submit)
+            outcome = JobOutcome(min(first, outcome.submit), outcome.start, outcome.finish,
+                                 outcome.nb_resources, outcome.success, outcome.killed,
+                                 outcome.deadline)
+        out.append(outcome)
+    return out
 
 
 def bounded_slowdown(wait: np.ndarray, run: np.ndarray, tau: float) -> np.ndarray:

@@ -35,14 +35,14 @@ from typing import Any
 
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.jobs import Job, JobStatus
-from batpolicy.scheduler.metrics import JobOutcome
+from batpolicy.scheduler.metrics import PARENT_KEY, JobOutcome, merge_copies
 
 #: ``copy_workload`` value that keeps a copy in its original's workload.
 SAME_WORKLOAD = "@original"
 #: Profile types that refer to other profiles or to files by relative path.
 NOT_SELF_CONTAINED = frozenset({"composed", "sequence", "smpi", "usage_trace"})
 #: Metadata keys written on copies and on killed originals (no double quotes: §1.4).
-PARENT_KEY, COPY_KEY = "parent", "redirected_to"
+COPY_KEY = "redirected_to"
 
 
 def unique_name(base: str, taken: Callable[[str], bool]) -> str:
@@ -78,19 +78,6 @@ def metadata_value(key: str, job_id: str) -> str:
     'parent=w0!12'
     """
     return f"{key}={job_id}".replace('"', "")
-
-
-def parent_of(metadata: str) -> str | None:
-    """The original's id in a copy's metadata, or None.
-
-    >>> parent_of("parent=w0!12"), parent_of("redirected_to=redir!w0.12"), parent_of("")
-    ('w0!12', None, None)
-    """
-    for item in metadata.split(";"):
-        key, sep, value = item.strip().partition("=")
-        if sep and key == PARENT_KEY:
-            return value
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,21 +219,17 @@ def user_job_outcomes(jobs: Iterable[Job]) -> list[JobOutcome]:
     >>> [(o.submit, o.start, o.finish) for o in user_job_outcomes([orig, copy])]
     [(5.0, 30.0, 80.0)]
     """
-    jobs = list(jobs)
-    replaced = {p for job in jobs if (p := parent_of(job.metadata)) is not None}
-    out: list[JobOutcome] = []
+    out: list[tuple[str, str, JobOutcome]] = []
     for job in jobs:
-        if job.id in replaced:
-            continue
         if job.status is JobStatus.REJECTED:
-            out.append(JobOutcome(job.subtime, None, None, job.res, False))
+            out.append((job.id, job.metadata, JobOutcome(job.subtime, None, None, job.res, False)))
         elif job.status is JobStatus.COMPLETED:
             state = job.final_state
-            out.append(JobOutcome(
+            out.append((job.id, job.metadata, JobOutcome(
                 job.subtime, job.start, job.finish, job.res,
                 success=state is t.JobState.COMPLETED_SUCCESSFULLY,
-                killed=state is t.JobState.COMPLETED_KILLED))
-    return out
+                killed=state is t.JobState.COMPLETED_KILLED)))
+    return merge_copies(out)
 
 
 def wasted_processor_seconds(job: Job, until: float) -> float:
