@@ -1,5 +1,6 @@
-"""The ``batpolicy`` command line: ``serve``, ``policies`` (and, from the simulator,
-``simulate`` and ``fake-batsim``).
+"""The ``batpolicy`` command line: ``serve``, ``policies``, ``simulate``, ``fake-batsim``.
+
+``simulate`` and ``fake-batsim`` are defined with the simulator (:mod:`.sim.cli`).
 
 Every user error ends as one line on stderr and a non-zero status, never a traceback.
 """
@@ -14,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from batpolicy import __version__
-from batpolicy.errors import BatpolicyError
+from batpolicy.errors import BatpolicyError, PeerTimeout
 from batpolicy.policies.registry import POLICIES, make_policy, parse_params
 
 log = logging.getLogger("batpolicy")
@@ -79,12 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     policies = sub.add_parser("policies", help="list policies and their parameters")
     policies.set_defaults(run=_policies)
 
-    try:
-        from batpolicy.scheduler.sim import cli as sim_cli
-    except ImportError:  # the simulator is optional only while it is being built
-        sim_cli = None
-    if sim_cli is not None and hasattr(sim_cli, "add_commands"):
-        sim_cli.add_commands(sub, add_policy_options)
+    from batpolicy.scheduler.sim import cli as sim_cli
+
+    sim_cli.add_commands(sub, add_policy_options)
     return parser
 
 
@@ -108,6 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         return int(args.run(args))
+    except PeerTimeout as exc:
+        log.error("%s", exc)
+        return 3
     except BatpolicyError as exc:
         log.error("%s", exc)
         return 1

@@ -1,0 +1,198 @@
+"""``batpolicy simulate`` and ``batpolicy fake-batsim``: the embedded simulator's commands.
+
+Both take Batsim's inputs and flags (``-p``, ``-w``, ``--events``, ``-e``,
+``--enable-dynamic-jobs``...) and write Batsim's outputs plus ``metrics.json``:
+
+- ``simulate`` runs a policy of ours in-process (same Dispatcher, state and checker as
+  the daemon);
+- ``fake-batsim`` stands in for Batsim on a ZeroMQ REQ socket, so ``batpolicy serve`` or
+  any other Batsim scheduler (pybatsim, batsched) runs without Batsim installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from batpolicy.errors import ConfigError
+from batpolicy.policies.registry import make_policy, parse_params
+from batpolicy.protocol import types as t
+from batpolicy.scheduler.sim.engine import Simulator
+from batpolicy.scheduler.sim.options import SimOptions
+from batpolicy.scheduler.sim.run import InputSpec, OutputPaths, load_inputs, run_simulation
+
+__all__ = ["add_commands"]
+
+log = logging.getLogger(__name__)
+
+
+def _add_inputs(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("inputs (none: the bundled 250-job workload on 128 machines)")
+    g.add_argument("-w", "--workload", action="append", default=[], metavar="FILE",
+                   help="Batsim JSON workload or SWF trace (.swf, .swf.gz); repeatable, "
+                        "named w0, w1, ... in order")
+    g.add_argument("-p", "--platform", metavar="XML", help="SimGrid/Batsim platform file")
+    g.add_argument("--nb-res", type=int, metavar="N",
+                   help="N identical machines instead of a platform file (default for SWF: "
+                        "the header's MaxProcs, else MaxNodes)")
+    g.add_argument("--events", action="append", default=[], metavar="FILE",
+                   help="Batsim external events file (machine_unavailable/available, ...)")
+    g.add_argument("--max-jobs", type=int, metavar="N", help="keep the first N jobs")
+    g.add_argument("--start", type=float, metavar="S",
+                   help="keep jobs submitted at or after S s (SWF: from the first submission)")
+    g.add_argument("--end", type=float, metavar="S", help="keep jobs submitted before S s")
+    g.add_argument("--status", metavar="LIST",
+                   help="SWF: keep only jobs of these status codes, e.g. 1 or 0,1")
+    g.add_argument("--lenient", action="store_true",
+                   help="skip (and count) broken workload lines instead of stopping")
+
+
+def _add_batsim_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("Batsim flags")
+    g.add_argument("--enable-dynamic-jobs", action="store_true")
+    g.add_argument("--acknowledge-dynamic-jobs", action="store_true")
+    g.add_argument("--enable-profile-reuse", action="store_true")
+    g.add_argument("--forward-profiles-on-submission", action="store_true")
+    g.add_argument("--forward-unknown-events", action="store_true")
+    g.add_argument("--mmax", type=int, metavar="N", help="use the first N machines only")
+    g.add_argument("--sched-cfg", default="", metavar="TEXT",
+                   help="forwarded to the scheduler in SIMULATION_BEGINS")
+    g.add_argument("--job-model", default="profile", choices=("profile", "speed"),
+                   help="profile: Batsim's profiles (default); speed: delays scale with "
+                        "machine speed and the end moves when speeds change")
+
+
+def _add_outputs(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("outputs")
+    g.add_argument("-o", "--output-dir", default="out", metavar="DIR",
+                   help="write jobs.csv, schedule.csv and metrics.json here (default: out)")
+    g.add_argument("-e", "--export", metavar="PREFIX",
+                   help="Batsim's naming instead: PREFIX_jobs.csv, PREFIX_schedule.csv, "
+                        "PREFIX_metrics.json")
+    g.add_argument("--bsld-tau", type=float, default=10.0, metavar="S",
+                   help="bounded slowdown threshold tau (default: 10 s)")
+    g.add_argument("--record", metavar="FILE",
+                   help="write the conversation as a msgpack transcript")
+    g.add_argument("--no-progress", action="store_true", help="no progress bar or lines")
+
+
+def _input_spec(args: argparse.Namespace) -> InputSpec:
+    status = None
+    if args.status:
+        try:
+            status = frozenset(int(s) for s in args.status.split(","))
+        except ValueError:
+            raise ConfigError(f"--status wants comma-separated integers, got {args.status!r}") \
+                from None
+    return InputSpec(workloads=tuple(args.workload), platform=args.platform,
+                     nb_res=args.nb_res, events=tuple(args.events), lenient=args.lenient,
+                     max_jobs=args.max_jobs, start=args.start, end=args.end,
+                     status_filter=status)
+
+
+def _sim_options(args: argparse.Namespace, *, dynamic: bool = False) -> SimOptions:
+    return SimOptions(dynamic_jobs=args.enable_dynamic_jobs or dynamic,
+                      acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
+                      profile_reuse=args.enable_profile_reuse,
+                      forward_profiles=args.forward_profiles_on_submission,
+                      forward_unknown_events=args.forward_unknown_events,
+                      mmax=args.mmax, sched_config=args.sched_cfg,
+                      default_job_model=args.job_model)
+
+
+def _paths(args: argparse.Namespace) -> OutputPaths:
+    return OutputPaths.with_prefix(args.export) if args.export else \
+        OutputPaths.in_dir(args.output_dir)
+
+
+def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
+         options: SimOptions, describe: dict[str, Any], **hooks: Any) -> int:
+    workloads, platform, events = load_inputs(_input_spec(args))
+    nb_jobs = sum(len(w.jobs) for w in workloads)
+    describe = {**describe, "workloads": [w.source for w in workloads],
+                "platform": platform.source or f"{platform.nb_machines} identical machines"}
+    paths = _paths(args)
+    report = run_simulation(
+        lambda on_record: Simulator(workloads, platform, events=events, options=options,
+                                    on_record=on_record),
+        scheduler, paths, nb_jobs=nb_jobs, tau=args.bsld_tau,
+        record=Path(args.record) if args.record else None, progress=not args.no_progress,
+        describe=describe, **hooks)
+    m = report.metrics
+    log.info("%d jobs in %.2f s (%.0f jobs/s): makespan %.0f s, mean wait %.1f s, "
+             "mean bounded slowdown %.2f, utilisation %.3f", m["nb_jobs"], report.wall_time_s,
+             m["jobs_per_second"] or 0.0, m["makespan"], m["mean_waiting_time"],
+             m["mean_bounded_slowdown"], m["utilization"])
+    log.info("outputs: %s, %s, %s", paths.jobs, paths.schedule, paths.metrics)
+    return 0
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from batpolicy.scheduler.dispatch import Dispatcher
+
+    policy = make_policy(args.policy, parse_params(args.param))
+    dynamic = bool(getattr(policy, "needs_dynamic_jobs", False))
+    if dynamic and not args.enable_dynamic_jobs:
+        log.info("policy '%s' registers jobs: simulating with --enable-dynamic-jobs",
+                 args.policy)
+    dispatcher = Dispatcher(policy, paranoid=args.paranoid)
+    return _run(args, dispatcher.handle, _sim_options(args, dynamic=dynamic),
+                {"policy": args.policy, "params": dict(policy.params)},
+                policy_stats=policy.stats, nb_decisions=lambda: dispatcher.nb_decisions)
+
+
+class _SocketScheduler:
+    """The scheduler at the other end of a REQ socket: encode, send, wait, decode."""
+
+    def __init__(self, endpoint: str, timeout_s: float | None) -> None:
+        from batpolicy.protocol.transport import RequestSocket
+
+        self.socket = RequestSocket(endpoint, timeout_s=timeout_s).open()
+
+    def __call__(self, request: t.Request) -> t.Reply:
+        from batpolicy.protocol.codec import decode_reply, encode_request
+
+        return decode_reply(self.socket.request(encode_request(request)))
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+def _fake_batsim(args: argparse.Namespace) -> int:
+    scheduler = _SocketScheduler(args.socket_endpoint, args.timeout)
+    log.info("fake-batsim: connecting to the scheduler at %s", args.socket_endpoint)
+    try:
+        return _run(args, scheduler, _sim_options(args),
+                    {"scheduler": f"external at {args.socket_endpoint}"})
+    finally:
+        scheduler.close()
+
+
+def add_commands(sub: Any, add_policy_options: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Add ``simulate`` and ``fake-batsim`` to the ``batpolicy`` subcommands."""
+    simulate = sub.add_parser(
+        "simulate", help="run a policy on a workload without Batsim",
+        description="Simulate a workload with one of our policies in-process, as Batsim "
+                    "4.2.1 would on a zero-latency platform; write Batsim's jobs.csv and "
+                    "schedule.csv and a metrics.json.")
+    add_policy_options(simulate)
+    _add_inputs(simulate)
+    _add_batsim_flags(simulate)
+    _add_outputs(simulate)
+    simulate.set_defaults(run=_simulate)
+
+    fake = sub.add_parser(
+        "fake-batsim", help="stand in for Batsim on the socket (no Batsim needed)",
+        description="Play Batsim 4.2.1 over ZeroMQ for any Batsim scheduler (batpolicy "
+                    "serve, pybatsim, batsched): connect, simulate, write Batsim's outputs.")
+    _add_inputs(fake)
+    _add_batsim_flags(fake)
+    _add_outputs(fake)
+    fake.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000",
+                      help="the scheduler's endpoint (default: tcp://localhost:28000)")
+    fake.add_argument("--timeout", type=float, default=None, metavar="S",
+                      help="exit non-zero if the scheduler does not answer within S seconds")
+    fake.set_defaults(run=_fake_batsim)
