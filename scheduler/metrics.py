@@ -76,6 +76,7 @@ def merge_copies(jobs: Sequence[tuple[str, str, JobOutcome]]) -> list[JobOutcome
     replaced = set(parents.values())
 
     def root(job_id: str) -> str:
+        """The first original of a chain of copies."""
         seen = set()
         while job_id in parents and job_id not in seen:
             seen.add(job_id)

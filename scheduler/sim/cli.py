@@ -158,6 +158,7 @@ class _SocketScheduler:
         return decode_reply(self.socket.request(encode_request(request)))
 
     def close(self) -> None:
+        """Close the socket."""
         self.socket.close()
 
 

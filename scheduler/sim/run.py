@@ -190,6 +190,7 @@ class _Progress:
         self.enabled = enabled
 
     def job_ended(self, now: float) -> None:
+        """Count one ended job; redraw or log at most every few thousand jobs."""
         self.done += 1
         if self.done < self._next_check or not self.enabled:
             return
@@ -207,6 +208,7 @@ class _Progress:
         self._last = wall
 
     def close(self) -> None:
+        """Remove the bar."""
         if self._bar is not None:
             self._bar.stop()
             self._bar = None
@@ -232,6 +234,7 @@ def _recording(scheduler: Scheduler, path: Path) -> tuple[Scheduler, Callable[[]
     writer = TranscriptWriter(path)
 
     def recorded(request: t.Request) -> t.Reply:
+        """Ask the scheduler; write the exchange (or the unanswered request)."""
         try:
             reply = scheduler(request)
         except BaseException:
@@ -275,6 +278,7 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
     error: BaseException | None = None
     with JobsCsvWriter(paths.jobs) as jobs:
         def on_record(r: JobRecord) -> None:
+            """Append the job's row, advance the progress."""
             jobs.write(r)
             bar.job_ended(r.finish if r.finish is not None else r.submission_time)
 
