@@ -31,3 +31,9 @@ def test_compose_file_is_valid() -> None:
     assert result.returncode == 0, result.stderr
     assert "tcp://scheduler:28000" in result.stdout
     assert "serve" in result.stdout
+
+
+def test_default_inputs_are_in_the_mounted_folder() -> None:
+    text = (REPO / "docker" / "compose.yaml").read_text()
+    for default in re.findall(r"\$\{(?:PLATFORM|WORKLOAD):-([^}]+)\}", text):
+        assert (REPO / "docker" / "inputs" / default).is_file(), f"docker/inputs/{default}"
