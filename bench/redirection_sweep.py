@@ -163,39 +163,19 @@ class Task:
     theta: float | None
 
 
-def embedded_simulator_available() -> bool:
-    """True once ``batpolicy.scheduler.sim`` provides ``Simulator`` and ``SimOptions``."""
-    try:
-        from batpolicy.scheduler.sim import SimOptions, Simulator  # noqa: F401
-    except ImportError:
-        return False
-    return True
+def simulate(task: Task, m: int, jobs: Sequence[TraceJob]) -> dict[str, Any]:
+    """Run one simulation in the embedded simulator; mean/max BSLD (τ = 60 s) and counters.
 
-
-def _strict_batsim() -> Any:
-    """The strict Batsim stand-in of the redirection tests (delay jobs, Batsim's rules)."""
-    import importlib.util
-
-    path = REPO / "tests" / "policies" / "test_redirection_protocol.py"
-    spec = importlib.util.spec_from_file_location("redirection_strict_batsim", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module.StrictBatsim
-
-
-def simulate(task: Task, m: int, jobs: Sequence[TraceJob], driver: str = "sim") -> dict[str, Any]:
-    """Run one simulation; return mean/max bounded slowdown (τ = 60 s) and counters.
-
-    ``driver="sim"``: the embedded simulator; ``"strict"``: the tests' strict Batsim
-    stand-in (same delay-job semantics, zero latency), used while the simulator is missing.
+    Redirection runs with Batsim's ``--enable-dynamic-jobs --enable-profile-reuse`` (one
+    registered profile per source profile, shared by its copies); EASY without.
     """
+    from batpolicy.platforms.model import Platform
     from batpolicy.policies.redirection import grown_size
     from batpolicy.policies.redirection.copies import user_job_outcomes
     from batpolicy.policies.registry import make_policy
     from batpolicy.scheduler.dispatch import Dispatcher
     from batpolicy.scheduler.metrics import compute_metrics
+    from batpolicy.scheduler.sim import SimOptions, Simulator
 
     logging.getLogger("batpolicy").setLevel(logging.WARNING)  # one INFO line per run is noise
     total = grown_size(m, task.alpha)
@@ -208,19 +188,10 @@ def simulate(task: Task, m: int, jobs: Sequence[TraceJob], driver: str = "sim") 
     dispatcher = Dispatcher(policy)
     workload = week_workload(jobs)
     began = time.perf_counter()
-    if driver == "sim":
-        from batpolicy.platforms.model import Platform
-        from batpolicy.scheduler.sim import SimOptions, Simulator
-
-        options = (SimOptions(dynamic_jobs=True, acknowledge_dynamic_jobs=False,
-                              profile_reuse=True, forward_profiles=False)
-                   if dynamic else SimOptions())
-        Simulator([workload], Platform.homogeneous(total), options=options).run(
-            dispatcher.handle)
-    else:
-        descs = [{**spec.raw, "id": spec.name} for spec in workload.jobs]
-        _strict_batsim()(total, descs, workload.profiles, dynamic=dynamic, reuse=True).run(
-            dispatcher.handle, limit=10**8)
+    options = (SimOptions(dynamic_jobs=True, acknowledge_dynamic_jobs=False,
+                          profile_reuse=True, forward_profiles=False)
+               if dynamic else SimOptions())
+    Simulator([workload], Platform.homogeneous(total), options=options).run(dispatcher.handle)
     metrics = compute_metrics(user_job_outcomes(dispatcher.state.jobs.values()),
                               nb_machines=total, tau=TAU)
     stats = policy.stats()
@@ -231,9 +202,60 @@ def simulate(task: Task, m: int, jobs: Sequence[TraceJob], driver: str = "sim") 
             "seconds": time.perf_counter() - began}
 
 
-def _run(args: tuple[Task, int, Sequence[TraceJob], str]) -> tuple[Task, dict[str, Any]]:
-    task, m, jobs, driver = args
-    return task, simulate(task, m, jobs, driver)
+def _run(args: tuple[Task, int, Sequence[TraceJob]]) -> tuple[Task, dict[str, Any]]:
+    task, m, jobs = args
+    return task, simulate(task, m, jobs)
+
+
+def spread(items: Sequence[Any], nb: int) -> list[Any]:
+    """At most ``nb`` items, evenly spaced over ``items`` (first and last included).
+
+    >>> spread(list(range(10)), 4), spread([1, 2], 5), spread([7, 8, 9], 1)
+    ([0, 3, 6, 9], [1, 2], [7])
+    """
+    if nb >= len(items):
+        return list(items)
+    if nb == 1:
+        return [items[0]]
+    return [items[round(i * (len(items) - 1) / (nb - 1))] for i in range(nb)]
+
+
+class _Progress:
+    """Simulations done, on stderr: a rich bar on a terminal, else log lines.
+
+    Off a terminal, one line at most every ``every_s`` seconds with the elapsed time and
+    an estimate of the time left.
+    """
+
+    def __init__(self, total: int, every_s: float = 30.0) -> None:
+        self.total, self.done, self.every_s = total, 0, every_s
+        self.began = self._last = time.perf_counter()
+        self._bar: Any = None
+        if sys.stderr.isatty():
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+            self._bar = Progress("simulations", BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn())
+            self._task = self._bar.add_task("simulations", total=total)
+            self._bar.start()
+
+    def advance(self, label: str) -> None:
+        """Count one finished simulation."""
+        self.done += 1
+        if self._bar is not None:
+            self._bar.advance(self._task)
+            return
+        now = time.perf_counter()
+        if now - self._last >= self.every_s or self.done == self.total:
+            self._last = now
+            elapsed = now - self.began
+            left = elapsed / self.done * (self.total - self.done)
+            log.info("%d/%d simulations (%.0f%%), %.0f s elapsed, ~%.0f s left; last: %s",
+                     self.done, self.total, 100 * self.done / self.total, elapsed, left, label)
+
+    def close(self) -> None:
+        """Remove the bar."""
+        if self._bar is not None:
+            self._bar.stop()
 
 
 # ------------------------------------------------------------------------- report
@@ -293,6 +315,35 @@ def report(trace: str, m: int, weeks: list[tuple[int, float, int]],
     return "\n".join(lines)
 
 
+#: The paper's §V-B: mean BSLD with tuned parameters, better than EASY by these factors.
+PAPER = {"CEA-Curie": "10 % better", "RICC": "40 % better", "Intrepid": "20 % better"}
+
+
+def summary(per_trace: dict[str, list[dict[str, Any]]]) -> str:
+    """One line per trace: the best (θ, α) for mean BSLD and the paper's Curie pair (10, 0.15).
+
+    >>> text = summary({"t": [{"theta": 10, "alpha": 0.15, "weeks": 2, "mean_ratio": 1.25,
+    ...                        "max_ratio": 0.5, "redirections": 3.0}]})
+    >>> text.splitlines()[2].split()
+    ['t', '2', '(10,', '0.15)', '1.250', '0.500', '1.250', '0.500', '-']
+    """
+    lines = ["## Summary (EASY/redir, > 1: redirection better; averaged over the weeks)",
+             f"{'trace':<36} {'weeks':>5} {'best (theta, alpha)':>20} {'mean':>8} {'max':>8} "
+             f"{'at (10, 0.15): mean':>20} {'max':>8}  paper (mean BSLD)"]
+    for trace, rows in per_trace.items():
+        if not rows:
+            continue
+        best = max(rows, key=lambda r: (r["mean_ratio"], r["max_ratio"]))
+        ref = next((r for r in rows if r["theta"] == 10 and abs(r["alpha"] - 0.15) < 1e-9), None)
+        paper = next((v for k, v in PAPER.items() if trace.startswith(k)), "-")
+        pair = f"({best['theta']:g}, {best['alpha']:.2f})"
+        lines.append(f"{trace:<36} {best['weeks']:>5} {pair:>20} {best['mean_ratio']:>8.3f} "
+                     f"{best['max_ratio']:>8.3f} "
+                     + (f"{ref['mean_ratio']:>20.3f} {ref['max_ratio']:>8.3f}" if ref
+                        else f"{'-':>20} {'-':>8}") + f"  {paper}")
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------- main
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the sweep; see the module docstring."""
@@ -300,25 +351,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--traces", nargs="*", default=None,
                         help="trace files or name prefixes in the shared traces folder "
                              "(default: every trace)")
-    parser.add_argument("--max-weeks", type=int, default=20, help="weeks per trace (paper: 20)")
+    parser.add_argument("--max-weeks", type=int, default=20,
+                        help="weeks per trace, evenly spaced over its loaded weeks (paper: 20)")
     parser.add_argument("--min-util", type=float, default=0.7, help="week selection threshold")
     parser.add_argument("--theta", type=float, nargs="*", default=list(THETAS))
     parser.add_argument("--alpha", type=float, nargs="*", default=list(ALPHAS))
     parser.add_argument("--max-jobs", type=int, default=None,
                         help="skip weeks with more jobs than this (to bound run time)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--driver", choices=("sim", "strict"), default=None,
-                        help="sim: the embedded simulator (default when present); strict: "
-                             "the redirection tests' strict Batsim stand-in")
     parser.add_argument("--output", type=Path, default=None,
                         help="results file (default: bench/results/redirection_sweep.txt)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    driver = args.driver or ("sim" if embedded_simulator_available() else "strict")
-    if driver == "sim" and not embedded_simulator_available():
-        parser.error("the embedded simulator (batpolicy.scheduler.sim) is not available")
-    if args.driver is None and driver == "strict":
-        log.warning("embedded simulator not available: using the tests' strict Batsim stand-in")
 
     paths = sorted(p for p in TRACES.iterdir() if p.suffix in (".swf", ".gz"))
     if args.traces:
@@ -327,10 +371,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     selected: dict[str, tuple[int, list[tuple[int, float, list[TraceJob]]]]] = {}
     for path in paths:
         m, jobs = read_trace(path)
-        weeks = [w for w in loaded_weeks(jobs, m, args.min_util)
-                 if args.max_jobs is None or len(w[2]) <= args.max_jobs][:args.max_weeks]
+        loaded = [w for w in loaded_weeks(jobs, m, args.min_util)
+                  if args.max_jobs is None or len(w[2]) <= args.max_jobs]
+        weeks = spread(loaded, args.max_weeks)
         name = path.name.split(".swf")[0]
-        log.info("%s: m=%d, %d jobs, %d loaded week(s) kept", name, m, len(jobs), len(weeks))
+        log.info("%s: m=%d, %d jobs, %d loaded week(s), %d kept", name, m, len(jobs),
+                 len(loaded), len(weeks))
         if weeks:
             selected[name] = (m, weeks)
 
@@ -338,22 +384,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, (m, weeks) in selected.items():
         for week, _, jobs in weeks:
             for alpha in args.alpha:
-                tasks.append((Task(name, week, alpha, None), m, jobs, driver))
-                tasks += [(Task(name, week, alpha, theta), m, jobs, driver)
-                          for theta in args.theta]
+                tasks.append((Task(name, week, alpha, None), m, jobs))
+                tasks += [(Task(name, week, alpha, theta), m, jobs) for theta in args.theta]
     tasks.sort(key=lambda item: -len(item[2]))  # longest first: better packing
     results: dict[Task, dict[str, Any]] = {}
     began = time.perf_counter()
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn()) as progress, \
-            ProcessPoolExecutor(max_workers=args.workers) as pool:
-        bar = progress.add_task("simulations", total=len(tasks))
-        futures = [pool.submit(_run, item) for item in tasks]
-        for future in as_completed(futures):
-            task, result = future.result()
-            results[task] = result
-            progress.advance(bar)
+    progress = _Progress(len(tasks))
+    try:
+        with ProcessPoolExecutor(max_workers=args.workers) as pool:
+            futures = [pool.submit(_run, item) for item in tasks]
+            for future in as_completed(futures):
+                task, result = future.result()
+                results[task] = result
+                progress.advance(f"{task.trace} week {task.week} alpha {task.alpha:g} "
+                                 + ("EASY" if task.theta is None else f"theta {task.theta:g}")
+                                 + f" ({result['nb_jobs']} jobs, {result['seconds']:.1f} s)")
+    finally:
+        progress.close()
     elapsed = time.perf_counter() - began
 
     blocks = [f"# Redirection sweep (Faure et al. 2020, Fig. 2): EASY vs EASY+redirection, "
@@ -361,11 +408,13 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{len(tasks)} simulations in {elapsed:.0f} s on {args.workers} worker(s); "
               f"weeks with utilisation >= {args.min_util:.0%}, at most {args.max_weeks} per trace"
               + (f" and {args.max_jobs} jobs per week" if args.max_jobs else "")
-              + "; driver: " + ("embedded simulator" if driver == "sim"
-                                else "strict Batsim stand-in (tests)")]
+              + " (evenly spaced); embedded simulator (Batsim 4.2.1 semantics, zero latency)"]
+    per_trace = {}
     for name, (m, weeks) in selected.items():
         rows = ratios(results, name, [w for w, _, _ in weeks], args.theta, args.alpha)
+        per_trace[name] = rows
         blocks.append(report(name, m, [(w, u, len(j)) for w, u, j in weeks], rows))
+    blocks.insert(2, summary(per_trace))
     text = "\n\n".join(blocks)
     sys.stdout.write(header() + "\n" + text + "\n")
     if args.output is None:
