@@ -130,7 +130,11 @@ class CopyPlanner:
         share = ("one fresh profile per source profile, shared (profile reuse on)" if self.reuse
                  else "one fresh profile per copy (profile reuse off: Batsim garbage-collects "
                       "a profile when its last job ends)")
-        return f"copies are registered {where} with {share}, copied from {source}"
+        text = f"copies are registered {where} with {share}, copied from {source}"
+        if not self.reuse and not self.forwarded:
+            text = ("neither --enable-profile-reuse nor --forward-profiles-on-submission: a "
+                    "killed job's profile cannot be named again, so " + text)
+        return text
 
     def problem_at_begin(self, profiles: Mapping[str, Mapping[str, Any]],
                          workloads: Iterable[str]) -> str | None:

@@ -70,23 +70,40 @@ def principal_size_of_grown(total: int, alpha: float) -> int:
         below -= 1
     while grown_size(below + 1, alpha) < total:
         below += 1
+    grown = grown_size(total, alpha)
     raise ConfigError(
         f"grow=true: a platform of {total} machines is not m + ceil(alpha*m) for any m with "
         f"alpha={alpha} (nearest: {grown_size(below, alpha)} or {grown_size(below + 1, alpha)} "
-        f"machines); build it with grown_size(m, alpha)")
+        f"machines). If {total} is the original size, run on {grown} machines "
+        f"(batpolicy simulate --nb-res {grown} --param original_size={total})")
 
 
-def split_machines(nb_machines: int, alpha: float, grow: bool) -> tuple[ProcSet, ProcSet]:
+def split_machines(nb_machines: int, alpha: float, grow: bool,
+                   original: int | None = None) -> tuple[ProcSet, ProcSet]:
     """(principal, redirection) machine ids; the redirection group is the highest ids.
+
+    With ``grow``, the platform must be ``grown_size(m, alpha)`` machines: m is
+    ``original`` when given (a platform of another size is refused, naming the size it
+    needs), else inferred from ``nb_machines``.
 
     >>> [str(s) for s in split_machines(20, 0.15, grow=False)]
     ['0-16', '17-19']
     >>> [str(s) for s in split_machines(23, 0.15, grow=True)]
     ['0-19', '20-22']
+    >>> [str(s) for s in split_machines(23, 0.15, grow=True, original=20)]
+    ['0-19', '20-22']
     >>> [str(s) for s in split_machines(8, 0.0, grow=False)]
     ['0-7', '']
     """
-    if grow:
+    if grow and original is not None:
+        need = grown_size(original, alpha)
+        if nb_machines != need:
+            raise ConfigError(
+                f"grow=true with original_size={original} and alpha={alpha}: the platform "
+                f"must have m + ceil(alpha*m) = {need} machines, it has {nb_machines} "
+                f"(batpolicy simulate --nb-res {need}; Batsim: a platform of {need} hosts)")
+        principal = original
+    elif grow:
         principal = principal_size_of_grown(nb_machines, alpha)
     else:
         principal = nb_machines - redirection_group_size(nb_machines, alpha)

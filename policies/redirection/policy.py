@@ -58,7 +58,7 @@ from batpolicy.policies.redirection.copies import (
     wasted_processor_seconds,
 )
 from batpolicy.policies.redirection.counters import CONFLICTS, FILTERS, PressureCounters, choose
-from batpolicy.policies.redirection.groups import GroupView, split_machines
+from batpolicy.policies.redirection.groups import GroupView, grown_size, split_machines
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.clock import Clock
 from batpolicy.scheduler.jobs import Job
@@ -95,7 +95,11 @@ class Redirection(Policy):
         Parameter("alpha", float, 0.15, "fraction α of the machines in the redirection group "
                   "(⌈α·m⌉ machines, the highest ids)"),
         Parameter("grow", bool, False, "the platform was grown to m + ⌈α·m⌉ machines "
-                  "(§IV-B): the principal group keeps the original m"),
+                  "(§IV-B): the principal group keeps the original m; offline: "
+                  "batpolicy simulate --nb-res m+⌈α·m⌉"),
+        Parameter("original_size", int, 0, "with grow=true: the original m, so that a "
+                  "platform of the wrong size is refused with the size it needs "
+                  "(0: m is inferred from the platform's size)"),
         Parameter("filter", str, "size", "which submissions count against a running job: "
                   "size q_k ≥ q_j (§III-B), walltime w_j ≥ w_k (Alg. 2, l. 3)",
                   choices=FILTERS),
@@ -114,6 +118,7 @@ class Redirection(Policy):
     )
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
+        """Check the parameters and build both base policies (no side effect beyond)."""
         super().__init__(params)
         from batpolicy.policies import registry  # deferred: the registry imports this module
 
@@ -122,6 +127,9 @@ class Redirection(Policy):
             raise ConfigError(f"policy 'redirection': alpha={p['alpha']} must be in [0, 1)")
         if p["theta"] < 0:
             raise ConfigError(f"policy 'redirection': theta={p['theta']} must be >= 0")
+        if p["original_size"] < 0 or (p["original_size"] and not p["grow"]):
+            raise ConfigError(f"policy 'redirection': original_size={p['original_size']} "
+                              "must be >= 0 and only goes with grow=true")
         for key in ("principal_policy", "redirection_policy"):
             if p[key] == self.name:
                 raise ConfigError(f"policy 'redirection': {key} cannot be 'redirection' itself")
@@ -152,6 +160,18 @@ class Redirection(Policy):
         self.wasted_processor_seconds = 0.0
         #: original id -> copy id of every restarted job
         self.redirected_ids: dict[str, str] = {}
+
+    @property
+    def needs_dynamic_jobs(self) -> bool:
+        """Whether Batsim must run with ``--enable-dynamic-jobs``: only if α > 0.
+
+        ``batpolicy simulate`` reads it to enable dynamic jobs by itself. With α = 0
+        there is no redirection group, so no copy is ever registered.
+
+        >>> Redirection().needs_dynamic_jobs, Redirection({"alpha": "0"}).needs_dynamic_jobs
+        (True, False)
+        """
+        return self.params["alpha"] > 0
 
     # -------------------------------------------------------------------- clock
     @property
@@ -189,7 +209,9 @@ class Redirection(Policy):
         self._state = state
         p = self.params
         problem = None
-        if not state.dynamic_jobs_enabled:
+        if not self.needs_dynamic_jobs:
+            problem = "alpha=0 leaves no redirection group"
+        elif not state.dynamic_jobs_enabled:
             problem = ("redirection restarts killed jobs as dynamically registered copies: "
                        "run Batsim with --enable-dynamic-jobs (and --enable-profile-reuse or "
                        "--forward-profiles-on-submission)")
@@ -201,18 +223,30 @@ class Redirection(Policy):
                                            "profiles-forwarded-on-submission", False)))
             problem = self.planner.problem_at_begin(state.profiles, state.workloads)
         if problem is not None:
-            if p["on_unsupported"] == "error":
+            if not self.needs_dynamic_jobs:
+                log.info("redirection: %s; '%s' on all %d machines, no job will be redirected",
+                         problem, self.principal_policy.name, state.nb_machines)
+            elif p["on_unsupported"] == "error":
                 raise ConfigError(f"policy 'redirection': {problem} "
                                   "(or set on_unsupported=fallback)")
-            log.warning("redirection: %s; falling back to '%s' on all %d machines, "
-                        "no job will be redirected", problem, self.principal_policy.name,
-                        state.nb_machines)
+            else:
+                log.warning("redirection: %s; falling back to '%s' on all %d machines, "
+                            "no job will be redirected", problem, self.principal_policy.name,
+                            state.nb_machines)
             self.active = False
             self.principal_machines, self.redirection_machines = state.all_machines, ProcSet()
         else:
             self.active = True
             self.principal_machines, self.redirection_machines = split_machines(
-                state.nb_machines, p["alpha"], p["grow"])
+                state.nb_machines, p["alpha"], p["grow"], p["original_size"] or None)
+            if p["grow"] and not p["original_size"]:
+                grown = grown_size(state.nb_machines, p["alpha"])
+                log.info("redirection: grow=true: the %d machines are read as an original "
+                         "platform of %d grown by %d; if %d is the original size, run on %d "
+                         "machines (batpolicy simulate --nb-res %d --param original_size=%d)",
+                         state.nb_machines, len(self.principal_machines),
+                         len(self.redirection_machines), state.nb_machines, grown, grown,
+                         state.nb_machines)
             assert self.planner is not None
             log.info("redirection: principal group '%s' (%s), redirection group '%s' (%s), "
                      "θ=%g, α=%g, filter=%s, conflict=%s; %s; acknowledgements %s",

@@ -243,6 +243,8 @@ def test_base_policies_are_chosen_by_name() -> None:
     ({"alpha": "1.0"}, "alpha"), ({"theta": "-1"}, "theta"),
     ({"principal_policy": "redirection"}, "itself"), ({"principal_policy": "nope"}, "unknown"),
     ({"principal_params": "order"}, "KEY=VALUE"), ({"filter": "speed"}, "filter"),
+    ({"original_size": "20"}, "only goes with grow=true"),
+    ({"original_size": "-1", "grow": "true"}, "original_size"),
 ])
 def test_bad_parameters(params: dict[str, str], match: str) -> None:
     with pytest.raises(ConfigError, match=match):
@@ -267,8 +269,23 @@ def test_grow_keeps_the_original_size_for_the_principal_group() -> None:
 
 
 def test_grow_refuses_a_platform_that_was_not_grown() -> None:
-    with pytest.raises(ConfigError, match="not m \\+ ceil"):
+    with pytest.raises(ConfigError, match="not m \\+ ceil") as info:
         Driver(22, alpha="0.5", grow="true")  # 14+7=21, 15+8=23: no m gives 22
+    assert "--nb-res 33" in str(info.value)  # if 22 is the original size: 22 + 11
+
+
+def test_grow_with_the_original_size_names_the_platform_it_needs() -> None:
+    d = Driver(23, alpha="0.15", grow="true", original_size="20")
+    assert str(d.policy.principal_machines) == "0-19"
+    with pytest.raises(ConfigError, match="= 23 machines, it has 20.*--nb-res 23"):
+        Driver(20, alpha="0.15", grow="true", original_size="20")
+
+
+def test_grow_says_how_it_read_the_platform(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("INFO"):
+        Driver(23, alpha="0.15", grow="true")
+    assert "read as an original platform of 20 grown by 3" in caplog.text
+    assert "--nb-res 27 --param original_size=23" in caplog.text
 
 
 def test_without_growth_jobs_wider_than_the_principal_group_are_rejected(
