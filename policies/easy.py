@@ -48,6 +48,14 @@ class EasyBackfilling(Policy):
         self._last_head: Job | None = None
         self._reservation: Reservation | None = None
 
+    @property
+    def last_reservation(self) -> Reservation | None:
+        """The head's reservation made (or kept) at the last decision; None if none was needed.
+
+        Read by tests and tools, as DPSA's attribute of the same name. Runtime complexity: O(1).
+        """
+        return self._reservation
+
     # ------------------------------------------------------------------- hooks
     def on_job_submitted(self, job: Job, state: ClusterState) -> Decisions:
         """Queue the job (or mark it for rejection if it can never run)."""
