@@ -86,8 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _setup_logging(verbose: int, log_file: str | None) -> None:
-    level = logging.WARNING - 10 * min(verbose, 2) if verbose else logging.INFO
+def _setup_logging(verbose: int, log_file: str | None, quiet: bool = False) -> None:
+    # INFO by default (what was run, where the outputs are); -v adds DEBUG, --quiet keeps
+    # warnings and errors only. (A single -v used to compute WARNING - 10 = INFO, a no-op.)
+    level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file:
         handlers.append(logging.FileHandler(log_file))
@@ -99,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``batpolicy`` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    _setup_logging(args.verbose, args.log_file)
+    _setup_logging(args.verbose, args.log_file, quiet=getattr(args, "quiet", False))
     if not getattr(args, "run", None):
         parser.print_help()
         return 2

@@ -77,6 +77,8 @@ def _add_outputs(p: argparse.ArgumentParser) -> None:
     g.add_argument("--record", metavar="FILE",
                    help="write the conversation as a msgpack transcript")
     g.add_argument("--no-progress", action="store_true", help="no progress bar or lines")
+    g.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress and no summary: only warnings and errors on stderr")
 
 
 def _input_spec(args: argparse.Namespace) -> InputSpec:
@@ -119,7 +121,8 @@ def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
         lambda on_record: Simulator(workloads, platform, events=events, options=options,
                                     on_record=on_record),
         scheduler, paths, nb_jobs=nb_jobs, tau=args.bsld_tau,
-        record=Path(args.record) if args.record else None, progress=not args.no_progress,
+        record=Path(args.record) if args.record else None,
+        progress=not (args.no_progress or args.quiet),
         describe=describe, **hooks)
     m = report.metrics
     log.info("%d jobs in %.2f s (%.0f jobs/s): makespan %.0f s, mean wait %.1f s, "
