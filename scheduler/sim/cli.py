@@ -112,6 +112,8 @@ def _paths(args: argparse.Namespace) -> OutputPaths:
 
 def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
          options: SimOptions, describe: dict[str, Any], **hooks: Any) -> int:
+    if not args.bsld_tau > 0:  # max(run, tau) divides: a zero-length job would give 0/0
+        raise ConfigError(f"--bsld-tau must be > 0 s, got {args.bsld_tau}")
     workloads, platform, events = load_inputs(_input_spec(args))
     nb_jobs = sum(len(w.jobs) for w in workloads)
     describe = {**describe, "workloads": [w.source for w in workloads],

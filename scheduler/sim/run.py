@@ -98,6 +98,10 @@ def _read_workload(path: str, name: str, spec: InputSpec) -> Workload:
 
 def load_inputs(spec: InputSpec) -> tuple[list[Workload], Platform, list[ExternalEvent]]:
     """Workloads, platform and external events of a run; errors name file, line, field."""
+    if spec.max_jobs is not None and spec.max_jobs < 0:
+        # checked here for every format: on a JSON workload ``del jobs[-5:]`` would
+        # silently drop the *last* five jobs
+        raise ConfigError(f"--max-jobs must be >= 0, got {spec.max_jobs}")
     paths = list(spec.workloads)
     platform_path = spec.platform
     if not paths:
@@ -312,6 +316,8 @@ def _metrics(result: SimResult, wall: float, tau: float, error: BaseException | 
     metrics.update({
         "nb_machines": result.nb_machines,
         "nb_job_records": len(result.records),
+        # submitted or registered but not ended: 0 unless the run stopped early
+        "nb_jobs_open": result.nb_jobs - len(result.records),
         "nb_messages": result.nb_messages,
         "nb_decisions": decisions,
         "simulated_time_s": result.end_time,
