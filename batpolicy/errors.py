@@ -6,6 +6,24 @@ what and where; nothing else is raised on purpose.
 
 from __future__ import annotations
 
+#: Longest message part echoed from the input: an error is one readable line, even when
+#: the offending value is a megabyte-long string (the rest is elided in the middle).
+MAX_ECHO = 240
+
+
+def clip(text: str, limit: int = MAX_ECHO) -> str:
+    """``text`` shortened in the middle to about ``limit`` characters, saying how long it was.
+
+    >>> clip("x" * 10, 20)
+    'xxxxxxxxxx'
+    >>> clip("head " + "7" * 1000 + " tail", 40)
+    'head 77777…[1010 chars]…77777 tail'
+    """
+    if len(text) <= limit:
+        return text
+    tail = limit // 4
+    return f"{text[:limit - tail - 20]}…[{len(text)} chars]…{text[-tail:]}"
+
 
 class BatpolicyError(Exception):
     """Base of every error batpolicy raises on purpose."""
@@ -20,6 +38,9 @@ class ProtocolError(BatpolicyError):
 
     def __init__(self, message: str, *, index: int | None = None, field: str | None = None,
                  event_type: str | None = None) -> None:
+        message = clip(message)
+        field = clip(field, 120) if field is not None else None
+        event_type = clip(event_type, 60) if event_type is not None else None
         self.index = index
         self.field = field
         self.event_type = event_type
