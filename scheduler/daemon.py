@@ -49,10 +49,10 @@ def serve(dispatcher: Dispatcher, options: ServeOptions) -> int:
                 raw = sock.recv()
                 try:
                     request = decode_request(raw)
-                except BatpolicyError:
-                    log.error("undecodable message #%d from Batsim starts with: %r",
-                              exchanged + 1, raw[:200])
-                    raise
+                except BatpolicyError as exc:  # one line: what is wrong, then where
+                    log.error("undecodable message #%d from Batsim: %s (it starts with %r)",
+                              exchanged + 1, exc, raw[:120])
+                    return EXIT_ERROR
                 try:
                     reply = dispatcher.handle(request)
                 except BatpolicyError:
