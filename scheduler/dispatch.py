@@ -103,7 +103,7 @@ class Dispatcher:
         except BatpolicyError:
             raise
         except Exception as exc:
-            raise self._policy_error(exc, None, None, None) from exc
+            raise self._policy_error(exc, None, None, None, request.events) from exc
         finally:
             self.scheduler_time_s += clock() - began
         return out
@@ -123,8 +123,13 @@ class Dispatcher:
         return hook(event) if hook is not None else None
 
     def _policy_error(self, exc: Exception, event: t.Event | None, index: int | None,
-                      job: Any) -> PolicyError:
+                      job: Any, events: tuple[t.Event, ...] = ()) -> PolicyError:
         what = "decide()" if event is None else f"event #{index} {type(event).__name__}"
+        if event is None and events:  # decide() failed: name the message's events and jobs
+            named = [type(e).__name__ + (f" {e.job_id}" if getattr(e, "job_id", None) else "")
+                     for e in events[:3]]
+            more = f", +{len(events) - 3} more" if len(events) > 3 else ""
+            what += f" after {', '.join(named)}{more}"
         job_id = getattr(job, "id", None) or getattr(event, "job_id", None)
         job_part = f", job '{job_id}'" if job_id else ""
         return PolicyError(f"policy '{self.policy.name}' raised {type(exc).__name__}: {exc} "
