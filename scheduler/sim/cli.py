@@ -126,13 +126,39 @@ def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
         record=Path(args.record) if args.record else None,
         progress=not (args.no_progress or args.quiet),
         describe=describe, **hooks)
-    m = report.metrics
-    log.info("%d jobs in %.2f s (%.0f jobs/s): makespan %.0f s, mean wait %.1f s, "
-             "mean bounded slowdown %.2f, utilisation %.3f", m["nb_jobs"], report.wall_time_s,
-             m["jobs_per_second"] or 0.0, m["makespan"], m["mean_waiting_time"],
-             m["mean_bounded_slowdown"], m["utilization"])
+    if not args.quiet:
+        _print_summary(report.metrics)
     log.info("outputs: %s, %s, %s", paths.jobs, paths.schedule, paths.metrics)
     return 0
+
+
+#: The metrics summary printed on stdout at the end of a run: (key, label, format).
+SUMMARY = (("nb_jobs", "jobs", "{:d}"), ("nb_jobs_success", "succeeded", "{:d}"),
+           ("nb_jobs_killed", "killed", "{:d}"), ("nb_jobs_rejected", "rejected", "{:d}"),
+           ("makespan", "makespan (s)", "{:.1f}"),
+           ("mean_waiting_time", "mean waiting time (s)", "{:.1f}"),
+           ("mean_turnaround_time", "mean turnaround (s)", "{:.1f}"),
+           ("mean_bounded_slowdown", "mean bounded slowdown", "{:.3f}"),
+           ("max_bounded_slowdown", "max bounded slowdown", "{:.3f}"),
+           ("utilization", "utilisation", "{:.3f}"),
+           ("wall_time_s", "wall time (s)", "{:.2f}"),
+           ("jobs_per_second", "jobs per second", "{:.0f}"))
+
+
+def _print_summary(metrics: dict[str, Any]) -> None:
+    """The run's main figures as a two-column table on stdout (the command's output)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{metrics.get('policy', 'scheduler')}: metrics summary",
+                  show_header=False)
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    for key, label, fmt in SUMMARY:
+        value = metrics.get(key)
+        if value is not None:
+            table.add_row(label, fmt.format(value))
+    Console(highlight=False).print(table)
 
 
 def _simulate(args: argparse.Namespace) -> int:
