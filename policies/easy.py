@@ -19,7 +19,9 @@ last decision (the state only got tighter), which is what makes a decision cheap
 after a completion or a change of machine availability the whole queue is scanned.
 Jobs larger than the platform, or asking for no machine, are rejected on submission.
 
-Options: ``order=sjf`` sorts the queue by walltime (shortest first) instead of FCFS.
+Options: ``order=sjf`` sorts the queue by walltime (shortest first) instead of FCFS;
+``on_unavailable=kill|requeue`` kills (and requeues a copy of) the jobs running on machines
+that become unavailable (:mod:`batpolicy.policies.unavailable`; default ``keep``, as Batsim).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from __future__ import annotations
 from batpolicy.policies.base import Decisions, Parameter, Policy
 from batpolicy.policies.queue import ORDERS, JobQueue
 from batpolicy.policies.reservation import Reservation, expected_releases, plan_reservation
+from batpolicy.policies.unavailable import MODES, Evacuation
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
 from batpolicy.scheduler.jobs import Job, JobStatus
@@ -37,7 +40,10 @@ class EasyBackfilling(Policy):
     """EASY backfilling with a reservation for the queue head only."""
 
     name = "easy"
-    parameters = (Parameter("order", str, "fcfs", "queue order", choices=tuple(ORDERS)),)
+    parameters = (Parameter("order", str, "fcfs", "queue order", choices=tuple(ORDERS)),
+                  Parameter("on_unavailable", str, "keep", "jobs running on machines that "
+                            "become unavailable: keep, kill, or kill and requeue a copy "
+                            "(needs Batsim's dynamic jobs, acknowledged)", choices=MODES))
 
     def __init__(self, params=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(params)
@@ -47,6 +53,7 @@ class EasyBackfilling(Policy):
         self._released = True
         self._last_head: Job | None = None
         self._reservation: Reservation | None = None
+        self.evacuation = Evacuation(self.params["on_unavailable"])
 
     @property
     def last_reservation(self) -> Reservation | None:
@@ -57,6 +64,11 @@ class EasyBackfilling(Policy):
         return self._reservation
 
     # ------------------------------------------------------------------- hooks
+    def on_simulation_begins(self, state: ClusterState) -> Decisions:
+        """Check Batsim's flags allow ``on_unavailable``."""
+        self.evacuation.begin(state)
+        return None
+
     def on_job_submitted(self, job: Job, state: ClusterState) -> Decisions:
         """Queue the job (or mark it for rejection if it can never run)."""
         if job.res > state.nb_machines or job.res <= 0:
@@ -74,10 +86,21 @@ class EasyBackfilling(Policy):
     def on_resources_changed(self, event: Event, state: ClusterState) -> Decisions:
         """Availability changed: rescan the whole queue and re-plan the reservation."""
         self._released = True
+        self.evacuation.machines_changed(event)
         return None
 
     # ------------------------------------------------------------------ decide
     def decide(self, now: float, state: ClusterState) -> list[Decision]:
+        """Kill/requeue on failed machines if asked, then EASY's decision."""
+        if self.evacuation.mode == "keep":
+            return self._decide(now, state)
+        first, arrived = self.evacuation.decide(state)
+        for job in arrived:  # requeued copies, acknowledged: queued as submissions
+            self.on_job_submitted(job, state)
+        out = first + self._decide(now, state)
+        return out + self.evacuation.finish(state, out)
+
+    def _decide(self, now: float, state: ClusterState) -> list[Decision]:
         """Start heads, reserve for the first that does not fit, backfill the rest."""
         out: list[Decision] = [RejectJob(job.id) for job in self._rejected]
         self._rejected.clear()

@@ -31,8 +31,8 @@ POLICIES: Mapping[str, type[Policy]] = MappingProxyType({
 def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
     """Build the registered policy ``name`` with ``params`` (strings are parsed).
 
-    >>> make_policy("easy", {"order": "sjf"}).params
-    {'order': 'sjf'}
+    >>> make_policy("easy", {"order": "sjf"}).params["order"]
+    'sjf'
     """
     try:
         cls = POLICIES[name]
