@@ -13,11 +13,22 @@ paper's Fig. 2 plots the same comparison, "lower is better", i.e. its axis behav
 redirection / EASY, so both are printed), and the best (θ, α). Results also go to
 ``bench/results/redirection_sweep.txt`` with the commit hash and the machine.
 
+Every simulation runs in the embedded simulator (Batsim 4.2.1's semantics on a
+zero-latency platform), on a process pool of ``--workers`` processes (default: all cores),
+with progress on stderr.
+
 Usage::
 
     python bench/redirection_sweep.py                       # every trace, 20 weeks each
+    python bench/redirection_sweep.py --max-weeks 5 --max-jobs 7000   # the committed run
     python bench/redirection_sweep.py --max-weeks 2 --traces RICC CEA-Curie
     python bench/redirection_sweep.py --theta 10 --alpha 0.15 --max-weeks 1   # quick look
+
+``--max-weeks N`` keeps N loaded weeks per trace, evenly spaced over the trace's loaded
+weeks; ``--max-jobs J`` first drops loaded weeks of more than J jobs (simulation time
+grows faster than linearly with the queue length of the busiest weeks: a 9,600-job RICC
+week takes ~20-30 s per simulation, 40 simulations per week). The whole grid on every
+loaded week of every trace (~650,000 jobs x 40 simulations) takes hours on 2 cores.
 
 Week selection reads the log's own start times (submit + wait), which a workload reader
 rightly drops, so the SWF fields it needs are parsed here (fields 2–5, 8, 9 of the
