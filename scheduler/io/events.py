@@ -43,6 +43,9 @@ class ExternalEvent:
     type: str
     resources: ProcSet | None
     data: dict[str, Any] = field(default_factory=dict)
+    #: Where it was read (file, 1-based line), so a later error can name them.
+    source: str | None = field(default=None, compare=False)
+    line: int | None = field(default=None, compare=False)
 
     @property
     def is_machine_event(self) -> bool:
@@ -80,7 +83,7 @@ def _event(line: str, where: str, lineno: int) -> ExternalEvent:
         except ProtocolError as exc:
             raise InputError(f"{kind} needs 'resources', an interval set such as '0-4 6': "
                              f"{exc}", path=where, line=lineno, field="resources") from None
-    return ExternalEvent(float(ts), kind, resources, obj)
+    return ExternalEvent(float(ts), kind, resources, obj, where, lineno)
 
 
 def read_events(path: str | Path) -> list[ExternalEvent]:

@@ -431,10 +431,11 @@ class Simulator:
         kind = event.type
         if kind in ("machine_unavailable", "machine_available"):
             machines = as_procset(event.resources)
+            where = {"path": getattr(event, "source", None), "line": getattr(event, "line", None)}
             if not self.machines.exist(machines):
                 raise InputError(f"external event at t={event.timestamp} names machines "
                                  f"{machines} outside the platform (0-{self.machines.n - 1})",
-                                 field="resources")
+                                 field="resources", **where)
             if kind == "machine_unavailable":
                 wrong = self.machines.set_unavailable(machines, now)
                 rule = "already unavailable"
@@ -443,7 +444,8 @@ class Simulator:
                 rule = "not unavailable"
             if wrong:
                 raise InputError(f"external event {kind} at t={event.timestamp}: machines "
-                                 f"{wrong} are {rule} (Batsim aborts)", field="resources")
+                                 f"{wrong} are {rule} (Batsim aborts)", field="resources",
+                                 **where)
             self._outbox.append(t.Notify(stamp, f"event_{kind}", machines))
         elif self.options.forward_unknown_events:
             self._outbox.append(t.Notify(stamp, str(kind), None, wire_json(dict(event.data))))
