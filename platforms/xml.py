@@ -154,6 +154,7 @@ class _Host:
     properties: dict[str, Any]
     zone_properties: dict[str, Any]
     rack: str | None = None
+    line: int | None = None
 
 
 class _Reader:
@@ -190,7 +191,7 @@ class _Reader:
                 self.cluster(child, zone=zone, zone_props=zone_props)
             elif child.tag == "host":
                 self.hosts.append(_Host(self.attr(child, "id"), self.speed(child), None,
-                                        child.props(), dict(zone_props)))
+                                        child.props(), dict(zone_props), line=child.line))
             elif child.tag == "cluster":
                 self.cluster(child)
             elif child.tag == "link":
@@ -209,7 +210,7 @@ class _Reader:
         speed, props = self.speed(node), node.props()
         cluster, rack = (name, None) if zone_props is None else (zone, name)
         self.hosts.extend(_Host(f"{prefix}{n}{suffix}", speed, cluster, dict(props),
-                                dict(zone_props or {}), rack) for n in numbers)
+                                dict(zone_props or {}), rack, node.line) for n in numbers)
 
     def link(self, node: _Node) -> None:
         try:
@@ -236,7 +237,7 @@ def read_platform(path: str | Path, *, master_host: str = "master_host") -> Plat
     for host in reader.hosts:
         if host.name in seen:
             raise InputError(f"two hosts are named {host.name!r}", path=str(path),
-                             field="id")
+                             line=host.line, field="id")
         seen.add(host.name)
         role = host.properties.get("role", "")
         if host.name == master_host or role == "master":
