@@ -81,7 +81,8 @@ class Parameter:
         try:
             value = conv(text)
         except (TypeError, ValueError) as exc:
-            raise ConfigError(f"policy '{policy}': parameter '{self.name}' = {text!r}: {exc}") from None
+            raise ConfigError(
+                f"policy '{policy}': parameter '{self.name}' = {text!r}: {exc}") from None
         if self.choices is not None and value not in self.choices:
             raise ConfigError(f"policy '{policy}': parameter '{self.name}' = {value!r} is not "
                               f"one of {', '.join(map(str, self.choices))}")

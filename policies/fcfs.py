@@ -3,7 +3,8 @@
 Feitelson, Rudolph & Schwiegelshohn, *Parallel job scheduling — a status report*,
 JSSPP 2004, §3.1 (FCFS as the baseline every backfilling scheme improves on).
 
-Reference implementation reproduced decision for decision: batsched ``fcfs`` (Batsim team's C++ schedulers, v1.4): the queue head
+Reference implementation reproduced decision for decision: batsched ``fcfs`` (Batsim
+team's C++ schedulers, v1.4): the queue head
 starts as soon as enough machines are free, on the lowest free ids; no later job passes
 it. Jobs larger than the platform (or asking for no machine, which Batsim cannot run)
 are rejected when submitted. Decision order within one reply follows batsched: first

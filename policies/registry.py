@@ -1,5 +1,7 @@
-"""The single policy registry: name → class. It feeds ``--policy``, ``--help`` and
-``batpolicy policies``. Adding a policy is its module plus one line below.
+"""The single policy registry: name → class.
+
+It feeds ``--policy``, ``--help`` and ``batpolicy policies``. Adding a policy is its
+module plus one line below.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
     try:
         cls = POLICIES[name]
     except KeyError:
-        raise ConfigError(f"unknown policy '{name}' (known: {', '.join(sorted(POLICIES))})") from None
+        known = ", ".join(sorted(POLICIES))
+        raise ConfigError(f"unknown policy '{name}' (known: {known})") from None
     return cls(params)
 
 

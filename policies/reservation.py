@@ -45,12 +45,14 @@ def expected_releases(state: ClusterState, started: Iterable[tuple[float, ProcSe
     Runtime complexity: O(1) per item taken (lazy merge).
     """
     now = state.now
-    running = ((max(job.expected_end, now), job.allocation) for job in state.running_by_expected_end)
+    running = ((max(job.expected_end, now), job.allocation)
+               for job in state.running_by_expected_end)
     return merge(running, started, key=lambda item: item[0])  # type: ignore[arg-type]
 
 
 def plan_reservation(job: Job, now: float, free: ProcSet,
-                     releases: Iterable[tuple[float, ProcSet]], unavailable: ProcSet) -> Reservation:
+                     releases: Iterable[tuple[float, ProcSet]],
+                     unavailable: ProcSet) -> Reservation:
     """Earliest time at which ``job`` fits, and the lowest machine ids free then.
 
     ``free`` are the machines free now (after this decision's starts); ``releases`` the

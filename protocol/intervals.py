@@ -30,7 +30,8 @@ def parse_intervals(text: object, *, field: str = "alloc", index: int | None = N
     3
     """
     if not isinstance(text, str):
-        raise ProtocolError(f"expected an interval-set string such as '0-3 7', got {type(text).__name__}",
+        raise ProtocolError("expected an interval-set string such as '0-3 7', got "
+                            f"{type(text).__name__}",
                             index=index, field=field)
     if not _INTERVAL_SET.match(text):
         raise ProtocolError(f"malformed interval set {text[:80]!r} (expected e.g. '0-3 7')",
@@ -41,7 +42,8 @@ def parse_intervals(text: object, *, field: str = "alloc", index: int | None = N
         a = int(lo)
         b = int(hi) if hi else a
         if b < a:
-            raise ProtocolError(f"interval {token!r} has its bounds reversed", index=index, field=field)
+            raise ProtocolError(f"interval {token!r} has its bounds reversed",
+                                index=index, field=field)
         pieces.append((a, b))
     return ProcSet(*pieces)
 

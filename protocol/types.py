@@ -21,7 +21,12 @@ from typing import Any, Union
 
 from procset import ProcSet
 
-__all__ = ["Answer", "CallMeLater", "ChangeJobState", "ContinueRegistration", "Decision", "Event", "ExecuteJob", "FromJobMsg", "JobCompleted", "JobKilled", "JobState", "JobSubmitted", "KillJob", "Notify", "NotifyType", "Query", "RegisterJob", "RegisterProfile", "RegistrationFinished", "RejectJob", "Reply", "Request", "RequestedCall", "ResourceInfo", "ResourceStateChanged", "SetJobMetadata", "SetResourceState", "SimulationBegins", "SimulationEnds", "ToJobMsg"]
+__all__ = ["Answer", "CallMeLater", "ChangeJobState", "ContinueRegistration", "Decision",
+           "Event", "ExecuteJob", "FromJobMsg", "JobCompleted", "JobKilled", "JobState",
+           "JobSubmitted", "KillJob", "Notify", "NotifyType", "Query", "RegisterJob",
+           "RegisterProfile", "RegistrationFinished", "RejectJob", "Reply", "Request",
+           "RequestedCall", "ResourceInfo", "ResourceStateChanged", "SetJobMetadata",
+           "SetResourceState", "SimulationBegins", "SimulationEnds", "ToJobMsg"]
 
 
 class JobState(str, Enum):

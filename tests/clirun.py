@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from conftest import TRANSCRIPTS
 
 INPUTS = TRANSCRIPTS / "inputs"

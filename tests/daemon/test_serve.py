@@ -17,10 +17,8 @@ from pathlib import Path
 import pytest
 
 from batpolicy.errors import PeerTimeout
-
 from batpolicy.policies.registry import make_policy
-from batpolicy.protocol.codec import decode_reply, encode_request, reply_from_obj, \
-    request_from_obj
+from batpolicy.protocol.codec import decode_reply, encode_request, reply_from_obj, request_from_obj
 from batpolicy.protocol.transcript import read_transcript
 from batpolicy.protocol.transport import RequestSocket
 from batpolicy.scheduler.dispatch import Dispatcher

@@ -13,7 +13,7 @@ import pytest
 
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
-from batpolicy.protocol.codec import request_from_obj, reply_from_obj
+from batpolicy.protocol.codec import reply_from_obj, request_from_obj
 from batpolicy.scheduler.dispatch import Dispatcher
 
 from conftest import TRANSCRIPTS

@@ -17,7 +17,6 @@ import json
 from pathlib import Path
 
 import pytest
-from clirun import restore_logging  # noqa: F401  (autouse fixture)
 
 from batpolicy.errors import InputError
 from batpolicy.platforms.model import Platform
@@ -27,6 +26,8 @@ from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.io.batsim_json import read_batsim_workload
 from batpolicy.scheduler.io.events import read_events
 from batpolicy.scheduler.sim import Simulator
+
+from clirun import restore_logging  # noqa: F401  (autouse fixture)
 
 PROFILES = {"p": {"type": "delay", "delay": 5}}
 

@@ -25,8 +25,6 @@ from typing import Any
 
 import pytest
 import zmq
-from clirun import free_port, recorded_inputs
-from conftest import TRANSCRIPTS
 from procset import ProcSet
 from reliability.helpers import Job, Scenario, check_run, simulate, workload
 
@@ -41,6 +39,9 @@ from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.daemon import EXIT_ERROR, ServeOptions, serve
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.sim import SimOptions, Simulator
+
+from clirun import free_port, recorded_inputs
+from conftest import TRANSCRIPTS
 
 
 def _batsim_messages(limit: int, scheduler: str = "easy_bf") -> list[bytes]:

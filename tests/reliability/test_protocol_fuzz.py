@@ -28,7 +28,6 @@ from typing import Any
 
 import pytest
 import zmq
-from conftest import TRANSCRIPTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reliability.helpers import DATABASE, Job, Scenario, scaled, workload
@@ -44,6 +43,8 @@ from batpolicy.scheduler.daemon import EXIT_ERROR, EXIT_OK, ServeOptions, serve
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.io.events import ExternalEvent
 from batpolicy.scheduler.sim import SimOptions, Simulator
+
+from conftest import TRANSCRIPTS
 
 pytestmark = pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason="no shared transcripts")
 

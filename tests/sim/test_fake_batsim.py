@@ -15,6 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
+
+from batpolicy.scheduler import cli
+
 from clirun import (  # noqa: F401  (restore_logging is an autouse fixture)
     free_port,
     read_jobs,
@@ -22,8 +25,6 @@ from clirun import (  # noqa: F401  (restore_logging is an autouse fixture)
     restore_logging,
 )
 from conftest import SHARED_DATA
-
-from batpolicy.scheduler import cli
 
 KTH = SHARED_DATA / "traces" / "KTH-SP2-1996-2.swf.gz"
 

@@ -13,7 +13,6 @@ import io
 from pathlib import Path
 
 import pytest
-from conftest import TRANSCRIPTS
 from procset import ProcSet
 
 from batpolicy.errors import InvalidDecision
@@ -31,6 +30,8 @@ from batpolicy.scheduler.io.outputs import (
     write_schedule_csv,
 )
 from batpolicy.scheduler.sim import JobRecord, SimResult, Simulator
+
+from conftest import TRANSCRIPTS
 
 RUNS = sorted(p.name[:-len(".jobs.csv")] for p in TRANSCRIPTS.glob("*.jobs.csv")) \
     if TRANSCRIPTS.is_dir() else []

@@ -28,13 +28,6 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from clirun import (  # noqa: F401  (restore_logging is an autouse fixture)
-    free_port,
-    read_jobs,
-    recorded_inputs,
-    restore_logging,
-)
-from conftest import TRANSCRIPTS
 
 from batpolicy.policies.base import Policy
 from batpolicy.protocol import types as t
@@ -43,6 +36,14 @@ from batpolicy.protocol.intervals import parse_intervals
 from batpolicy.protocol.transcript import read_transcript
 from batpolicy.scheduler import cli
 from batpolicy.scheduler.dispatch import Dispatcher
+
+from clirun import (  # noqa: F401  (restore_logging is an autouse fixture)
+    free_port,
+    read_jobs,
+    recorded_inputs,
+    restore_logging,
+)
+from conftest import TRANSCRIPTS
 
 #: What is installed: pybatsim without its pins, and the one small pure-Python module its
 #: launcher imports that batpolicy does not depend on.

@@ -13,14 +13,6 @@ from pathlib import Path
 from types import MappingProxyType
 
 import pytest
-from clirun import (  # noqa: F401  (restore_logging is an autouse fixture)
-    INPUTS,
-    RECORDED_WORKLOADS,
-    read_jobs,
-    recorded_inputs,
-    restore_logging,
-)
-from conftest import TRANSCRIPTS
 
 from batpolicy.policies import registry
 from batpolicy.policies.fcfs import Fcfs
@@ -29,6 +21,15 @@ from batpolicy.protocol.codec import reply_to_obj, request_from_obj
 from batpolicy.protocol.transcript import read_transcript
 from batpolicy.scheduler import cli
 from batpolicy.scheduler.dispatch import Dispatcher
+
+from clirun import (  # noqa: F401  (restore_logging is an autouse fixture)
+    INPUTS,
+    RECORDED_WORKLOADS,
+    read_jobs,
+    recorded_inputs,
+    restore_logging,
+)
+from conftest import TRANSCRIPTS
 
 #: What "the same schedule" means for every job (the issue's start, finish, state, allocation).
 SCHEDULE_FIELDS = ("starting_time", "finish_time", "final_state", "allocated_resources")

@@ -32,6 +32,7 @@ from batpolicy.scheduler.io.batsim_json import read_batsim_workload
 from batpolicy.scheduler.io.events import read_events
 from batpolicy.scheduler.io.outputs import SCHEDULE_COLUMNS, format_job_row, schedule_fields
 from batpolicy.scheduler.sim import SimOptions, Simulator
+
 from conftest import TRANSCRIPTS
 
 INPUTS = TRANSCRIPTS / "inputs"
