@@ -32,6 +32,7 @@ from batpolicy.policies.reservation import Reservation, expected_releases, plan_
 from batpolicy.policies.unavailable import MODES, Evacuation
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
+from batpolicy.scheduler.intervalset import difference, size
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.state import ClusterState
 
@@ -106,12 +107,12 @@ class EasyBackfilling(Policy):
         self._rejected.clear()
         queue = self.queue
         free = state.free
-        nfree = len(free)
+        nfree = size(free)
         started: list[tuple[float, object]] = []
         head = self._head(queue)
         while head is not None and head.res <= nfree:  # 1. start heads while they fit
             alloc = take_lowest(free, head.res)
-            free = free - alloc
+            free = difference(free, alloc)
             nfree -= head.res
             queue.remove(head)
             out.append(ExecuteJob(head.id, alloc))
@@ -129,8 +130,8 @@ class EasyBackfilling(Policy):
         assert reservation is not None
         candidates = list(queue) if rescan else [j for j in self._new if j in queue]
         shadow = reservation.shadow_time
-        extra = free - reservation.machines
-        nextra = len(extra)
+        extra = difference(free, reservation.machines)
+        nextra = size(extra)
         for job in candidates:  # 3. backfill
             if nfree == 0:
                 break
@@ -145,10 +146,10 @@ class EasyBackfilling(Policy):
                 alloc = take_lowest(extra, job.res)
             else:
                 continue
-            free = free - alloc
+            free = difference(free, alloc)
             nfree -= job.res
-            extra = extra - alloc
-            nextra = len(extra)
+            extra = difference(extra, alloc)
+            nextra = size(extra)
             queue.remove(job)
             out.append(ExecuteJob(job.id, alloc))
         return self._done(head, reservation, out)

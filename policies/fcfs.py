@@ -21,6 +21,7 @@ from collections import deque
 from batpolicy.policies.base import Decisions, Policy
 from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
+from batpolicy.scheduler.intervalset import difference, size
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.state import ClusterState
 
@@ -45,13 +46,13 @@ class Fcfs(Policy):
         out: list[Decision] = []
         queue = self._queue
         free = state.free
-        nfree = len(free)
+        nfree = size(free)
         while queue and (queue[0].status is not JobStatus.WAITING or queue[0].res <= nfree):
             job = queue.popleft()
             if job.status is not JobStatus.WAITING:  # started or rejected outside this policy
                 continue
             alloc = take_lowest(free, job.res)
-            free = free - alloc
+            free = difference(free, alloc)
             nfree -= job.res
             out.append(ExecuteJob(job.id, alloc))
         for job in self._incoming:
@@ -61,7 +62,7 @@ class Fcfs(Policy):
                 queue.append(job)
             else:
                 alloc = take_lowest(free, job.res)
-                free = free - alloc
+                free = difference(free, alloc)
                 nfree -= job.res
                 out.append(ExecuteJob(job.id, alloc))
         self._incoming.clear()

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from batpolicy.errors import InvalidDecision
 from batpolicy.protocol import types as t
+from batpolicy.scheduler.intervalset import difference, disjoint, is_subset, size
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.state import ClusterState
 
@@ -69,7 +70,7 @@ class Scratch:
         """Account for an accepted decision."""
         kind = type(d)
         if kind is t.ExecuteJob:
-            self.free = self.free - d.alloc  # type: ignore[union-attr]
+            self.free = difference(self.free, d.alloc)  # type: ignore[union-attr]
             self._status[d.job_id] = JobStatus.RUNNING  # type: ignore[union-attr]
         elif kind is t.RejectJob:
             self._status[d.job_id] = JobStatus.REJECTED  # type: ignore[union-attr]
@@ -95,8 +96,9 @@ def check_decisions(state: ClusterState, decisions: list[t.Decision] | tuple[t.D
                     policy: str = "") -> None:
     """Raise :class:`InvalidDecision` if Batsim would refuse any of ``decisions``, in order.
 
-    The state is not changed. Runtime complexity: O(k) interval-set operations per
-    EXECUTE_JOB, O(1) for other decisions.
+    The state is not changed. Runtime complexity: O(k log n) per EXECUTE_JOB of k
+    intervals against n free intervals (bisections, :mod:`.intervalset`), O(1) for other
+    decisions.
     """
     scratch = Scratch(state)
     for decision in decisions:
@@ -119,33 +121,33 @@ def _check_execute(state: Scratch, d: t.ExecuteJob, policy: str) -> None:
     if state.status(job) is not JobStatus.WAITING:
         _fail(f"EXECUTE_JOB of a job that is {state.status(job).value} (a job starts once, "
               "and only if submitted and not rejected)", policy, d.job_id, d.alloc)
-    options = sum(x is not None for x in (d.mapping, d.storage_mapping, d.additional_io_job))
+    options = ((d.mapping is not None) + (d.storage_mapping is not None)
+               + (d.additional_io_job is not None))
     if options > 1:
         _fail("EXECUTE_JOB with more than one of mapping / storage_mapping / "
               "additional_io_job (Batsim accepts at most one)", policy, d.job_id, d.alloc)
     alloc = d.alloc
     if not alloc:
         _fail("EXECUTE_JOB with an empty allocation", policy, d.job_id, alloc)
-    unknown = alloc - state.all_machines
-    if unknown:
-        _fail(f"allocation names machines that do not exist ({unknown}; the platform has "
+    if not is_subset(alloc, state.all_machines):
+        _fail(f"allocation names machines that do not exist "
+              f"({difference(alloc, state.all_machines)}; the platform has "
               f"{state.nb_machines})", policy, d.job_id, alloc)
-    unavailable = alloc & state.unavailable
-    if unavailable:
-        _fail(f"allocation uses unavailable machines {unavailable}", policy, d.job_id, alloc)
-    not_free = alloc - state.free
-    if not_free:
-        _fail(f"allocation uses machines {not_free} that are busy or not in a computing state",
-              policy, d.job_id, alloc)
-    size = len(alloc)
+    if not disjoint(alloc, state.unavailable):
+        _fail(f"allocation uses unavailable machines {alloc & state.unavailable}", policy,
+              d.job_id, alloc)
+    if not is_subset(alloc, state.free):
+        _fail(f"allocation uses machines {difference(alloc, state.free)} that are busy or not "
+              "in a computing state", policy, d.job_id, alloc)
+    count = size(alloc)
     if d.mapping is not None:
         if len(d.mapping) != job.res:
             _fail(f"mapping has {len(d.mapping)} executors, the job requests {job.res}",
                   policy, d.job_id, alloc)
-    elif size != job.res:
+    elif count != job.res:
         profile = state.profile_of(job) or {}
         if profile.get("type") not in _SIZE_FREE_PROFILES:
-            _fail(f"allocation of {size} machines for a job that requests {job.res}",
+            _fail(f"allocation of {count} machines for a job that requests {job.res}",
                   policy, d.job_id, alloc)
 
 
@@ -228,8 +230,8 @@ def _check_change_job_state(state: Scratch, d: t.ChangeJobState, policy: str) ->
                             t.JobState.COMPLETED_WALLTIME_REACHED, t.JobState.COMPLETED_FAILED},
     }.get(state.status(job), set())
     if d.job_state not in allowed:
-        _fail(f"CHANGE_JOB_STATE from {state.status(job).value} to {d.job_state.value} is not allowed",
-              policy, d.job_id)
+        _fail(f"CHANGE_JOB_STATE from {state.status(job).value} to {d.job_state.value} is "
+              "not allowed", policy, d.job_id)
 
 
 def _check_registration_finished(state: Scratch, d: t.RegistrationFinished,

@@ -23,6 +23,7 @@ from sortedcontainers import SortedKeyList
 
 from batpolicy.errors import ProtocolError
 from batpolicy.protocol import types as t
+from batpolicy.scheduler.intervalset import difference, union
 from batpolicy.scheduler.jobs import Job, JobStatus
 
 #: Power states in which Batsim lets a machine compute (PROTOCOL.md §1.4, EXECUTE_JOB).
@@ -243,8 +244,8 @@ class ClusterState:
         job = self._jobs.get(ev.job_id)
         if job is None or job.status is not JobStatus.RUNNING:
             state = "unknown" if job is None else job.status.value
-            raise ProtocolError(f"JOB_COMPLETED for job '{ev.job_id}' which is {state}, not running",
-                                field="job_id", event_type="JOB_COMPLETED")
+            raise ProtocolError(f"JOB_COMPLETED for job '{ev.job_id}' which is {state}, not "
+                                "running", field="job_id", event_type="JOB_COMPLETED")
         self._running_by_end.remove(job)
         del self._running[job.id]
         job.status = JobStatus.COMPLETED
@@ -252,7 +253,7 @@ class ClusterState:
         job.final_state = ev.job_state
         job.return_code = ev.return_code
         assert job.allocation is not None
-        self._free |= job.allocation - self._unavailable
+        self._free = union(self._free, difference(job.allocation, self._unavailable))
         return job
 
     def _on_killed(self, ev: t.JobKilled) -> None:
@@ -330,7 +331,7 @@ class ClusterState:
         job.expected_end = self.now + job.walltime if job.walltime is not None else math.inf
         self._running[job.id] = job
         self._running_by_end.add(job)
-        self._free -= d.alloc
+        self._free = difference(self._free, d.alloc)
 
     def _do_reject(self, d: t.RejectJob) -> None:
         job = self._waiting.pop(d.job_id)
@@ -376,7 +377,8 @@ class ClusterState:
                 self._running_by_end.remove(job)
                 del self._running[job.id]
                 if job.allocation is not None:
-                    self._free |= job.allocation - self._unavailable
+                    self._free = union(self._free,
+                                       difference(job.allocation, self._unavailable))
             job.status = JobStatus.COMPLETED
             job.final_state = d.job_state
             job.finish = self.now
