@@ -58,7 +58,8 @@ def plan_reservation(job: Job, now: float, free: ProcSet,
     ``free`` are the machines free now (after this decision's starts); ``releases`` the
     (end, machines) of running jobs, earliest first. Unavailable machines never count.
     If the job can never fit, the shadow time is infinite and no machine is reserved.
-    Runtime complexity: O(k) in the number of releases up to the shadow time.
+    Runtime complexity: O(k + i log i) for ``k`` releases up to the shadow time holding
+    ``i`` intervals with the free machines.
 
     >>> from batpolicy.scheduler.jobs import Job
     >>> head = Job("w0!1", 0.0, 3, 10.0, "p", seq=1)
@@ -84,7 +85,35 @@ def plan_reservation(job: Job, now: float, free: ProcSet,
             shadow = end
     if shadow == math.inf:
         return Reservation(job, math.inf, ProcSet())
-    at_shadow = ProcSet(free)
-    for machines in pending:
-        at_shadow |= machines
-    return Reservation(job, shadow, take_lowest(at_shadow, need))
+    # free and released machines are disjoint: take the lowest ids without building their
+    # union (k successive unions were O(k * intervals), seconds on 100,000 machines)
+    return Reservation(job, shadow, lowest_of_disjoint([free, *pending], need))
+
+
+def lowest_of_disjoint(parts: list[ProcSet], count: int) -> ProcSet:
+    """The ``count`` lowest ids of the union of pairwise disjoint ``parts``.
+
+    Same as ``take_lowest(ProcSet().union(*parts), count)``, whose ``k`` successive
+    unions cost O(k · intervals) — seconds per decision with thousands of running jobs on
+    100,000 machines. Runtime complexity: O(i log i + p²) for ``i`` intervals in all
+    parts and ``p`` (adjacent pieces joined) in the result: ``ProcSet(*pieces)`` merges
+    piece by piece.
+
+    >>> str(lowest_of_disjoint([ProcSet((4, 9)), ProcSet(0, 2), ProcSet(3)], 5))
+    '0 2-5'
+    """
+    itvs = sorted(itv for part in parts for itv in part.intervals())
+    pieces: list[tuple[int, int]] = []
+    need = count
+    for inf, sup in itvs:
+        if need <= 0:
+            break
+        sup = min(sup, inf + need - 1)
+        need -= sup - inf + 1
+        if pieces and pieces[-1][1] + 1 == inf:  # adjacent: one piece
+            pieces[-1] = (pieces[-1][0], sup)
+        else:
+            pieces.append((inf, sup))
+    if need > 0:
+        raise ValueError(f"asked for {count} machines, only {count - need} in the parts")
+    return ProcSet(*pieces)
