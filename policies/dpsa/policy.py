@@ -67,6 +67,7 @@ from batpolicy.policies.queue import JobQueue
 from batpolicy.policies.reservation import Reservation, expected_releases, plan_reservation
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
+from batpolicy.scheduler.intervalset import difference, intersection, size, union
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.state import ClusterState
 
@@ -175,12 +176,12 @@ class Dpsa(Policy):
         self._new = []
         began = self.clock()
         free = state.free
-        nfree = len(free)
+        nfree = size(free)
         started: list[tuple[float, ProcSet]] = []
         head = self._head()
         while head is not None and head.res <= nfree:  # Fig. 2, l. 3-7
             alloc = take_lowest(free, head.res)
-            free = free - alloc
+            free = difference(free, alloc)
             nfree -= head.res
             self.queue.remove(head)
             out.append(ExecuteJob(head.id, alloc))
@@ -212,9 +213,10 @@ class Dpsa(Policy):
               candidates: Iterable[Job]) -> list[Decision]:
         """Fig. 2, l. 9-12 and 21-23: the best subset of eligible jobs, mapped and started."""
         shadow = reservation.shadow_time
-        reserved = free & reservation.machines
-        unreserved = free - reservation.machines
-        nfree, nunreserved = len(free), len(unreserved)
+        reserved = intersection(free, reservation.machines)
+        unreserved = difference(free, reservation.machines)
+        nfree, nunreserved = size(free), size(unreserved)
+        nreserved = nfree - nunreserved
         eligible: list[tuple[Job, bool]] = []
         for job in candidates:  # Fig. 2, l. 10
             if job is head or job.res > nfree or job not in self.queue:
@@ -241,14 +243,16 @@ class Dpsa(Policy):
             job, is_long = eligible[index]
             need = job.res
             alloc = ProcSet()
-            if not is_long and reserved:
-                part = take_lowest(reserved, min(need, len(reserved)))
-                reserved = reserved - part
-                alloc, need = part, need - len(part)
+            if not is_long and nreserved:
+                take = min(need, nreserved)
+                alloc = take_lowest(reserved, take)
+                reserved = difference(reserved, alloc)
+                nreserved -= take
+                need -= take
             if need:
                 part = take_lowest(unreserved, need)
-                unreserved = unreserved - part
-                alloc = alloc | part
+                unreserved = difference(unreserved, part)
+                alloc = union(alloc, part)
             self.queue.remove(job)
             decisions.append((job.seq, ExecuteJob(job.id, alloc)))
         decisions.sort(key=lambda item: item[0])  # Fig. 2, l. 12, in priority order
