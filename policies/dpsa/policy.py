@@ -286,30 +286,37 @@ class Dpsa(Policy):
     def stats(self) -> dict[str, Any]:
         """DPSA decisions, their median / p99 / max wall time, and search bound hits.
 
-        A *DPSA decision* is a ``decide()`` call that made a reservation (Fig. 2, l. 8);
-        its time covers l. 3-12, its *fill* time l. 9-12 (eligible jobs, search, mapping).
+        A flat dict of JSON numbers and strings (``metrics.json`` puts it under
+        ``"policy_stats"``), with the same keys in both search modes. A *DPSA decision*
+        is a ``decide()`` call that made a reservation (Fig. 2, l. 8); its time covers
+        l. 3-12, its *fill* time l. 9-12 (eligible jobs, search, mapping). A *search* is
+        an OptimizeUtilization call (l. 11, at least one eligible job); it is *cut* when
+        the exhaustive search's time or node bound stopped it (never in ``exact`` mode).
+        Times are wall milliseconds, nearest-rank percentiles; 0 when there was none.
+
+        >>> s = Dpsa().stats()
+        >>> s["nb_dpsa_decisions"], s["decision_time_p99_ms"], s["nb_search_cut"]
+        (0, 0.0, 0)
         """
         times = sorted(self._times)
         fill = sorted(self._fill_times)
-        n = len(times)
-        out: dict[str, Any] = {
+        searches = self._searches
+        return {
             "dpsa_variant": self.name,
             "dpsa_search": self.params["search"],
-            "nb_dpsa_decisions": n,
+            "nb_dpsa_decisions": len(times),
             "decision_time_median_ms": percentile(times, 50) * 1000,
             "decision_time_p99_ms": percentile(times, 99) * 1000,
             "decision_time_max_ms": (times[-1] if times else 0.0) * 1000,
             "fill_time_median_ms": percentile(fill, 50) * 1000,
             "fill_time_p99_ms": percentile(fill, 99) * 1000,
-            "nb_searches": self._searches,
-            "mean_eligible_jobs": self._eligible / self._searches if self._searches else 0.0,
+            "nb_searches": searches,
+            "mean_eligible_jobs": self._eligible / searches if searches else 0.0,
             "nb_started_by_search": self._by_search,
+            "nb_search_cut": self._cut,
+            "search_cut_share": self._cut / searches if searches else 0.0,
+            "search_nodes_mean": self._nodes / searches if searches else 0.0,
         }
-        if self.params["search"] == "exhaustive":
-            out["nb_search_cut"] = self._cut
-            out["search_cut_share"] = self._cut / self._searches if self._searches else 0.0
-            out["search_nodes_mean"] = self._nodes / self._searches if self._searches else 0.0
-        return out
 
 
 class DpsaN(Dpsa):

@@ -11,9 +11,11 @@ delayed when runtimes equal walltimes, and every job finishes.
 from __future__ import annotations
 
 import heapq
+import json
 import math
 import random
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +30,8 @@ from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.clock import MockClock
 from batpolicy.scheduler.dispatch import Dispatcher
+
+from clirun import restore_logging  # noqa: F401  (autouse fixture)
 
 VARIANTS = ("dpsa-p", "dpsa-n", "dpsa-w")
 
@@ -233,11 +237,65 @@ def test_stats_report_decision_times_in_ms() -> None:
     policy.clock = MockClock(step=0.002)  # readings 2 ms apart: begin, fill (l. 9), end
     run(policy, 10, FIG1)
     stats = policy.stats()
-    assert stats["nb_dpsa_decisions"] >= 1 and "nb_search_cut" not in stats
+    assert stats["nb_dpsa_decisions"] >= 1 and stats["nb_search_cut"] == 0
     assert stats["decision_time_median_ms"] == pytest.approx(4.0)
     assert stats["decision_time_p99_ms"] == pytest.approx(4.0)
     assert stats["fill_time_median_ms"] == pytest.approx(2.0)
     assert stats["dpsa_variant"] == "dpsa-n" and stats["dpsa_search"] == "exact"
+
+
+#: What issue 4 asks metrics.json to carry for DPSA (plus the variant and search names).
+ISSUE_STATS = {"nb_dpsa_decisions": int, "decision_time_median_ms": float,
+               "decision_time_p99_ms": float, "nb_search_cut": int,
+               "search_cut_share": float, "dpsa_variant": str, "dpsa_search": str}
+
+
+@pytest.mark.parametrize("search", ["exact", "exhaustive"])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_stats_are_flat_json_with_the_same_keys_in_both_modes(variant: str, search: str) -> None:
+    policy = make_policy(variant, {"search": search, "max_nodes": "3"})
+    policy.clock = MockClock(step=0.0005)
+    rng = random.Random(variant + search)
+    specs = [Spec(f"j{i}", i // 3, rng.randint(1, 12), w, rng.randint(1, w))
+             for i, w in enumerate(rng.randint(1, 30) for _ in range(80))]
+    run(policy, 12, specs)
+    stats = policy.stats()
+    assert json.loads(json.dumps(stats, allow_nan=False)) == stats  # finite, JSON-native
+    assert all(isinstance(v, (int, float, str)) and not isinstance(v, bool)
+               for v in stats.values())  # flat: no nested dicts or lists
+    for key, kind in ISSUE_STATS.items():
+        assert isinstance(stats[key], kind), key
+    assert set(stats) == set(make_policy(variant).stats())  # same keys, exact or not
+    assert stats["dpsa_variant"] == variant and stats["dpsa_search"] == search
+    assert stats["nb_dpsa_decisions"] > 0 and stats["nb_searches"] > 0
+    assert 0 < stats["decision_time_median_ms"] <= stats["decision_time_p99_ms"]
+    assert stats["decision_time_p99_ms"] <= stats["decision_time_max_ms"]
+    assert 0 <= stats["nb_search_cut"] <= stats["nb_searches"]
+    assert stats["search_cut_share"] == stats["nb_search_cut"] / stats["nb_searches"]
+    if search == "exact":
+        assert stats["nb_search_cut"] == 0 and stats["search_nodes_mean"] == 0.0
+    else:  # 3 nodes cannot explore 12 machines' worth of choices every time
+        assert stats["nb_search_cut"] > 0 and stats["search_nodes_mean"] <= 3
+
+
+def test_stats_start_at_zero() -> None:
+    stats = make_policy("dpsa-w").stats()
+    assert stats["nb_dpsa_decisions"] == 0 and stats["decision_time_median_ms"] == 0.0
+    assert stats["search_cut_share"] == 0.0 and json.dumps(stats, allow_nan=False)
+
+
+def test_simulate_writes_the_stats_into_metrics_json(tmp_path: Path) -> None:
+    from batpolicy.scheduler.cli import main
+
+    out = tmp_path / "out"
+    assert main(["simulate", "--policy", "dpsa-n", "--param", "search=exhaustive",
+                 "--param", "time_bound_ms=50", "-o", str(out), "--no-progress", "-q"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    stats = metrics["policy_stats"]
+    assert stats["dpsa_variant"] == "dpsa-n" and stats["dpsa_search"] == "exhaustive"
+    assert stats["nb_dpsa_decisions"] > 0
+    for key in ISSUE_STATS:
+        assert key in stats
 
 
 def test_parameters() -> None:
