@@ -16,7 +16,9 @@ Each decision:
 
 Only the newly submitted jobs can be backfilled when nothing was released since the
 last decision (the state only got tighter), which is what makes a decision cheap;
-after a completion or a change of machine availability the whole queue is scanned.
+after a completion or a change of machine availability the whole queue is scanned (for a
+long FCFS queue, by a vectorised search of the next job that may start,
+:meth:`~batpolicy.policies.queue.JobQueue.next_backfill`).
 Jobs larger than the platform, or asking for no machine, are rejected on submission.
 
 Options: ``order=sjf`` sorts the queue by walltime (shortest first) instead of FCFS;
@@ -27,7 +29,7 @@ that become unavailable (:mod:`batpolicy.policies.unavailable`; default ``keep``
 from __future__ import annotations
 
 from batpolicy.policies.base import Decisions, Parameter, Policy
-from batpolicy.policies.queue import ORDERS, JobQueue
+from batpolicy.policies.queue import ORDERS, VECTOR_MIN, JobQueue
 from batpolicy.policies.reservation import Reservation, expected_releases, plan_reservation
 from batpolicy.policies.unavailable import MODES, Evacuation
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
@@ -128,15 +130,27 @@ class EasyBackfilling(Policy):
         else:
             reservation = self._reservation
         assert reservation is not None
-        candidates = list(queue) if rescan else [j for j in self._new if j in queue]
         shadow = reservation.shadow_time
         extra = difference(free, reservation.machines)
         nextra = size(extra)
-        for job in candidates:  # 3. backfill
-            if nfree == 0:
-                break
-            if job is head or job.res > nfree:
-                continue
+        # Long FCFS queues: the next job that may start is found by a vectorised scan
+        # (policies.queue) instead of visiting every queued job; same jobs, same order.
+        vector = rescan and queue.indexed and len(queue) >= VECTOR_MIN
+        if not vector:
+            candidates = iter(list(queue) if rescan else [j for j in self._new if j in queue])
+        after = head.seq
+        while nfree:  # 3. backfill
+            if vector:
+                job = queue.next_backfill(now, shadow, nfree, nextra, after)
+                if job is None:
+                    break
+                after = job.seq
+            else:
+                job = next(candidates, None)
+                if job is None:
+                    break
+                if job is head or job.res > nfree:
+                    continue
             if job.status is not JobStatus.WAITING:  # started or rejected by someone else
                 queue.remove(job)
                 continue
