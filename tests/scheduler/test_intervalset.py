@@ -60,3 +60,21 @@ def test_results_are_independent_of_inputs() -> None:
     u -= ProcSet(3)
     assert a == ProcSet((0, 9))
     assert iv.union_all([]) == ProcSet()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lowest_of_union_is_take_lowest_of_the_union(seed: int) -> None:
+    from batpolicy.scheduler.allocation import take_lowest
+
+    rng = random.Random(seed)
+    for _ in range(300):
+        sets = [_random_set(rng, rng.choice((16, 100, 8192)), rng.choice((0, 1, 3, 20)))
+                for _ in range(rng.randrange(1, 6))]
+        union = iv.union_all(sets)
+        total = len(union)
+        for count in {1, total // 3, total // 2, total} - {0} if total else ():
+            ours = iv.lowest_of_union(sets, count)
+            assert ours == take_lowest(union, count)
+            _canonical(ours)
+        with pytest.raises(ValueError):
+            iv.lowest_of_union(sets, total + 1)
