@@ -253,7 +253,10 @@ class ClusterState:
         job.final_state = ev.job_state
         job.return_code = ev.return_code
         assert job.allocation is not None
-        self._free = union(self._free, difference(job.allocation, self._unavailable))
+        released = job.allocation
+        if self._unavailable:
+            released = difference(released, self._unavailable)
+        self._free = union(self._free, released)
         return job
 
     def _on_killed(self, ev: t.JobKilled) -> None:

@@ -17,6 +17,7 @@ from batpolicy.errors import InvalidDecision
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import EventType
 from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.intervalset import size as machine_count
 from batpolicy.scheduler.sim.bookkeeping import Machines, ProfileTable, SimJob
 from batpolicy.scheduler.sim.options import SimOptions
 
@@ -97,7 +98,8 @@ def check_execute(view: BatsimView, d: t.ExecuteJob) -> SimJob:
         raise fail(_EXECUTE_JOB, f"the job is {job.state.value}, not SUBMITTED (a job starts "
                    "once, and only if submitted and not rejected)", now, d.job_id, d.alloc)
     alloc = d.alloc
-    options = sum(x is not None for x in (d.mapping, d.storage_mapping, d.additional_io_job))
+    options = ((d.mapping is not None) + (d.storage_mapping is not None)
+               + (d.additional_io_job is not None))
     if options > 1:
         raise fail(_EXECUTE_JOB, "'data' holds job_id, alloc and at most one of mapping, "
                    "storage_mapping, additional_io_job", now, d.job_id, alloc)
@@ -127,7 +129,7 @@ def check_execute(view: BatsimView, d: t.ExecuteJob) -> SimJob:
             raise fail(_EXECUTE_JOB, "a mapping gives every executor rank 0..n-1 an index "
                        "within the allocation", now, d.job_id, alloc)
     if not _size_free(view, job):
-        size = len(d.mapping) if d.mapping is not None else len(alloc)
+        size = len(d.mapping) if d.mapping is not None else machine_count(alloc)
         if size != job.res:
             what = "custom mapping" if d.mapping is not None else "allocation"
             raise fail(_EXECUTE_JOB, f"the {what} has {size} machines, the job requests "
