@@ -28,13 +28,15 @@ that become unavailable (:mod:`batpolicy.policies.unavailable`; default ``keep``
 
 from __future__ import annotations
 
+from procset import ProcInt, ProcSet
+
 from batpolicy.policies.base import Decisions, Parameter, Policy
 from batpolicy.policies.queue import ORDERS, VECTOR_MIN, JobQueue
 from batpolicy.policies.reservation import Reservation, expected_releases, plan_reservation
 from batpolicy.policies.unavailable import MODES, Evacuation
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
-from batpolicy.scheduler.intervalset import difference, size
+from batpolicy.scheduler.intervalset import difference, make, size
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.state import ClusterState
 
@@ -131,7 +133,7 @@ class EasyBackfilling(Policy):
             reservation = self._reservation
         assert reservation is not None
         shadow = reservation.shadow_time
-        extra = difference(free, reservation.machines)
+        extra = _above_reservation(free, reservation.machines)
         nextra = size(extra)
         # Long FCFS queues: the next job that may start is found by a vectorised scan
         # (policies.queue) instead of visiting every queued job; same jobs, same order.
@@ -184,3 +186,20 @@ class EasyBackfilling(Policy):
         self._released = False
         self._new.clear()
         return out if out is not None else []
+
+
+def _above_reservation(free: ProcSet, reserved: ProcSet) -> ProcSet:
+    """``free - reserved`` (the *extra* machines) with one bisection instead of a merge.
+
+    The reservation holds the lowest ids among the machines free at the shadow time, a
+    superset of ``free`` (:func:`~batpolicy.policies.reservation.plan_reservation`; and
+    ``free`` only shrinks while a reservation is kept), so every free machine at or
+    below the highest reserved id is reserved: the extra machines are the free ones
+    above it. Runtime complexity: O(log n) plus a C-level copy.
+
+    >>> str(_above_reservation(ProcSet((0, 3), (8, 9)), ProcSet((0, 3), 5)))
+    '8-9'
+    """
+    if not reserved:
+        return free
+    return difference(free, make([ProcInt(0, reserved.max)]))

@@ -48,6 +48,8 @@ def expected_releases(state: ClusterState, started: Iterable[tuple[float, ProcSe
     now = state.now
     running = ((max(job.expected_end, now), job.allocation)
                for job in state.running_by_expected_end)
+    if isinstance(started, list | tuple) and not started:
+        return running  # nothing to merge (most decisions): no heap and key calls per item
     return merge(running, started, key=lambda item: item[0])  # type: ignore[arg-type]
 
 
