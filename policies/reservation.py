@@ -46,8 +46,8 @@ def expected_releases(state: ClusterState, started: Iterable[tuple[float, ProcSe
     Runtime complexity: O(1) per item taken (lazy merge).
     """
     now = state.now
-    running = ((max(job.expected_end, now), job.allocation)
-               for job in state.running_by_expected_end)
+    running = ((end if (end := job.expected_end) >= now else now, job.allocation)
+               for job in state.running_by_expected_end)  # max() without the builtin call
     if isinstance(started, list | tuple) and not started:
         return running  # nothing to merge (most decisions): no heap and key calls per item
     return merge(running, started, key=lambda item: item[0])  # type: ignore[arg-type]
@@ -77,10 +77,11 @@ def plan_reservation(job: Job, now: float, free: ProcSet,
         return Reservation(job, now, take_lowest(free, need))
     pending: list[ProcSet] = []
     shadow = math.inf
+    some_unavailable = bool(unavailable)  # ProcSet.__bool__ is a Python call: test it once
     for end, machines in releases:
         if end > shadow:
             break
-        if unavailable:
+        if some_unavailable:
             machines = difference(machines, unavailable)
         pending.append(machines)
         count += size(machines)
