@@ -71,7 +71,11 @@ def size(machines: ProcSet) -> int:
     5
     """
     itvs = machines._itvs
-    return sum(map(_sup, itvs)) - sum(map(_inf, itvs)) + len(itvs)
+    n = len(itvs)
+    if n == 1:  # the common allocation: one interval, no map/sum machinery
+        inf, sup = itvs[0]
+        return sup - inf + 1
+    return sum(map(_sup, itvs)) - sum(map(_inf, itvs)) + n
 
 
 def _cut(itvs: list, lo: int, hi: int) -> list:
