@@ -13,7 +13,9 @@ of the simulator's speed.
 
 Goals on a 2-core machine (issue 3): the whole KTH-SP2 trace (28,489 jobs) with EASY in
 under 3 s, the whole RICC-2010 trace (447,794 jobs on 8,192 cores) in under 60 s. For
-scale: real Batsim 4.2.1 with batsched's C++ ``easy_bf`` takes about 44 s on KTH.
+scale: real Batsim 4.2.1 with batsched's C++ ``easy_bf`` takes about 44 s on KTH. Met at
+commit 9b2f252 (one run at a time): KTH 1.9 s, RICC 57 s (was 5.2 s, and 41 s for RICC's
+first 50,000 jobs alone); see ``bench/results/sim_throughput.txt``.
 
 Usage::
 
