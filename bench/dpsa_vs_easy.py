@@ -254,6 +254,8 @@ def table(results: dict[tuple[str, str], dict[str, Any]], traces: dict[str, tupl
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every (trace, policy); print and write the tables."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trace-dir", type=Path, default=TRACES,
+                        help=f"folder of SWF traces (default: {TRACES})")
     parser.add_argument("--traces", nargs="*", default=None,
                         help="trace file name prefixes (default: every trace)")
     parser.add_argument("--max-jobs", type=int, default=10_000,
@@ -269,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     driver = args.driver or ("sim" if embedded_simulator_available() else "delay")
     if "easy" not in args.policies:
         args.policies.insert(0, "easy")
-    paths = sorted(p for p in TRACES.iterdir() if p.suffix in (".swf", ".gz"))
+    paths = sorted(p for p in args.trace_dir.iterdir() if p.suffix in (".swf", ".gz"))
     if args.traces:
         paths = [p for p in paths if any(p.name.startswith(x) for x in args.traces)]
     traces: dict[str, tuple[int, int]] = {}
