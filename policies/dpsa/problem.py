@@ -46,7 +46,7 @@ class Instance:
         """Free machines held by the reservation (availability ``s − now``)."""
         return self.free - self.unreserved
 
-    def feasible(self, chosen: tuple[int, ...] | list[int]) -> bool:
+    def feasible(self, chosen: tuple[int, ...] | list[int] | range) -> bool:
         """True if the items ``chosen`` can all start now (two-class condition).
 
         Runtime complexity: O(len(chosen)).

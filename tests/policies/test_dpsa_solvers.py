@@ -151,3 +151,37 @@ def test_instance_rejects_bad_capacities() -> None:
         Instance((0,), (False,), free=1, unreserved=1)
     with pytest.raises(ValueError):
         Instance((1,), (), free=1, unreserved=1)
+
+
+def mapped_on_machines(sizes: list[int], long: list[bool], reserved: int,
+                       unreserved: int) -> bool:
+    """Fig. 2, l. 21-25 on machine lists, job after job; True if every job was mapped.
+
+    Each job takes its feasible machines of least availability (reserved ones:
+    availability shadow - now = 1; the others: unlimited).
+    """
+    machines = [1.0] * reserved + [float("inf")] * unreserved
+    for w, is_long in zip(sizes, long, strict=True):
+        need = 2.0 if is_long else 1.0  # a long job outlives the reserved machines
+        feasible = sorted(a for a in machines if a >= need)  # l. 21
+        if w > len(feasible):  # l. 22
+            return False
+        for a in feasible[:w]:  # l. 23: least availability first
+            machines.remove(a)
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(problem=problems(), seed=st.integers(0, 2**16))
+def test_two_class_lemma_on_machine_lists(problem: tuple, seed: int) -> None:
+    # the lemma the solvers rest on: a set of jobs can be mapped by l. 21-25, in any
+    # order, iff sum(long sizes) <= unreserved and sum(all sizes) <= free
+    jobs, long, free, unreserved = problem
+    rng = random.Random(seed)
+    for _ in range(8):
+        subset = [j for j in jobs if rng.random() < 0.5]
+        rng.shuffle(subset)
+        sizes, kinds = [j.res for j in subset], [long[j.id] for j in subset]
+        inst = Instance(tuple(sizes), tuple(kinds), free, unreserved)
+        assert mapped_on_machines(sizes, kinds, free - unreserved, unreserved) == \
+            inst.feasible(range(len(sizes)))
