@@ -32,12 +32,11 @@ import random
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import header, write_results  # noqa: E402  (bench/harness.py)
+from harness import header, pool_map, write_results  # noqa: E402  (bench/harness.py)
 
 log = logging.getLogger("dpsa_decision_time")
 
@@ -153,15 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     tasks.sort(key=lambda x: -x[1] * x[2])
     results: dict[tuple[str, int, int], dict[str, Any]] = {}
     began = time.perf_counter()
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn()) as progress, \
-            ProcessPoolExecutor(max_workers=args.workers) as pool:
-        bar = progress.add_task("runs", total=len(tasks))
-        for future in as_completed([pool.submit(_run, task) for task in tasks]):
-            r = future.result()
-            results[(r["policy"], r["m"], r["q"])] = r
-            progress.advance(bar)
+    for r in pool_map(_run, tasks, args.workers, "runs"):
+        results[(r["policy"], r["m"], r["q"])] = r
     lines = [f"# DPSA decision time (exact search): closed loop, queue kept at q, "
              f"{args.decisions} timed decide() calls per run after {args.warmup} warm-up; "
              f"{time.perf_counter() - began:.0f} s on {args.workers} worker(s)",

@@ -38,13 +38,12 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import header, write_results  # noqa: E402  (bench/harness.py)
+from harness import header, pool_map, write_results  # noqa: E402  (bench/harness.py)
 
 log = logging.getLogger("dpsa_vs_easy")
 
@@ -285,17 +284,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     tasks.sort(key=lambda item: -len(item[3]) * (2 if item[1] == "dpsa-n" else 1))
     results: dict[tuple[str, str], dict[str, Any]] = {}
     began = time.perf_counter()
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn()) as progress, \
-            ProcessPoolExecutor(max_workers=args.workers) as pool:
-        bar = progress.add_task("simulations", total=len(tasks))
-        for future in as_completed([pool.submit(_run, task) for task in tasks]):
-            trace, policy, result = future.result()
-            results[(trace, policy)] = result
-            progress.advance(bar)
-            log.info("%s %s: bsld %.2f in %.0f s", trace, policy, result["bsld"],
-                     result["seconds"])
+    for trace, policy, result in pool_map(_run, tasks, args.workers, "simulations"):
+        results[(trace, policy)] = result
+        log.info("%s %s: bsld %.2f in %.0f s", trace, policy, result["bsld"], result["seconds"])
     elapsed = time.perf_counter() - began
     lines = [f"# DPSA vs EASY (Grudenic & Bogunovic 2011, Fig. 3): {len(tasks)} simulations "
              f"in {elapsed:.0f} s on {args.workers} worker(s); driver: "

@@ -13,9 +13,10 @@ import platform
 import statistics
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
 REPO = Path(__file__).resolve().parents[1]
@@ -87,3 +88,19 @@ def write_results(name: str, lines: list[str]) -> Path:
     path = RESULTS / f"{name}.txt"
     path.write_text("\n".join([header(), *lines]) + "\n")
     return path
+
+
+def pool_map(fn: Callable[[Any], Any], tasks: Sequence[Any], workers: int | None,
+             label: str = "runs") -> Iterator[Any]:
+    """``fn(task)`` for every task on a process pool, yielded as they finish, with a bar."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn()) as progress, \
+            ProcessPoolExecutor(max_workers=workers) as pool:
+        bar = progress.add_task(label, total=len(tasks))
+        for future in as_completed([pool.submit(fn, task) for task in tasks]):
+            yield future.result()
+            progress.advance(bar)
