@@ -117,6 +117,7 @@ def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
     workloads, platform, events = load_inputs(_input_spec(args))
     nb_jobs = sum(len(w.jobs) for w in workloads)
     describe = {**describe, "workloads": [w.source for w in workloads],
+                "inputs_skipped": {w.name: dict(sorted(w.skipped.items())) for w in workloads},
                 "platform": platform.source or f"{platform.nb_machines} identical machines"}
     paths = _paths(args)
     report = run_simulation(

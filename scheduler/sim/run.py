@@ -33,7 +33,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from batpolicy.errors import ConfigError
+from batpolicy.errors import ConfigError, InputError
 from batpolicy.platforms.model import Platform
 from batpolicy.platforms.xml import read_platform
 from batpolicy.protocol import types as t
@@ -131,10 +131,33 @@ def load_inputs(spec: InputSpec) -> tuple[list[Workload], Platform, list[Externa
                               "in their header size the platform themselves")
         platform = Platform.homogeneous(max(sizes))
         log.info("platform: %d identical machines (from the trace header)", max(sizes))
+    for w in workloads:
+        _check_fits(w, platform.nb_machines, spec.lenient)
     events: list[ExternalEvent] = []
     for path in spec.events:
         events.extend(read_events(path))
     return workloads, platform, events
+
+
+def _check_fits(workload: Workload, nb_machines: int, lenient: bool) -> None:
+    """A job wider than the platform is a broken input: one error, or dropped and counted.
+
+    Batsim itself accepts such a job and leaves it to the scheduler (every policy of ours
+    rejects it); ``simulate`` stops on it instead, as a researcher asking for this
+    platform most likely gave the wrong one, unless ``lenient``.
+    """
+    wide = [job for job in workload.jobs if job.res > nb_machines]
+    if not wide:
+        return
+    if not lenient:
+        job = wide[0]
+        raise InputError(f"asks for {job.res} machines but the platform has {nb_machines} "
+                         f"({len(wide)} such job(s)); --lenient drops them and counts them",
+                         path=workload.source, job=job.id, field="res")
+    workload.jobs = [job for job in workload.jobs if job.res <= nb_machines]
+    workload.skipped["dropped_larger_than_platform"] += len(wide)
+    log.warning("%s: dropped %d job(s) larger than the platform's %d machines",
+                workload.source, len(wide), nb_machines)
 
 
 @dataclass(frozen=True, slots=True)

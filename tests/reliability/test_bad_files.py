@@ -139,17 +139,34 @@ def test_lenient_simulate_counts_what_it_skipped(tmp_path: Path,
     assert metrics["nb_jobs"] == 1
 
 
-def test_a_job_larger_than_the_platform_is_rejected_and_counted(
+def test_a_job_larger_than_the_platform_stops_simulate_unless_lenient(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Batsim accepts such a job and leaves it to the scheduler: every policy rejects it.
-
-    (SWF traces count them at reading, see tests/io/test_swf.py.)
-    """
+    """One error naming file, job and field; ``--lenient`` drops it and counts it."""
     workload = _workload(tmp_path, [_job(1), _job(2, res=9)])
     out = tmp_path / "out"
     status = cli.main(["simulate", "-w", str(workload), "--nb-res", "4", "--no-progress",
                        "-q", "-o", str(out)])
-    assert status == 0, capsys.readouterr().err
-    rows = (out / "jobs.csv").read_text().splitlines()
-    assert any(row.startswith("2,") and "REJECTED" in row for row in rows)
-    assert json.loads((out / "metrics.json").read_text())["nb_jobs_rejected"] == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 1
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    assert str(workload) in err[0] and "job 'w0!2'" in err[0] and "field 'res'" in err[0]
+    assert "9 machines" in err[0] and "4" in err[0]
+
+    status = cli.main(["simulate", "-w", str(workload), "--nb-res", "4", "--no-progress",
+                       "--lenient", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "dropped 1 job(s) larger than the platform" in err, err
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["inputs_skipped"]["w0"] == {"dropped_larger_than_platform": 1}
+    rows = (out / "jobs.csv").read_text().splitlines()[1:]
+    assert [row.split(",")[0] for row in rows] == ["1"]
+
+
+def test_the_library_simulator_leaves_a_too_large_job_to_the_policy_as_batsim_does(
+        tmp_path: Path) -> None:
+    """Batsim accepts such a job and leaves it to the scheduler: every policy rejects it."""
+    workload = read_batsim_workload(_workload(tmp_path, [_job(1), _job(2, res=9)]))
+    sim = Simulator([workload], Platform.homogeneous(4))
+    result = sim.run(Dispatcher(make_policy("easy")).handle)
+    assert result.job("w0!2").rejected and result.job("w0!1").success
