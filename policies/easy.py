@@ -32,7 +32,12 @@ from procset import ProcInt, ProcSet
 
 from batpolicy.policies.base import Decisions, Parameter, Policy
 from batpolicy.policies.queue import ORDERS, VECTOR_MIN, JobQueue
-from batpolicy.policies.reservation import Reservation, expected_releases, plan_reservation
+from batpolicy.policies.reservation import (
+    Reservation,
+    expected_releases,
+    plan_reservation,
+    start_heads,
+)
 from batpolicy.policies.unavailable import MODES, Evacuation
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
@@ -110,18 +115,9 @@ class EasyBackfilling(Policy):
         out: list[Decision] = [RejectJob(job.id) for job in self._rejected]
         self._rejected.clear()
         queue = self.queue
-        free = state.free
-        nfree = size(free)
-        started: list[tuple[float, object]] = []
-        head = self._head(queue)
-        while head is not None and head.res <= nfree:  # 1. start heads while they fit
-            alloc = take_lowest(free, head.res)
-            free = difference(free, alloc)
-            nfree -= head.res
-            queue.remove(head)
-            out.append(ExecuteJob(head.id, alloc))
-            started.append((now + head.planned_walltime, alloc))
-            head = self._head(queue)
+        heads = start_heads(queue, state.free, now)  # 1. start heads while they fit
+        out.extend(heads.decisions)
+        free, nfree, started, head = heads.free, heads.nfree, heads.started, heads.head
         if head is None or nfree == 0:
             return self._done(head, None, out)
         rescan = self._released or head is not self._last_head or self._reservation is None
@@ -169,15 +165,6 @@ class EasyBackfilling(Policy):
             queue.remove(job)
             out.append(ExecuteJob(job.id, alloc))
         return self._done(head, reservation, out)
-
-    @staticmethod
-    def _head(queue: JobQueue) -> Job | None:
-        """The first queued job still waiting (others were handled outside this policy)."""
-        head = queue.head()
-        while head is not None and head.status is not JobStatus.WAITING:
-            queue.remove(head)
-            head = queue.head()
-        return head
 
     def _done(self, head: Job | None, reservation: Reservation | None,
               out: list[Decision] | None = None) -> list[Decision]:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from sortedcontainers import SortedKeyList
 
-from batpolicy.scheduler.jobs import Job
+from batpolicy.scheduler.jobs import Job, JobStatus
 
 #: Below this many queued jobs a plain Python pass is cheaper than the vectorised scan.
 VECTOR_MIN = 48
@@ -100,6 +100,14 @@ class JobQueue:
     def head(self) -> Job | None:
         """The first job in queue order, or None."""
         return self._jobs[0] if self._jobs else None
+
+    def first_waiting(self) -> Job | None:
+        """The first job still waiting, dropping those started or rejected outside the policy."""
+        head = self.head()
+        while head is not None and head.status is not JobStatus.WAITING:
+            self.remove(head)
+            head = self.head()
+        return head
 
     @property
     def indexed(self) -> bool:

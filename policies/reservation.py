@@ -21,6 +21,8 @@ from heapq import merge
 
 from procset import ProcSet
 
+from batpolicy.policies.queue import JobQueue
+from batpolicy.protocol.types import ExecuteJob
 from batpolicy.scheduler.allocation import take_lowest
 from batpolicy.scheduler.intervalset import difference, lowest_of_union, size
 from batpolicy.scheduler.jobs import Job
@@ -34,6 +36,38 @@ class Reservation:
     job: Job
     shadow_time: float
     machines: ProcSet
+
+
+@dataclass(slots=True)
+class HeadsStarted:
+    """What :func:`start_heads` did: decisions, what is left free, and the new head."""
+
+    decisions: list[ExecuteJob]
+    free: ProcSet
+    nfree: int
+    started: list[tuple[float, ProcSet]]  # (expected end, allocation) of each started job
+    head: Job | None  # the first waiting job that did not fit, or None
+
+
+def start_heads(queue: JobQueue, free: ProcSet, now: float) -> HeadsStarted:
+    """Start queue heads on the lowest free ids while they fit (EASY's first step).
+
+    The same step opens DPSA (Grudenic & Bogunovic 2011, Fig. 2, l. 3-7). Started jobs
+    leave the queue; ``started`` feeds :func:`expected_releases`.
+    """
+    decisions: list[ExecuteJob] = []
+    started: list[tuple[float, ProcSet]] = []
+    nfree = size(free)
+    head = queue.first_waiting()
+    while head is not None and head.res <= nfree:
+        alloc = take_lowest(free, head.res)
+        free = difference(free, alloc)
+        nfree -= head.res
+        queue.remove(head)
+        decisions.append(ExecuteJob(head.id, alloc))
+        started.append((now + head.planned_walltime, alloc))
+        head = queue.first_waiting()
+    return HeadsStarted(decisions, free, nfree, started, head)
 
 
 def expected_releases(state: ClusterState, started: Iterable[tuple[float, ProcSet]] = ()

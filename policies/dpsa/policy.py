@@ -64,7 +64,12 @@ from batpolicy.policies.dpsa.exact import solve_exact
 from batpolicy.policies.dpsa.problem import Instance
 from batpolicy.policies.dpsa.search import search_exhaustive
 from batpolicy.policies.queue import JobQueue
-from batpolicy.policies.reservation import Reservation, expected_releases, plan_reservation
+from batpolicy.policies.reservation import (
+    Reservation,
+    expected_releases,
+    plan_reservation,
+    start_heads,
+)
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
 from batpolicy.scheduler.intervalset import difference, intersection, size, union
@@ -175,19 +180,10 @@ class Dpsa(Policy):
         self._changed = self._released = False
         self._new = []
         began = self.clock()
-        free = state.free
-        nfree = size(free)
-        started: list[tuple[float, ProcSet]] = []
-        head = self._head()
-        while head is not None and head.res <= nfree:  # Fig. 2, l. 3-7
-            alloc = take_lowest(free, head.res)
-            free = difference(free, alloc)
-            nfree -= head.res
-            self.queue.remove(head)
-            out.append(ExecuteJob(head.id, alloc))
-            started.append((now + head.planned_walltime, alloc))
-            head = self._head()
-        if head is None or nfree == 0:
+        heads = start_heads(self.queue, state.free, now)  # Fig. 2, l. 3-7
+        out.extend(heads.decisions)
+        free, started, head = heads.free, heads.started, heads.head
+        if head is None or heads.nfree == 0:
             self.last_reservation = None
             return out
         last = self.last_reservation
@@ -273,14 +269,6 @@ class Dpsa(Policy):
             log.debug("%s: search cut after %d nodes (%d eligible jobs)", self.name,
                       result.nodes, len(inst.sizes))
         return result.chosen
-
-    def _head(self) -> Job | None:
-        """The first queued job still waiting (others were handled outside this policy)."""
-        head = self.queue.head()
-        while head is not None and head.status is not JobStatus.WAITING:
-            self.queue.remove(head)
-            head = self.queue.head()
-        return head
 
     # ------------------------------------------------------------------- stats
     def stats(self) -> dict[str, Any]:
