@@ -102,6 +102,8 @@ class Policy:
     name: ClassVar[str] = ""
     #: Declared parameters, set with ``--param KEY=VALUE``.
     parameters: ClassVar[tuple[Parameter, ...]] = ()
+    #: Whether the policy registers jobs (``batpolicy simulate`` then enables dynamic jobs).
+    needs_dynamic_jobs: bool = False
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
         #: Wall clock for time-bounded searches; drivers or tests may replace it.

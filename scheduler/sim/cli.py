@@ -166,7 +166,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from batpolicy.scheduler.dispatch import Dispatcher
 
     policy = make_policy(args.policy, parse_params(args.param))
-    dynamic = bool(getattr(policy, "needs_dynamic_jobs", False))
+    dynamic = policy.needs_dynamic_jobs
     if dynamic and not args.enable_dynamic_jobs:
         log.info("policy '%s' registers jobs: simulating with --enable-dynamic-jobs",
                  args.policy)
@@ -180,14 +180,14 @@ class _SocketScheduler:
     """The scheduler at the other end of a REQ socket: encode, send, wait, decode."""
 
     def __init__(self, endpoint: str, timeout_s: float | None) -> None:
+        from batpolicy.protocol.codec import decode_reply, encode_request
         from batpolicy.protocol.transport import RequestSocket
 
         self.socket = RequestSocket(endpoint, timeout_s=timeout_s).open()
+        self._encode, self._decode = encode_request, decode_reply
 
     def __call__(self, request: t.Request) -> t.Reply:
-        from batpolicy.protocol.codec import decode_reply, encode_request
-
-        return decode_reply(self.socket.request(encode_request(request)))
+        return self._decode(self.socket.request(self._encode(request)))
 
     def close(self) -> None:
         """Close the socket."""

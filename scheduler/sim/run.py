@@ -28,7 +28,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -196,7 +196,6 @@ class _Progress:
     def __init__(self, total: int, enabled: bool, every_s: float = 5.0) -> None:
         self.total = total
         self.done = 0
-        self.now = 0.0
         self.every_s = every_s
         self._next_check = 256
         self._last = time.perf_counter()
@@ -217,12 +216,11 @@ class _Progress:
         self.enabled = enabled
 
     def job_ended(self, now: float) -> None:
-        """Count one ended job; redraw or log at most every few thousand jobs."""
+        """Count one ended job; look at the clock every 256 jobs, redraw or log then."""
         self.done += 1
         if self.done < self._next_check or not self.enabled:
             return
         self._next_check = self.done + 256
-        self.now = now
         wall = time.perf_counter()
         if self._bar is not None:
             self._bar.update(self._task, completed=self.done, total=max(self.total, self.done),
@@ -281,7 +279,6 @@ class RunReport:
     metrics: dict[str, Any]
     paths: OutputPaths
     wall_time_s: float
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Simulator],
