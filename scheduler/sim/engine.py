@@ -41,7 +41,7 @@ from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.sim import validation as v
+from batpolicy.scheduler.sim.accounting import Accounting
 from batpolicy.scheduler.sim.actors import (
     EndOfInput,
     ExternalEventOccurs,
@@ -49,11 +49,9 @@ from batpolicy.scheduler.sim.actors import (
     Resume,
     SpeedChange,
     Submitter,
-    Waiter,
 )
 from batpolicy.scheduler.sim.bookkeeping import Machines, ProfileTable, SimJob, referenced_profiles
 from batpolicy.scheduler.sim.core import (
-    CALL,
     COMPLETION,
     DECISION,
     END_OF_INPUT,
@@ -61,10 +59,11 @@ from batpolicy.scheduler.sim.core import (
     SUBMISSION,
     EventQueue,
 )
+from batpolicy.scheduler.sim.decisions import DecisionHandlers
 from batpolicy.scheduler.sim.models import JobModel, make_job_model
 from batpolicy.scheduler.sim.options import SimOptions
-from batpolicy.scheduler.sim.result import NULL_RUNTIME, JobRecord, SimResult
-from batpolicy.scheduler.sim.wire import as_procset, round_progress, wire_json
+from batpolicy.scheduler.sim.result import JobRecord, SimResult
+from batpolicy.scheduler.sim.wire import as_procset, wire_json
 
 __all__ = ["Scheduler", "Simulator"]
 
@@ -78,15 +77,13 @@ _SUBMITTED = JobState.SUBMITTED
 _KILLED = JobState.COMPLETED_KILLED
 _REJECTED = JobState.REJECTED
 _SUCCESS = JobState.COMPLETED_SUCCESSFULLY
-#: Batsim rounds CALL_ME_LATER waits shorter than this up to it (``waiter_process``).
-MIN_WAIT = 1e-5
 
 
 def _submission_key(job: JobSpec) -> tuple[float, str]:
     return (job.subtime, job.id)
 
 
-class Simulator:
+class Simulator(DecisionHandlers, Accounting):
     """Batsim 4.2.1 without Batsim: workloads, a platform, external events, Batsim's flags.
 
     ``on_record`` is called with every :class:`JobRecord` as the job ends (e.g.
@@ -480,196 +477,3 @@ class Simulator:
         self._finish(job, now)
         self._outbox.append(t.JobCompleted(round(now, 6), job.id, job.state, job.return_code,
                                            job.alloc))  # type: ignore[arg-type]
-
-    def _finish(self, job: SimJob, now: float) -> None:
-        """Bookkeeping of a job that stopped running (completed, killed, changed)."""
-        del self._running[job.id]
-        alloc = job.alloc
-        if alloc is not None:
-            self.machines.release(alloc, job.start, now)
-        runtime = now - job.start
-        self._record(job, runtime if runtime != 0 else NULL_RUNTIME, now)
-
-    def _record(self, job: SimJob, runtime: float | None, finish: float | None) -> None:
-        result = self._result
-        state = job.state
-        record = JobRecord(job.id, job.profile, job.subtime, job.res, job.walltime, state,
-                           None if runtime is None else job.start, runtime, finish, job.alloc,
-                           job.metadata, job.return_code)
-        result.records.append(record)
-        if state is _REJECTED:
-            result.nb_jobs_rejected += 1
-        else:
-            result.nb_jobs_finished += 1
-            if state is _SUCCESS:
-                result.nb_jobs_success += 1
-            else:
-                result.nb_jobs_killed += 1
-            end = job.start + runtime  # type: ignore[operator]
-            if end > result.makespan:
-                result.makespan = end
-        self._nb_open -= 1
-        self._to_delete.append(job)
-        if self.on_record is not None:
-            self.on_record(record)
-
-    # ---------------------------------------------------------------- decisions
-    def _do_execute(self, d: t.ExecuteJob) -> None:
-        job = v.check_execute(self, d)
-        now = self._queue.now
-        alloc = d.alloc
-        self.machines.occupy(alloc)
-        job.state = _RUNNING
-        job.alloc = alloc
-        job.start = now
-        self._running[job.id] = job
-        end = job.model.start(job, now, self)
-        job.end = end
-        job.end_seq = self._queue.schedule(JobEnd(self, job), COMPLETION, at=end)
-
-    def _do_reject(self, d: t.RejectJob) -> None:
-        job = v.check_reject(self, d)
-        job.state = _REJECTED
-        self._record(job, None, None)
-
-    def _do_kill(self, d: t.KillJob) -> None:
-        """Queue the kills; Batsim's killer acts once the whole reply is read."""
-        for job in v.check_kill(self, d):
-            job.kill_requested = True
-            self._kills.append(job)
-        self._kill_groups.append(len(self._kills))
-
-    def _perform_kills(self) -> None:
-        """Kill, then acknowledge each KILL_JOB: JOB_COMPLETED per really killed job, JOB_KILLED."""
-        now = self._queue.now
-        stamp = round(now, 6)
-        begin = 0
-        for end in self._kill_groups:
-            group = self._kills[begin:end]
-            begin = end
-            if not group:
-                continue  # every job of this KILL_JOB was already being killed: no killer
-            progress: dict[str, Any] = {}
-            for job in group:
-                if job.state is not _RUNNING:
-                    continue  # completed before the kill: listed, no progress
-                if job.end_seq >= 0:
-                    progress[job.id] = round_progress(job.model.progress(job, now, self))
-                else:
-                    progress[job.id] = {"profile_name": job.profile, "progress": 0.0}
-                job.state = _KILLED
-                job.return_code = -1
-                job.end_seq = -1
-                self._finish(job, now)
-                self._outbox.append(t.JobCompleted(stamp, job.id, _KILLED, -1,
-                                                   job.alloc if job.alloc is not None
-                                                   else ProcSet()))
-            self._outbox.append(t.JobKilled(stamp, tuple(j.id for j in group), progress))
-        self._kills = []
-        self._kill_groups = []
-
-    def _do_call_me_later(self, d: t.CallMeLater) -> None:
-        v.check_call_me_later(self, d)
-        self._waiters += 1
-        self._queue.schedule(Waiter(self), CALL, max(d.at - self._queue.now, MIN_WAIT))
-
-    def _do_register_profile(self, d: t.RegisterProfile) -> None:
-        v.check_register_profile(self, d)
-        table = self.tables.get(d.workload_name)
-        if table is None:
-            table = self.tables[d.workload_name] = ProfileTable()
-        profiles = dict(table.definitions)
-        profiles[d.profile_name] = dict(d.profile)
-        try:
-            self._model_for(d.workload_name).check(d.workload_name, d.profile_name, profiles)
-        except InputError as exc:
-            raise v.fail("REGISTER_PROFILE", str(exc), self._queue.now) from None
-        table.add(d.profile_name, dict(d.profile))
-
-    def _do_register_job(self, d: t.RegisterJob) -> None:
-        desc = v.check_register_job(self, d)
-        workload = d.job_id.split("!", 1)[0]
-        walltime = desc.get("walltime", -1)
-        profile = str(desc["profile"])
-        job = SimJob(d.job_id, workload, float(desc["subtime"]), int(desc["res"]),
-                     None if walltime == -1 else float(walltime), profile,
-                     self.tables[workload].definition(profile), desc, dynamic=True)
-        job.model = self._model_for(workload)
-        self.jobs[d.job_id] = job
-        self._registered.add(d.job_id)
-        self._nb_open += 1
-        if self.options.acknowledge_dynamic_jobs:
-            self._outbox.append(t.JobSubmitted(
-                round(self._queue.now, 6), d.job_id, wire_json(desc),
-                wire_json(job.profile_data) if self.options.forward_profiles else None))
-
-    def _do_registration_finished(self, d: t.RegistrationFinished) -> None:
-        v.check_registration_notify(self, "registration_finished")
-        self.registration_finished = True
-
-    def _do_continue_registration(self, d: t.ContinueRegistration) -> None:
-        v.check_registration_notify(self, "continue_registration")
-        self.registration_finished = False
-
-    def _do_metadata(self, d: t.SetJobMetadata) -> None:
-        v.check_metadata(self, d).metadata = d.metadata
-
-    def _do_change_job_state(self, d: t.ChangeJobState) -> None:
-        """Batsim's bookkeeping only: nothing starts, a running job's execution is stopped."""
-        job = v.check_change_job_state(self, d)
-        now = self._queue.now
-        target = d.job_state
-        if target is _RUNNING:
-            job.state = _RUNNING
-            job.start = now
-            job.end_seq = -1
-            self._running[job.id] = job
-        elif target is _REJECTED:
-            job.state = _REJECTED
-            self._record(job, None, None)
-        else:
-            job.state = target
-            job.return_code = -1 if target is not _SUCCESS else 0
-            job.end_seq = -1
-            self._finish(job, now)
-
-    def _do_set_resource_state(self, d: t.SetResourceState) -> None:
-        v.check_set_resource_state(self, d)
-        self._outbox.append(t.ResourceStateChanged(round(self._queue.now, 6), d.resources,
-                                                   d.state))
-
-    def _do_query(self, d: t.Query) -> None:
-        v.check_query(self, d)
-        self._outbox.append(t.Answer(round(self._queue.now, 6), {"consumed_energy": 0.0}))
-
-    def _do_to_job_msg(self, d: t.ToJobMsg) -> None:
-        v.check_to_job_msg(self, d)
-        log.debug("TO_JOB_MSG to %s ignored (no profile of the simulator reads messages)",
-                  d.job_id)
-
-    # ---------------------------------------------------------------- results
-    def result(self) -> SimResult:
-        """Totals of what was simulated so far (complete after :meth:`run` returned).
-
-        Runtime complexity: O(n) machines, plus O(records x windows) when machines were
-        unavailable.
-        """
-        result = self._result
-        machines = self.machines
-        overlap = 0.0
-        for begin, end, down in machines.windows:
-            for record in result.records:
-                if record.alloc is None or record.start is None or record.finish is None:
-                    continue
-                lo, hi = max(begin, record.start), min(end, record.finish)
-                if hi > lo:
-                    common = record.alloc & down
-                    if common:
-                        overlap += (hi - lo) * len(common)
-        result.time_computing = machines.busy_time - overlap
-        result.time_unavailable = machines.unavailable_time
-        result.time_idle = max(sum(machines.last_change) - result.time_computing
-                               - machines.unavailable_time, 0.0)
-        result.nb_jobs = len(result.records) + self._nb_open
-        result.end_time = self._queue.now
-        return result
