@@ -9,13 +9,15 @@ What Batsim 4.2.1 makes of a platform, and so what this reader does:
 - machines are numbered in the byte order of their names (``h0, h1, h10, h100, h101,
   ...``: the order Batsim's SIMULATION_BEGINS shows in every recorded transcript);
 - a host's ``properties`` are its ``<prop>`` children (a cluster's ``<prop>`` apply to
-  each of its hosts), its ``zone_properties`` the ``<prop>`` of the zone that directly
-  contains it (none for cluster hosts);
+  each of its hosts) plus ``role`` (``""`` when absent), as Batsim forwards them; its
+  ``zone_properties`` the ``<prop>`` of every zone around it, outermost first, inner
+  ones overriding (a ``<cluster>`` is a zone, so its ``<prop>`` are both);
 - a speed is the host's current pstate (attribute ``pstate``, default 0) of its
   comma-separated speed list, in flop/s (``"1Gf"``, ``"286.087kf"``, ``"16.673E9flops"``).
 
-Routing, topologies and link sharing are not modelled; links are kept by id with their
-bandwidth (byte/s) and latency (s) for the co-allocation models.
+Groups, speeds, GPU flags and uplinks: see :func:`read_platform`. Routing, topologies and
+link sharing are not modelled; links are kept by id with their bandwidth (byte/s) and
+latency (s) for the co-allocation models.
 
 >>> import tempfile, pathlib
 >>> xml = '''<platform version="4.1"><zone id="z" routing="Full">
@@ -30,65 +32,19 @@ bandwidth (byte/s) and latency (s) for the co-allocation models.
 
 from __future__ import annotations
 
-import re
 import xml.parsers.expat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import InputError
-from batpolicy.platforms.model import Link, Machine, Platform
+from batpolicy.platforms.facts import Facts, HostEntry, build_platform, facts_from_properties
+from batpolicy.platforms.model import Link, Platform
+from batpolicy.platforms.units import parse_bandwidth, parse_speed, parse_time
 
 __all__ = ["parse_bandwidth", "parse_speed", "parse_time", "read_platform"]
 
 _ZONES = {"zone", "AS"}
-_SI = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-       "Z": 1e21, "Y": 1e24}
-_NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
-_SPEED = re.compile(_NUMBER + r"\s*([kMGTPEZY]?)(f|flops)?$")
-_BANDWIDTH = re.compile(_NUMBER + r"\s*(k|[kMGTPEZY]?)(i?)(Bps|bps)?$")
-_TIME = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12,
-         "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
-_TIME_RE = re.compile(_NUMBER + r"\s*(s|ms|us|ns|ps|m|h|d|w)?$")
-
-
-def parse_speed(text: str) -> float:
-    """A SimGrid speed in flop/s.
-
-    >>> parse_speed("286.087kf"), parse_speed("16.673E9flops"), parse_speed("0")
-    (286087.0, 16673000000.0, 0.0)
-    """
-    match = _SPEED.match(text.strip())
-    if match is None:
-        raise ValueError(f"not a SimGrid speed: {text!r} (e.g. '1Gf', '286.087kf')")
-    return float(match.group(1)) * _SI[match.group(2)]
-
-
-def parse_bandwidth(text: str) -> float:
-    """A SimGrid bandwidth in byte/s (``bps`` is bits, ``Ki``/``Mi``... binary).
-
-    >>> parse_bandwidth("125MBps"), parse_bandwidth("8kbps"), parse_bandwidth("1KiBps")
-    (125000000.0, 1000.0, 1024.0)
-    """
-    match = _BANDWIDTH.match(text.strip().replace("Ki", "ki"))
-    if match is None:
-        raise ValueError(f"not a SimGrid bandwidth: {text!r} (e.g. '125MBps')")
-    value, prefix, binary, unit = match.groups()
-    prefix = "k" if prefix == "ki" else prefix
-    scale = 1024.0 ** ("kMGTPEZY".index(prefix) + 1) if binary and prefix else _SI[prefix]
-    return float(value) * scale / (8.0 if unit == "bps" else 1.0)
-
-
-def parse_time(text: str) -> float:
-    """A SimGrid latency in seconds.
-
-    >>> parse_time("2s"), parse_time("0"), parse_time("1ms")
-    (2.0, 0.0, 0.001)
-    """
-    match = _TIME_RE.match(text.strip())
-    if match is None:
-        raise ValueError(f"not a SimGrid time: {text!r} (e.g. '50us')")
-    return float(match.group(1)) * _TIME[match.group(2) or ""]
 
 
 def _radical(text: str) -> list[int]:
@@ -150,9 +106,9 @@ def _parse(path: Path) -> _Node:
 class _Host:
     name: str
     speed: float
-    cluster: str | None
     properties: dict[str, Any]
     zone_properties: dict[str, Any]
+    zone: str | None
     rack: str | None = None
     line: int | None = None
 
@@ -162,6 +118,8 @@ class _Reader:
         self.path = path
         self.hosts: list[_Host] = []
         self.links: dict[str, Link] = {}
+        #: links next to each zone on the inter-zone routes (``<zoneRoute>``)
+        self.zone_links: dict[str, set[str]] = {}
 
     def fail(self, node: _Node, field_name: str, message: str) -> InputError:
         return InputError(f"<{node.tag}>: {message}",
@@ -184,22 +142,26 @@ class _Reader:
             raise self.fail(node, "speed", str(exc)) from None
 
     def walk(self, node: _Node, zone_props: dict[str, str], zone: str | None = None) -> None:
+        """Hosts, links and zone routes under ``node``; zone properties accumulate inward."""
         for child in node.children:
             if child.tag in _ZONES:
-                self.walk(child, child.props(), child.attrs.get("id"))
+                self.walk(child, {**zone_props, **child.props()}, child.attrs.get("id"))
             elif child.tag == "cabinet":
-                self.cluster(child, zone=zone, zone_props=zone_props)
+                self.cluster(child, zone_props, zone=zone)
             elif child.tag == "host":
-                self.hosts.append(_Host(self.attr(child, "id"), self.speed(child), None,
-                                        child.props(), dict(zone_props), line=child.line))
+                self.hosts.append(_Host(self.attr(child, "id"), self.speed(child),
+                                        child.props(), dict(zone_props), zone,
+                                        line=child.line))
             elif child.tag == "cluster":
-                self.cluster(child)
+                self.cluster(child, zone_props)
             elif child.tag == "link":
                 self.link(child)
+            elif child.tag in ("zoneRoute", "ASroute"):
+                self.zone_route(child)
 
-    def cluster(self, node: _Node, *, zone: str | None = None,
-                zone_props: dict[str, str] | None = None) -> None:
-        """A ``<cluster>``, or a ``<cabinet>`` (a rack) of the cluster zone ``zone``."""
+    def cluster(self, node: _Node, zone_props: dict[str, str], *,
+                zone: str | None = None) -> None:
+        """A ``<cluster>`` (its own zone), or a ``<cabinet>`` (a rack) of the zone ``zone``."""
         name = self.attr(node, "id")
         prefix, suffix = node.attrs.get("prefix", ""), node.attrs.get("suffix", "")
         try:
@@ -208,9 +170,12 @@ class _Reader:
             raise self.fail(node, "radical", f"not a list of ranges such as '0-31' ({exc})") \
                 from None
         speed, props = self.speed(node), node.props()
-        cluster, rack = (name, None) if zone_props is None else (zone, name)
-        self.hosts.extend(_Host(f"{prefix}{n}{suffix}", speed, cluster, dict(props),
-                                dict(zone_props or {}), rack, node.line) for n in numbers)
+        if node.tag == "cluster":  # SimGrid gives a cluster's <prop> to its zone and hosts
+            zone_props, zone, rack = {**zone_props, **props}, name, None
+        else:
+            rack = name
+        self.hosts.extend(_Host(f"{prefix}{n}{suffix}", speed, dict(props), dict(zone_props),
+                                zone, rack, node.line) for n in numbers)
 
     def link(self, node: _Node) -> None:
         try:
@@ -221,10 +186,45 @@ class _Reader:
         link_id = self.attr(node, "id")
         self.links[link_id] = Link(link_id, bandwidth, latency)
 
+    def zone_route(self, node: _Node) -> None:
+        """Remember the first link out of ``src`` and the last one into ``dst``."""
+        hops = [c.attrs.get("id", "") for c in node.children if c.tag == "link_ctn"]
+        for end, link in (("src", hops[0] if hops else ""), ("dst", hops[-1] if hops else "")):
+            self.zone_links.setdefault(node.attrs.get(end, ""), set()).add(link)
+
+    def uplink(self, zone: str | None) -> Link | None:
+        """The one link every inter-zone route out of ``zone`` starts with, if any."""
+        ends = self.zone_links.get(zone or "", set())
+        return self.links.get(next(iter(ends))) if len(ends) == 1 else None
+
+    def known(self, host: _Host) -> Facts:
+        """What the file says of ``host`` beyond its properties (Batsim forwards none of it)."""
+        uplink = self.uplink(host.zone)
+        return Facts(speed=host.speed, group=host.zone, kind="cluster", rack=host.rack,
+                     uplink_bandwidth=uplink.bandwidth if uplink else None,
+                     uplink_latency=uplink.latency if uplink else None)
+
+    def entry(self, host: _Host) -> HostEntry:
+        """``host`` as Batsim forwards it (``role`` included), plus what the file knows."""
+        try:
+            stated = facts_from_properties(host.properties, host.zone_properties).speed
+        except ValueError as exc:
+            raise InputError(f"host '{host.name}': {exc}", path=str(self.path),
+                             line=host.line, field="prop") from None
+        if stated is not None and stated != host.speed:
+            raise InputError(f"host '{host.name}': property 'speed' says {stated:g} flop/s "
+                             f"but the host computes at {host.speed:g}", path=str(self.path),
+                             line=host.line, field="speed")
+        return HostEntry(host.name, {"role": "", **host.properties},
+                         host.zone_properties, self.known(host))
+
 
 def read_platform(path: str | Path, *, master_host: str = "master_host") -> Platform:
     """The compute machines of a SimGrid platform file, in Batsim's resource id order.
 
+    Each machine's group, speed, GPU flag and group uplink come from its properties
+    (:mod:`batpolicy.platforms.facts`), else from the file: the zone or ``<cluster>``
+    around it, its speed attribute, the one link all routes out of its zone start with.
     Raises :class:`~batpolicy.errors.InputError` naming file, line and attribute on a
     malformed file, and when it has no compute machine or two hosts of one name.
     """
@@ -247,12 +247,10 @@ def read_platform(path: str | Path, *, master_host: str = "master_host") -> Plat
         raise InputError("no compute host (only master/storage hosts)",
                          path=str(path))
     compute.sort(key=lambda h: h.name.encode())
-
-    def machine(index: int, h: _Host) -> Machine:
-        return Machine(index, h.name, speed=h.speed, cluster=h.cluster,
-                       gpu=h.properties.get("gpu", "").lower() in ("1", "true", "yes"),
-                       rack=h.rack or h.properties.get("rack"), properties=h.properties,
-                       zone_properties=h.zone_properties)
-
-    return Platform([machine(i, h) for i, h in enumerate(compute)], links=reader.links,
-                    storage=[machine(i, h) for i, h in enumerate(storage)], source=str(path))
+    storage.sort(key=lambda h: h.name.encode())
+    try:
+        return build_platform([reader.entry(h) for h in compute],
+                              [reader.entry(h) for h in storage],
+                              source=str(path), links=reader.links)
+    except ValueError as exc:
+        raise InputError(str(exc), path=str(path), field="prop") from None

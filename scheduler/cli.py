@@ -35,13 +35,16 @@ def add_policy_options(parser: argparse.ArgumentParser, default: str = "easy") -
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from batpolicy.platforms.xml import read_platform
     from batpolicy.scheduler.daemon import ServeOptions, serve
     from batpolicy.scheduler.dispatch import Dispatcher
+    from batpolicy.scheduler.state import ClusterState
 
     policy = make_policy(args.policy, parse_params(args.param))
+    state = ClusterState(read_platform(args.platform) if args.platform else None)
     options = ServeOptions(endpoint=args.socket_endpoint, timeout_s=args.timeout,
                            record=Path(args.record) if args.record else None)
-    return serve(Dispatcher(policy, paranoid=args.paranoid), options)
+    return serve(Dispatcher(policy, state, paranoid=args.paranoid), options)
 
 
 def _policies(args: argparse.Namespace) -> int:
@@ -73,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="endpoint to bind (default: tcp://*:28000)")
     serve.add_argument("--record", metavar="FILE", help="write the conversation as a msgpack "
                        "transcript (flushed after every message)")
+    serve.add_argument("--platform", metavar="FILE", help="the platform file Batsim runs: "
+                       "gives policies what Batsim does not forward (speeds, zones, links) "
+                       "for files not written by `batpolicy platform`")
     serve.add_argument("--timeout", type=float, default=None, metavar="S",
                        help="exit non-zero if Batsim sends nothing for S seconds")
     serve.set_defaults(run=_serve)

@@ -22,6 +22,8 @@ from procset import ProcSet
 from sortedcontainers import SortedKeyList
 
 from batpolicy.errors import ProtocolError
+from batpolicy.platforms.begins import platform_from_begins
+from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.intervalset import difference, union
 from batpolicy.scheduler.jobs import Job, JobStatus
@@ -58,8 +60,13 @@ class ClusterState:
     :attr:`jobs`. Treat every returned object as read-only.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, platform_file: Platform | None = None) -> None:
         self.now: float = 0.0
+        #: the platform file, when the driver knows it: supplies what Batsim does not
+        #: forward (speeds, zones, links) to :attr:`platform`
+        self.platform_file = platform_file
+        #: machines in groups with speeds and GPU flags, from SIMULATION_BEGINS
+        self.platform = Platform([])
         self.resources: list[Resource] = []
         self.config: dict[str, Any] = {}
         self.profiles: dict[str, dict[str, Any]] = {}
@@ -194,16 +201,15 @@ class ClusterState:
             if info.id != expected_id:
                 raise ProtocolError(f"compute resource ids must be 0..n-1 in order, got {info.id} "
                                     f"at position {expected_id}", field="compute_resources")
-            props = info.properties
+        self.platform = platform_from_begins(ev, self.platform_file)
+        for info, machine in zip(ev.compute_resources, self.platform.machines, strict=True):
             state = info.state
             self.resources.append(Resource(
-                id=info.id, name=info.name, properties=dict(props),
+                id=info.id, name=info.name, properties=dict(info.properties),
                 zone_properties=dict(info.zone_properties),
                 power_state="idle" if state == "unavailable" else state,
-                available=state != "unavailable",
-                speed=_as_float(props.get("speed"), 1e9),
-                cluster=props.get("cluster"), rack=props.get("rack"),
-                gpu=str(props.get("gpu", "")).lower() in ("1", "true", "yes")))
+                available=state != "unavailable", speed=machine.speed,
+                cluster=machine.cluster, rack=machine.rack, gpu=machine.gpu))
         n = len(self.resources)
         self._all = ProcSet((0, n - 1)) if n else ProcSet()
         self._unavailable = ProcSet(*[r.id for r in self.resources if not r.available])
@@ -427,10 +433,3 @@ class ClusterState:
 
 def _ignore(_: object) -> None:
     return None
-
-
-def _as_float(value: Any, default: float) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return default

@@ -15,7 +15,7 @@ import argparse
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.registry import make_policy, parse_params
@@ -23,6 +23,9 @@ from batpolicy.protocol import types as t
 from batpolicy.scheduler.sim.engine import Simulator
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.run import InputSpec, OutputPaths, load_inputs, run_simulation
+
+if TYPE_CHECKING:
+    from batpolicy.scheduler.state import ClusterState
 
 __all__ = ["add_commands"]
 
@@ -111,10 +114,13 @@ def _paths(args: argparse.Namespace) -> OutputPaths:
 
 
 def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
-         options: SimOptions, describe: dict[str, Any], **hooks: Any) -> int:
+         options: SimOptions, describe: dict[str, Any], state: ClusterState | None = None,
+         **hooks: Any) -> int:
     if not args.bsld_tau > 0:  # max(run, tau) divides: a zero-length job would give 0/0
         raise ConfigError(f"--bsld-tau must be > 0 s, got {args.bsld_tau}")
     workloads, platform, events = load_inputs(_input_spec(args))
+    if state is not None:  # what Batsim does not forward (e.g. speeds), from the file
+        state.platform_file = platform
     nb_jobs = sum(len(w.jobs) for w in workloads)
     describe = {**describe, "workloads": [w.source for w in workloads],
                 "inputs_skipped": {w.name: dict(sorted(w.skipped.items())) for w in workloads},
@@ -172,7 +178,7 @@ def _simulate(args: argparse.Namespace) -> int:
                  args.policy)
     dispatcher = Dispatcher(policy, paranoid=args.paranoid)
     return _run(args, dispatcher.handle, _sim_options(args, dynamic=dynamic),
-                {"policy": args.policy, "params": dict(policy.params)},
+                {"policy": args.policy, "params": dict(policy.params)}, dispatcher.state,
                 policy_stats=policy.stats, nb_decisions=lambda: dispatcher.nb_decisions)
 
 

@@ -106,6 +106,7 @@ class Simulator(DecisionHandlers, Accounting):
         if not machines:
             raise ConfigError("the platform has no compute machine")
         self._machine_info = machines
+        self._storage_info = list(platform.storage)
         self.machines = Machines([m.name for m in machines], [float(m.speed) for m in machines])
         self._queue = EventQueue()
         self.jobs: dict[str, SimJob] = {}
@@ -312,17 +313,25 @@ class Simulator(DecisionHandlers, Accounting):
             self._queue.step()
 
     def _simulation_begins(self) -> t.SimulationBegins:
-        resources = []
-        for index, machine in enumerate(self._machine_info):
+        """SIMULATION_BEGINS as Batsim 4.2.1 sends it for the platform file.
+
+        Each machine with its host properties (``role`` included) and the properties of
+        the zones around it; storage hosts after the compute ones.
+        """
+        def info(index: int, machine: Any) -> t.ResourceInfo:
             properties = dict(machine.properties)
             properties.setdefault("role", "")
-            resources.append(t.ResourceInfo(index, machine.name, "idle", properties,
-                                            dict(machine.zone_properties)))
+            return t.ResourceInfo(index, machine.name, "idle", properties,
+                                  dict(machine.zone_properties))
+
+        resources = tuple(info(i, m) for i, m in enumerate(self._machine_info))
+        storage = tuple(info(len(resources) + i, m) for i, m in enumerate(self._storage_info))
         return t.SimulationBegins(
-            timestamp=0.0, nb_resources=len(resources), nb_compute_resources=len(resources),
-            nb_storage_resources=0, allow_compute_sharing=False, allow_storage_sharing=True,
-            config=self.options.config(), compute_resources=tuple(resources),
-            storage_resources=(),  # Batsim keeps workloads in a std::map: sorted by name
+            timestamp=0.0, nb_resources=len(resources) + len(storage),
+            nb_compute_resources=len(resources), nb_storage_resources=len(storage),
+            allow_compute_sharing=False, allow_storage_sharing=True,
+            config=self.options.config(), compute_resources=resources,
+            storage_resources=storage,  # Batsim keeps workloads in a std::map: sorted by name
             workloads={name: self._workload_paths[name] for name in sorted(self._workload_paths)},
             profiles={name: dict(self._begin_profiles[name])
                       for name in sorted(self._begin_profiles)})
