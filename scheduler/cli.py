@@ -1,6 +1,7 @@
-"""The ``batpolicy`` command line: ``serve``, ``policies``, ``simulate``, ``fake-batsim``.
+"""The ``batpolicy`` command line: ``serve``, ``policies``, ``simulate``, ``fake-batsim``...
 
-``simulate`` and ``fake-batsim`` are defined with the simulator (:mod:`.sim.cli`).
+``simulate`` and ``fake-batsim`` are defined with the simulator (:mod:`.sim.cli`),
+``platform`` with the platforms (:mod:`batpolicy.platforms.cli`).
 
 Every user error ends as one line on stderr and a non-zero status, never a traceback.
 """
@@ -89,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     from batpolicy.scheduler.sim import cli as sim_cli
 
     sim_cli.add_commands(sub, add_policy_options)
+    from batpolicy.platforms import cli as platform_cli
+
+    platform_cli.add_command(sub)
     return parser
 
 

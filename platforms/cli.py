@@ -1,0 +1,95 @@
+"""``batpolicy platform multicluster|racks|machines``: write a SimGrid platform file.
+
+See :mod:`batpolicy.platforms.generators` for the shapes (Jones et al. 2005 §3.1 Fig. 4;
+Wu & Chen §3.1; Klusáček et al. 2007 §2) and what the files state for policies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+from batpolicy.platforms import generators as gen
+
+__all__ = ["add_command"]
+
+log = logging.getLogger(__name__)
+
+
+def _common(parser: argparse.ArgumentParser, bandwidth: str) -> None:
+    parser.add_argument("-o", "--output", required=True, metavar="FILE",
+                        help="platform file to write")
+    parser.add_argument("--link-bandwidth", default=bandwidth, metavar="BW",
+                        help=f"each group's uplink to the central switch, SimGrid units "
+                             f"(default: {bandwidth}; e.g. 1Gbps, 125MBps)")
+    parser.add_argument("--link-latency", default="0s", metavar="T",
+                        help="the uplinks' latency (default: 0s, so Batsim's times stay "
+                             "exact)")
+
+
+def _speed(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--speed", default="1Gf", metavar="F",
+                        help="speed of every node, SimGrid units (default: 1Gf)")
+
+
+def _write(args: argparse.Namespace, groups: list[gen.GroupSpec], what: str) -> int:
+    path = gen.write_platform(groups, args.output)
+    nodes = sum(g.nodes for g in groups)
+    log.info("wrote %s: %s, %d compute hosts", path, what, nodes)
+    return 0
+
+
+def _multicluster(args: argparse.Namespace) -> int:
+    groups = gen.multicluster(args.clusters, args.nodes, link_bandwidth=args.link_bandwidth,
+                              link_latency=args.link_latency, speed=args.speed)
+    return _write(args, groups, f"{args.clusters} clusters of {args.nodes} nodes")
+
+
+def _racks(args: argparse.Namespace) -> int:
+    groups = gen.racks(args.racks, args.nodes, gpu_racks=args.gpu_racks,
+                       link_bandwidth=args.link_bandwidth, link_latency=args.link_latency,
+                       speed=args.speed)
+    return _write(args, groups, f"{args.racks} racks of {args.nodes} nodes, "
+                                f"{args.gpu_racks} with GPUs")
+
+
+def _machines(args: argparse.Namespace) -> int:
+    groups = gen.machines(gen.read_machines_csv(args.spec), link_bandwidth=args.link_bandwidth,
+                          link_latency=args.link_latency)
+    return _write(args, groups, f"{len(groups)} multi-CPU machines")
+
+
+def add_command(sub: Any) -> None:
+    """Register ``platform`` and its three generators on the CLI's subparsers ``sub``."""
+    platform = sub.add_parser("platform", help="write a SimGrid platform file for Batsim",
+                              description="Write a SimGrid platform that Batsim 4.2.1 loads; "
+                                          "groups, speeds, GPUs and uplinks are stated as "
+                                          "properties so policies see them beside Batsim.")
+    kinds = platform.add_subparsers(dest="platform_kind", metavar="KIND", required=True)
+
+    multi = kinds.add_parser("multicluster", help="clusters, one link each to a central "
+                             "switch (Jones et al. 2005, Fig. 4)")
+    multi.add_argument("--clusters", type=int, required=True, metavar="M")
+    multi.add_argument("--nodes", type=int, required=True, metavar="N",
+                       help="nodes per cluster")
+    _speed(multi)
+    _common(multi, "1Gbps")
+    multi.set_defaults(run=_multicluster)
+
+    racks = kinds.add_parser("racks", help="racks of machines, some with GPUs (Wu & Chen)")
+    racks.add_argument("--racks", type=int, required=True, metavar="R")
+    racks.add_argument("--nodes", type=int, required=True, metavar="N", help="machines per rack")
+    racks.add_argument("--gpu-racks", type=int, default=1, metavar="G",
+                       help="how many racks (the first ones) have GPUs (default: 1)")
+    _speed(racks)
+    _common(racks, "10Gbps")
+    racks.set_defaults(run=_racks)
+
+    machines = kinds.add_parser("machines", help="machines of different CPU counts and speeds "
+                                "(Klusáček et al. 2007, §2)")
+    machines.add_argument("--spec", required=True, metavar="CSV",
+                          help="CSV with columns cpus,speed and optional name,gpu; one row "
+                               "per machine (e.g. '4,2Gf')")
+    _common(machines, "10Gbps")
+    machines.set_defaults(run=_machines)

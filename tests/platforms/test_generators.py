@@ -1,0 +1,137 @@
+"""``batpolicy platform ...``: each file read back gives the intended groups and facts.
+
+Groups, speeds, GPU flags and uplinks as asked; the view built from the embedded
+simulator's SIMULATION_BEGINS equals the file's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from batpolicy.errors import ConfigError, InputError
+from batpolicy.platforms import generators as gen
+from batpolicy.platforms.begins import platform_from_begins
+from batpolicy.platforms.xml import read_platform
+from batpolicy.scheduler.cli import main
+
+from clirun import restore_logging  # noqa: F401  (autouse fixture)
+from platform_views import simulator_begins, summary
+
+GBPS = 1e9 / 8
+
+
+def _cli(tmp_path: Path, *args: str) -> Path:
+    out = tmp_path / "p.xml"
+    assert main(["platform", *args, "-o", str(out)]) == 0
+    return out
+
+
+def test_multicluster_four_clusters_of_100_nodes(tmp_path: Path) -> None:
+    platform = read_platform(_cli(tmp_path, "multicluster", "--clusters", "4", "--nodes",
+                                  "100", "--link-bandwidth", "1Gbps"))
+    assert platform.nb_machines == 400
+    assert summary(platform) == {
+        f"cluster{c}": ("cluster", f"{100 * c}-{100 * c + 99}", GBPS, {1e9}, {False})
+        for c in range(4)}
+    assert {g.uplink_latency for g in platform.groups.values()} == {0.0}
+    assert platform.group_of(250).name == "cluster2"
+    assert platform.machines[250].cluster == "cluster2" and platform.machines[250].rack is None
+    # the file's own links say the same: one uplink per cluster, as in Fig. 4
+    assert {k: v.bandwidth for k, v in platform.links.items() if k.endswith("_uplink")} == {
+        f"cluster{c}_uplink": GBPS for c in range(4)}
+
+
+def test_twelve_clusters_keep_ids_contiguous_and_in_order(tmp_path: Path) -> None:
+    platform = read_platform(_cli(tmp_path, "multicluster", "--clusters", "12", "--nodes",
+                                  "11", "--speed", "2Gf", "--link-bandwidth", "125MBps",
+                                  "--link-latency", "1ms"))
+    assert list(platform.groups) == [f"cluster{c:02d}" for c in range(12)]
+    for c, group in enumerate(platform.groups.values()):
+        assert str(group.machines) == f"{11 * c}-{11 * c + 10}"
+        assert (group.uplink_bandwidth, group.uplink_latency) == (125e6, 0.001)
+    assert {m.speed for m in platform.machines} == {2e9}
+
+
+def test_racks_with_a_gpu_rack(tmp_path: Path) -> None:
+    platform = read_platform(_cli(tmp_path, "racks", "--racks", "4", "--nodes", "6",
+                                  "--gpu-racks", "1"))
+    assert summary(platform) == {
+        "rack0": ("rack", "0-5", 10 * GBPS, {1e9}, {True}),
+        "rack1": ("rack", "6-11", 10 * GBPS, {1e9}, {False}),
+        "rack2": ("rack", "12-17", 10 * GBPS, {1e9}, {False}),
+        "rack3": ("rack", "18-23", 10 * GBPS, {1e9}, {False})}
+    assert platform.machines[7].rack == "rack1" and platform.machines[7].cluster is None
+
+
+def test_machines_of_different_cpu_counts_and_speeds(tmp_path: Path) -> None:
+    spec = tmp_path / "machines.csv"
+    spec.write_text("name,cpus,speed,gpu\nzeta,4,2Gf,\nalpha,16,1Gf,no\n"
+                    "mid,1,10Gf,yes\n\n")
+    platform = read_platform(_cli(tmp_path, "machines", "--spec", str(spec)))
+    # ids follow Batsim's order of host names: alpha_*, mid_*, zeta_*
+    assert summary(platform) == {
+        "alpha": ("machine", "0-15", 10 * GBPS, {1e9}, {False}),
+        "mid": ("machine", "16", 10 * GBPS, {1e10}, {True}),
+        "zeta": ("machine", "17-20", 10 * GBPS, {2e9}, {False})}
+    unnamed = tmp_path / "unnamed.csv"
+    unnamed.write_text("cpus,speed\n" + "2,1Gf\n" * 11)
+    platform = read_platform(_cli(tmp_path, "machines", "--spec", str(unnamed)))
+    assert list(platform.groups) == [f"m{i:02d}" for i in range(11)]
+
+
+@pytest.mark.parametrize("groups", [
+    gen.multicluster(3, 4, link_bandwidth="250Mbps", link_latency="2us"),
+    gen.racks(5, 2, gpu_racks=2, speed="3.5Gf"),
+    gen.machines([(None, 3, "2Gf", False), ("b.1", 1, "1e9", True), ("b", 2, "500Mf", False)]),
+])
+def test_view_from_the_simulators_begins_equals_the_files(tmp_path: Path,
+                                                          groups: list[gen.GroupSpec]) -> None:
+    from_file = read_platform(gen.write_platform(groups, tmp_path / "p.xml"))
+    begins = simulator_begins(from_file)
+    assert platform_from_begins(begins) == from_file  # no file needed: all facts are props
+    assert len(from_file.groups) == len(groups)
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["multicluster", "--clusters", "4", "--nodes", "10", "--link-bandwidth", "1Gbs"],
+     "--link-bandwidth: not a SimGrid bandwidth: '1Gbs'"),
+    (["multicluster", "--clusters", "0", "--nodes", "10"], "--clusters must be a positive"),
+    (["racks", "--racks", "2", "--nodes", "3", "--gpu-racks", "3"], "--gpu-racks must be"),
+    (["racks", "--racks", "2", "--nodes", "3", "--speed", "fast"], "--speed: not a SimGrid"),
+    (["racks", "--racks", "2", "--nodes", "3", "--link-latency", "soon"], "--link-latency"),
+])
+def test_bad_options_name_the_option(tmp_path: Path, args: list[str], needle: str,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["platform", *args, "-o", str(tmp_path / "p.xml")]) == 1
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
+    assert not (tmp_path / "p.xml").exists()
+
+
+@pytest.mark.parametrize(("text", "line", "field", "needle"), [
+    ("cpus\n4\n", 1, None, "missing column(s) speed"),
+    ("cpus,speed\n4,2Gf\nfour,1Gf\n", 3, "cpus", "not a whole number"),
+    ("cpus,speed\n0,2Gf\n", 2, "cpus", "at least one CPU"),
+    ("cpus,speed\n2,2Gbps\n", 2, "speed", "not a SimGrid speed"),
+    ("cpus,speed\n2,0f\n", 2, "speed", "positive"),
+    ("cpus,speed,gpu\n2,1Gf,maybe\n", 2, "gpu", "yes/no"),
+])
+def test_bad_machine_list_names_file_line_and_column(tmp_path: Path, text: str, line: int,
+                                                     field: str | None, needle: str) -> None:
+    spec = tmp_path / "m.csv"
+    spec.write_text(text)
+    with pytest.raises(InputError) as err:
+        gen.read_machines_csv(spec)
+    assert (err.value.path, err.value.line, err.value.field) == (str(spec), line, field)
+    assert needle in str(err.value)
+
+
+def test_bad_group_names_are_refused() -> None:
+    with pytest.raises(ConfigError, match="letters, digits"):
+        gen.to_xml(gen.machines([("a_b", 1, "1Gf", False)]))
+    with pytest.raises(ConfigError, match="used twice or reserved"):
+        gen.to_xml(gen.machines([("a", 1, "1Gf", False), ("a", 2, "1Gf", False)]))
+    with pytest.raises(ConfigError, match="no machine"):
+        gen.machines([])
