@@ -15,6 +15,7 @@ from batpolicy.platforms import generators as gen
 from batpolicy.platforms.begins import platform_from_begins
 from batpolicy.platforms.xml import read_platform
 from batpolicy.scheduler.cli import main
+from batpolicy.scheduler.state import ClusterState
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)
 from platform_views import simulator_begins, summary
@@ -92,6 +93,11 @@ def test_view_from_the_simulators_begins_equals_the_files(tmp_path: Path,
     begins = simulator_begins(from_file)
     assert platform_from_begins(begins) == from_file  # no file needed: all facts are props
     assert len(from_file.groups) == len(groups)
+    state = ClusterState()  # as under `serve` without --platform
+    state.apply(begins)
+    assert state.platform == from_file
+    assert [(r.speed, r.gpu, r.cluster, r.rack) for r in state.resources] == [
+        (m.speed, m.gpu, m.cluster, m.rack) for m in from_file.machines]
 
 
 @pytest.mark.parametrize(("args", "needle"), [

@@ -21,6 +21,7 @@ from batpolicy.platforms.xml import read_platform
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.state import ClusterState
 
+from clirun import restore_logging  # noqa: F401  (autouse fixture)
 from conftest import SHARED_DATA
 from platform_views import forwarded, simulator_begins, summary
 
@@ -165,3 +166,45 @@ def test_a_speed_prop_contradicting_the_host_is_an_input_error(tmp_path: Path) -
             as err:
         read_platform(path)
     assert (err.value.line, err.value.field) == (2, "speed")
+
+
+def _seen_platforms(monkeypatch: pytest.MonkeyPatch) -> list[Platform]:
+    """The platform every ClusterState builds at SIMULATION_BEGINS from now on."""
+    seen: list[Platform] = []
+    original = ClusterState._on_begins
+
+    def spy(self: ClusterState, event: t.SimulationBegins) -> None:
+        original(self, event)
+        seen.append(self.platform)
+
+    monkeypatch.setattr(ClusterState, "_on_begins", spy)
+    return seen
+
+
+def test_simulate_gives_the_policy_the_files_speeds(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from batpolicy.scheduler.cli import main
+
+    path = _shared("heterogeneous_platform.xml")
+    seen = _seen_platforms(monkeypatch)
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({"nb_res": 15, "jobs": [
+        {"id": "1", "subtime": 0, "res": 2, "profile": "d"}],
+        "profiles": {"d": {"type": "delay", "delay": 3}}}))
+    assert main(["simulate", "--policy", "fcfs", "-w", str(workload), "-p", str(path),
+                 "-o", str(tmp_path / "out"), "--quiet"]) == 0
+    assert seen == [read_platform(path)]
+    assert {m.speed for m in seen[0].machines} == {1e9, 1e10}
+
+
+def test_serve_platform_option_reads_the_file(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from batpolicy.scheduler import cli
+
+    captured: list[ClusterState] = []
+    monkeypatch.setattr("batpolicy.scheduler.daemon.serve",
+                        lambda dispatcher, options: captured.append(dispatcher.state) or 0)
+    path = _shared("heterogeneous_platform.xml")
+    assert cli.main(["serve", "--policy", "fcfs", "--platform", str(path)]) == 0
+    assert captured[0].platform_file == read_platform(path)
+    assert cli.main(["serve", "--platform", str(tmp_path / "none.xml")]) == 1
