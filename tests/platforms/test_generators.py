@@ -141,3 +141,17 @@ def test_bad_group_names_are_refused() -> None:
         gen.to_xml(gen.machines([("a", 1, "1Gf", False), ("a", 2, "1Gf", False)]))
     with pytest.raises(ConfigError, match="no machine"):
         gen.machines([])
+
+
+def test_the_docs_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/platforms.md: its three commands, with its machines.csv, write what it says."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "platforms.md").read_text()
+    blocks = doc.split("```")[1::2]
+    commands = [line.split()[1:] for line in blocks[0].strip().splitlines()]
+    (tmp_path / "machines.csv").write_text(blocks[1].strip() + "\n")
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        assert main(command) == 0, command
+    assert [read_platform(tmp_path / f).nb_machines for f in ("mc4.xml", "racks.xml",
+                                                               "grid.xml")] == [400, 24, 22]
+    assert read_platform(tmp_path / "grid.xml").groups["gpu1"].kind == "machine"
