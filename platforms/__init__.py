@@ -1,5 +1,5 @@
-"""Platform models, SimGrid/Batsim XML reading, generators and bundled example platforms."""
+"""Platform models, SimGrid/Batsim XML reading, the view from SIMULATION_BEGINS, generators."""
 
-from batpolicy.platforms.model import Link, Machine, Platform
+from batpolicy.platforms.model import Group, Link, Machine, Platform
 
-__all__ = ["Link", "Machine", "Platform"]
+__all__ = ["Group", "Link", "Machine", "Platform"]

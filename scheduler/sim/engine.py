@@ -318,14 +318,14 @@ class Simulator(DecisionHandlers, Accounting):
         Each machine with its host properties (``role`` included) and the properties of
         the zones around it; storage hosts after the compute ones.
         """
-        def info(index: int, machine: Any) -> t.ResourceInfo:
+        def _info(index: int, machine: Any) -> t.ResourceInfo:
             properties = dict(machine.properties)
             properties.setdefault("role", "")
             return t.ResourceInfo(index, machine.name, "idle", properties,
                                   dict(machine.zone_properties))
 
-        resources = tuple(info(i, m) for i, m in enumerate(self._machine_info))
-        storage = tuple(info(len(resources) + i, m) for i, m in enumerate(self._storage_info))
+        resources = tuple(_info(i, m) for i, m in enumerate(self._machine_info))
+        storage = tuple(_info(len(resources) + i, m) for i, m in enumerate(self._storage_info))
         return t.SimulationBegins(
             timestamp=0.0, nb_resources=len(resources) + len(storage),
             nb_compute_resources=len(resources), nb_storage_resources=len(storage),
