@@ -60,8 +60,15 @@ def test_reader_forwards_what_real_batsim_forwards(name: str) -> None:
 def test_view_from_begins_equals_the_files(name: str) -> None:
     from_file = read_platform(_shared(name))
     sim = simulator_begins(from_file)
-    assert platform_from_begins(sim, reference=from_file) == from_file
     real = REAL[name]
+    # the embedded simulator announces the machines exactly as Batsim 4.2.1 does
+    assert [(r.id, r.name, r.state, r.properties, r.zone_properties)
+            for r in sim.compute_resources + sim.storage_resources] == [
+        (r["id"], r["name"], r["state"], r["properties"], r["zone_properties"])
+        for r in real["compute_resources"] + real["storage_resources"]]
+    assert (sim.nb_compute_resources, sim.nb_storage_resources) == (
+        len(real["compute_resources"]), len(real["storage_resources"]))
+    assert platform_from_begins(sim, reference=from_file) == from_file
     from_batsim = _begins(real["compute_resources"], real["storage_resources"])
     assert platform_from_begins(from_batsim, reference=from_file) == from_file
     # without the file, what Batsim forwards is all there is: the same from both messages
