@@ -1,4 +1,4 @@
-"""The ``batpolicy`` command line: ``serve``, ``policies``, ``simulate``, ``fake-batsim``...
+"""The ``batpolicy`` command line: serve, policies, simulate, fake-batsim, platform.
 
 ``simulate`` and ``fake-batsim`` are defined with the simulator (:mod:`.sim.cli`),
 ``platform`` with the platforms (:mod:`batpolicy.platforms.cli`).
