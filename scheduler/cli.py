@@ -83,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     from batpolicy.scheduler.sim import cli as sim_cli
 
     sim_cli.add_commands(sub, add_policy_options)
+    from batpolicy.scheduler.campaign import cli as campaign_cli
+
+    campaign_cli.add_commands(sub)
     return parser
 
 
