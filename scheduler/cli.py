@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     from batpolicy.scheduler.campaign import cli as campaign_cli
 
     campaign_cli.add_commands(sub)
+    from batpolicy.scheduler import plot_cli
+
+    plot_cli.add_commands(sub)
     return parser
 
 
