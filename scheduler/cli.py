@@ -16,7 +16,7 @@ from pathlib import Path
 
 from batpolicy import __version__
 from batpolicy.errors import BatpolicyError, PeerTimeout
-from batpolicy.policies.registry import POLICIES, make_policy, parse_params
+from batpolicy.policies.registry import available_policies, make_policy, parse_params
 
 log = logging.getLogger("batpolicy")
 
@@ -25,9 +25,10 @@ Command = Callable[[argparse.Namespace], int]
 
 def add_policy_options(parser: argparse.ArgumentParser, default: str = "easy") -> None:
     """``--policy NAME`` and repeatable ``--param KEY=VALUE``, fed by the registry."""
-    parser.add_argument("--policy", default=default, choices=sorted(POLICIES),
+    names = sorted(available_policies())
+    parser.add_argument("--policy", default=default, choices=names,
                         metavar="NAME", help=f"policy to run (default: {default}); one of: "
-                        + ", ".join(sorted(POLICIES)))
+                        + ", ".join(names))
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                         help="policy parameter, repeatable (see `batpolicy policies`)")
     parser.add_argument("--paranoid", action="store_true",
@@ -45,8 +46,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _policies(args: argparse.Namespace) -> int:
-    for name in sorted(POLICIES):
-        cls = POLICIES[name]
+    policies = available_policies()
+    for name in sorted(policies):
+        cls = policies[name]
         summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
         sys.stdout.write(f"{name}\n    {summary}\n")
         for p in cls.parameters:

@@ -13,16 +13,17 @@ log = logging.getLogger(__name__)
 
 
 def _campaign(args: argparse.Namespace) -> int:
-    from batpolicy.policies.registry import POLICIES
+    from batpolicy.policies.registry import available_policies
     from batpolicy.scheduler.campaign.executors import make_executor
     from batpolicy.scheduler.campaign.runner import pending, run_campaign
     from batpolicy.scheduler.campaign.spec import load_campaign
 
     campaign = load_campaign(args.file, args.output)
-    unknown = sorted({s.policy for s in campaign.runs} - set(POLICIES))
+    policies = available_policies()
+    unknown = sorted({s.policy for s in campaign.runs} - set(policies))
     if unknown:
         raise ConfigError(f"{args.file}: unknown policy {', '.join(unknown)} "
-                          f"(known: {', '.join(sorted(POLICIES))})")
+                          f"(known: {', '.join(sorted(policies))})")
     todo = pending(campaign)
     if args.dry_run:
         for spec in campaign.runs:

@@ -96,9 +96,9 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
 
 def _with_seed(spec: RunSpec, params: dict[str, Any]) -> dict[str, Any]:
     """Give the policy the run's seed when it declares a ``seed`` parameter."""
-    from batpolicy.policies.registry import POLICIES
+    from batpolicy.policies.registry import available_policies
 
-    cls = POLICIES.get(spec.policy)
+    cls = available_policies().get(spec.policy)
     if spec.seed is not None and cls is not None and "seed" not in params and \
             any(p.name == "seed" for p in cls.parameters):
         return {**params, "seed": spec.seed}
