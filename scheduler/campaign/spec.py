@@ -223,6 +223,7 @@ def _spec(run: Mapping[str, Any], base: Path, path: Path, index: int) -> RunSpec
         raise InputError(f"{where}: no 'policy'", path=str(path), field="policy")
 
     def resolve(p: str) -> str:
+        """A path relative to the campaign file's folder, made absolute."""
         return str((base / p).resolve()) if not Path(p).is_absolute() else p
 
     workloads = [run["workload"]] if "workload" in run else list(run.get("workloads", []))
