@@ -86,8 +86,10 @@ class EasyBackfilling(Policy):
         return None
 
     def on_job_submitted(self, job: Job, state: ClusterState) -> Decisions:
-        """Queue the job (or mark it for rejection if it can never run, or has no walltime
-        and ``no_walltime=reject``, as batsched's easy_bf, easy_bf.cpp l. 55-59).
+        """Queue the job, or mark it for rejection if it can never run.
+
+        Without a walltime it is rejected when ``no_walltime=reject``, as batsched's
+        easy_bf does (easy_bf.cpp l. 55-59).
         """
         if job.res > state.nb_machines or job.res <= 0 or (
                 job.walltime is None and self._reject_no_walltime):
