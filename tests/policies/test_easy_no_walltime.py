@@ -20,8 +20,10 @@ WORKLOAD, PLATFORM = DATA / "test_walltime.json", DATA / "zero_lat_cluster128.xm
 
 
 def _rows(path: Path) -> list[str]:
-    """jobs.csv rows, sorted: at one instant Batsim reports delay jobs before computing
-    ones (SimGrid's order), we report by id; the decisions are what is compared.
+    """jobs.csv rows, sorted; the decisions are what is compared.
+
+    At one instant Batsim reports delay jobs before computing ones (SimGrid's order),
+    we report them by id.
     """
     with path.open() as f:
         return sorted(",".join(row) for row in list(csv.reader(f))[1:])
