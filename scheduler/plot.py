@@ -282,3 +282,44 @@ def heatmap(path: Path, x: str, y: str, metric: str, output: Path, *,
     fig.colorbar(image, ax=ax, label=metric)
     ax.set_title(f"{metric}" + (f" ({policy})" if policy else ""))
     return _save(fig, output)
+
+
+def bars(path: Path, metric: str, output: Path, *, baseline: str | None = None) -> Path:
+    """``metric`` per workload, one bar per policy; relative to ``baseline`` if given.
+
+    With a baseline each bar is the change in percent against the baseline policy on
+    the same workload (the DPSA paper's Fig. 3 presentation); seeds are averaged.
+    """
+    plt = _pyplot()
+    rows = _results(path)
+    mcol = _column(rows, metric, path)
+    cells: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for row in rows:
+        value = _number(row.get(mcol))
+        if value is not None:
+            cells[(row.get("workload", ""), row.get("policy", ""))].append(value)
+    workloads = sorted({w for w, _ in cells})
+    policies = sorted({p for _, p in cells} - ({baseline} if baseline else set()))
+    if baseline is not None and not any(p == baseline for _, p in cells):
+        raise ConfigError(f"{path}: no run of the baseline policy '{baseline}'")
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(workloads)), 4.5))
+    width = 0.8 / max(len(policies), 1)
+    for k, policy in enumerate(policies):
+        heights = []
+        for workload in workloads:
+            mine = cells.get((workload, policy))
+            value = statistics.fmean(mine) if mine else math.nan
+            if baseline is not None:
+                ref = cells.get((workload, baseline))
+                base = statistics.fmean(ref) if ref else math.nan
+                value = 100.0 * (value - base) / base if base else math.nan
+            heights.append(value)
+        ax.bar([i + k * width for i in range(len(workloads))], heights, width, label=policy)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(workloads))],
+                  [w.split(".swf")[0] for w in workloads], rotation=30, ha="right",
+                  fontsize=8)
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.set_ylabel(f"{metric}, % vs {baseline}" if baseline else metric)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, output)

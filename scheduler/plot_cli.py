@@ -16,16 +16,20 @@ def _plot(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths]
     first = paths[0]
     out = Path(args.output) if args.output else None
-    kinds = sum(bool(k) for k in (args.gantt, args.heatmap, args.line, args.dist))
+    kinds = sum(bool(k) for k in (args.gantt, args.heatmap, args.line, args.dist, args.bars))
     if kinds != 1:
-        raise ConfigError("choose one of --gantt, --heatmap X Y, --line X, --dist")
-    if (args.heatmap or args.line) and not args.metric:
-        raise ConfigError("--heatmap and --line need --metric NAME (a results.csv column)")
+        raise ConfigError("choose one of --gantt, --heatmap X Y, --line X, --dist, --bars")
+    if (args.heatmap or args.line or args.bars) and not args.metric:
+        raise ConfigError("--heatmap, --line and --bars need --metric NAME (a results.csv "
+                          "column)")
     if args.gantt:
         done = plot.gantt(first, out or _default(first, "gantt"), platform=args.platform)
     elif args.dist:
         done = plot.distributions(paths, out or _default(first, "distributions"),
                                   tau=args.tau)
+    elif args.bars:
+        done = plot.bars(first, args.metric, out or _default(first, f"{args.metric}_bars"),
+                         baseline=args.baseline)
     elif args.line:
         done = plot.sweep(first, args.line, args.metric,
                           out or _default(first, f"{args.metric}_vs_{args.line}"))
@@ -58,6 +62,10 @@ def add_commands(sub: Any) -> None:
     kind.add_argument("--line", metavar="PARAM", help="a metric against one parameter")
     kind.add_argument("--heatmap", nargs=2, metavar=("X", "Y"),
                       help="a metric over two parameters")
+    kind.add_argument("--bars", action="store_true",
+                      help="a metric per workload, one bar per policy")
+    p.add_argument("--baseline", metavar="POLICY",
+                   help="--bars: plot the change in %% against this policy")
     p.add_argument("--metric", help="results.csv column, e.g. mean_bounded_slowdown")
     p.add_argument("--policy", help="heatmap: only this policy's runs")
     p.add_argument("--platform", metavar="XML", help="gantt: draw this platform's groups")

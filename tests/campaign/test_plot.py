@@ -68,3 +68,14 @@ def test_an_unknown_metric_is_one_error_naming_the_columns(finished: Path) -> No
     result = run_cli(["plot", str(finished), "--line", "max_jobs", "--metric", "nope"])
     assert result.returncode == 1
     assert "no column 'nope'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_bars_against_a_baseline(finished: Path, tmp_path: Path) -> None:
+    out = tmp_path / "b.png"
+    result = run_cli(["plot", str(finished), "--bars", "--metric", "mean_waiting_time",
+                      "--baseline", "fcfs", "-o", str(out)])
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes().startswith(b"\x89PNG")
+    missing = run_cli(["plot", str(finished), "--bars", "--metric", "mean_waiting_time",
+                       "--baseline", "nope"])
+    assert missing.returncode == 1 and "baseline policy 'nope'" in missing.stderr
