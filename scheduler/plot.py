@@ -272,11 +272,14 @@ def heatmap(path: Path, x: str, y: str, metric: str, output: Path, *,
     image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
     ax.set_xticks(range(len(xs)), [f"{v:g}" for v in xs])
     ax.set_yticks(range(len(ys)), [f"{v:g}" for v in ys])
+    finite = [v for line in grid for v in line if not math.isnan(v)]
+    low, high = min(finite), max(finite)
     for j, line in enumerate(grid):
         for i, value in enumerate(line):
-            if not math.isnan(value):
+            if not math.isnan(value):  # dark text on the bright half of viridis
+                bright = high > low and (value - low) / (high - low) > 0.6
                 ax.text(i, j, f"{value:.3g}", ha="center", va="center", fontsize=7,
-                        color="white")
+                        color="black" if bright else "white")
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     fig.colorbar(image, ax=ax, label=metric)
