@@ -21,7 +21,9 @@ long FCFS queue, by a vectorised search of the next job that may start,
 :meth:`~batpolicy.policies.queue.JobQueue.next_backfill`).
 Jobs larger than the platform, or asking for no machine, are rejected on submission.
 
-Options: ``order=sjf`` sorts the queue by walltime (shortest first) instead of FCFS;
+Options: ``order=sjf|ljf|smallest|largest`` sorts the queue by walltime (shortest or
+longest first) or by size instead of FCFS; ``no_walltime=run`` runs jobs without a
+walltime (batsched's easy_bf, the default, rejects them);
 ``on_unavailable=kill|requeue`` kills (and requeues a copy of) the jobs running on machines
 that become unavailable (:mod:`batpolicy.policies.unavailable`; default ``keep``, as Batsim).
 """
@@ -53,7 +55,10 @@ class EasyBackfilling(Policy):
     parameters = (Parameter("order", str, "fcfs", "queue order", choices=tuple(ORDERS)),
                   Parameter("on_unavailable", str, "keep", "jobs running on machines that "
                             "become unavailable: keep, kill, or kill and requeue a copy "
-                            "(needs Batsim's dynamic jobs, acknowledged)", choices=MODES))
+                            "(needs Batsim's dynamic jobs, acknowledged)", choices=MODES),
+                  Parameter("no_walltime", str, "reject", "jobs without a walltime: reject "
+                            "them as batsched's easy_bf does, or run them (they then "
+                            "reserve as if they never end)", choices=("reject", "run")))
 
     def __init__(self, params=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(params)
@@ -64,6 +69,7 @@ class EasyBackfilling(Policy):
         self._last_head: Job | None = None
         self._reservation: Reservation | None = None
         self.evacuation = Evacuation(self.params["on_unavailable"])
+        self._reject_no_walltime = self.params["no_walltime"] == "reject"
 
     @property
     def last_reservation(self) -> Reservation | None:
@@ -80,8 +86,13 @@ class EasyBackfilling(Policy):
         return None
 
     def on_job_submitted(self, job: Job, state: ClusterState) -> Decisions:
-        """Queue the job (or mark it for rejection if it can never run)."""
-        if job.res > state.nb_machines or job.res <= 0:
+        """Queue the job, or mark it for rejection if it can never run.
+
+        Without a walltime it is rejected when ``no_walltime=reject``, as batsched's
+        easy_bf does (easy_bf.cpp l. 55-59).
+        """
+        if job.res > state.nb_machines or job.res <= 0 or (
+                job.walltime is None and self._reject_no_walltime):
             self._rejected.append(job)
         else:
             self.queue.add(job)

@@ -30,8 +30,24 @@ def sjf_key(job: Job) -> tuple[float, int]:
     return (job.planned_walltime, job.seq)
 
 
+def ljf_key(job: Job) -> tuple[float, int]:
+    """Longest (requested walltime) job first, then submission rank."""
+    return (-job.planned_walltime, job.seq)
+
+
+def smallest_key(job: Job) -> tuple[int, int]:
+    """Fewest machines first, then submission rank."""
+    return (job.res, job.seq)
+
+
+def largest_key(job: Job) -> tuple[int, int]:
+    """Most machines first, then submission rank."""
+    return (-job.res, job.seq)
+
+
 #: Queue orders selectable by policies' ``order`` parameter.
-ORDERS: dict[str, Callable[[Job], Any]] = {"fcfs": fcfs_key, "sjf": sjf_key}
+ORDERS: dict[str, Callable[[Job], Any]] = {"fcfs": fcfs_key, "sjf": sjf_key, "ljf": ljf_key,
+                                           "smallest": smallest_key, "largest": largest_key}
 
 
 class JobQueue:

@@ -1,12 +1,16 @@
 """The single policy registry: name → class.
 
-It feeds ``--policy``, ``--help`` and ``batpolicy policies``. Adding a policy is its
-module plus one line below.
+It feeds ``--policy``, ``--help`` and ``batpolicy policies``. Adding a policy of ours is
+its module plus one line below. Other installed packages add theirs through the
+entry-point group ``batpolicy.policies`` (``name = "package.module:Class"``), found when
+a command asks for the policies (:func:`available_policies`); see docs/add_a_policy.md.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
+from importlib import metadata
 from types import MappingProxyType
 from typing import Any
 
@@ -30,16 +34,51 @@ POLICIES: Mapping[str, type[Policy]] = MappingProxyType({
 })
 
 
+log = logging.getLogger(__name__)
+
+#: The entry-point group through which other packages register policies.
+ENTRY_POINT_GROUP = "batpolicy.policies"
+
+
+def available_policies() -> Mapping[str, type[Policy]]:
+    """Our policies, plus those other installed packages register as entry points.
+
+    A plug-in whose name is taken by one of ours, that fails to import or that is not
+    a :class:`Policy` subclass is skipped with a warning naming it (never a traceback).
+    Runtime complexity: one scan of the installed distributions' metadata.
+    """
+    found = dict(POLICIES)
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in POLICIES:
+            log.warning("policy plug-in '%s' (%s) ignored: the name is taken by batpolicy's "
+                        "own policy", ep.name, ep.value)
+            continue
+        try:
+            cls = ep.load()
+        except Exception as exc:  # a broken plug-in must not break every command
+            log.warning("policy plug-in '%s' (%s) cannot be loaded: %s: %s", ep.name,
+                        ep.value, type(exc).__name__, exc)
+            continue
+        if not (isinstance(cls, type) and issubclass(cls, Policy)):
+            log.warning("policy plug-in '%s' (%s) is not a Policy subclass", ep.name, ep.value)
+            continue
+        if not cls.name:
+            cls.name = ep.name
+        found[ep.name] = cls
+    return MappingProxyType(found)
+
+
 def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
     """Build the registered policy ``name`` with ``params`` (strings are parsed).
 
     >>> make_policy("easy", {"order": "sjf"}).params["order"]
     'sjf'
     """
+    policies = POLICIES if name in POLICIES else available_policies()
     try:
-        cls = POLICIES[name]
+        cls = policies[name]
     except KeyError:
-        known = ", ".join(sorted(POLICIES))
+        known = ", ".join(sorted(policies))
         raise ConfigError(f"unknown policy '{name}' (known: {known})") from None
     return cls(params)
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from procset import ProcSet
+
 from batpolicy.errors import InvalidDecision
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.intervalset import difference, disjoint, is_subset, size
@@ -127,6 +129,9 @@ def _check_execute(state: Scratch, d: t.ExecuteJob, policy: str) -> None:
         _fail("EXECUTE_JOB with more than one of mapping / storage_mapping / "
               "additional_io_job (Batsim accepts at most one)", policy, d.job_id, d.alloc)
     alloc = d.alloc
+    if not isinstance(alloc, ProcSet):  # e.g. a list of ids from a user's own policy
+        _fail(f"EXECUTE_JOB's allocation must be a procset.ProcSet of machine ids, not a "
+              f"{type(alloc).__name__} ({alloc!r:.80})", policy, d.job_id, None)
     if not alloc:
         _fail("EXECUTE_JOB with an empty allocation", policy, d.job_id, alloc)
     if not is_subset(alloc, state.all_machines):

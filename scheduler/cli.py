@@ -17,7 +17,7 @@ from pathlib import Path
 
 from batpolicy import __version__
 from batpolicy.errors import BatpolicyError, PeerTimeout
-from batpolicy.policies.registry import POLICIES, make_policy, parse_params
+from batpolicy.policies.registry import POLICIES, available_policies, make_policy, parse_params
 
 log = logging.getLogger("batpolicy")
 
@@ -26,9 +26,11 @@ Command = Callable[[argparse.Namespace], int]
 
 def add_policy_options(parser: argparse.ArgumentParser, default: str = "easy") -> None:
     """``--policy NAME`` and repeatable ``--param KEY=VALUE``, fed by the registry."""
-    parser.add_argument("--policy", default=default, choices=sorted(POLICIES),
-                        metavar="NAME", help=f"policy to run (default: {default}); one of: "
-                        + ", ".join(sorted(POLICIES)))
+    # Plug-ins are looked up only when a name is not one of ours (make_policy): scanning
+    # the installed packages' entry points costs ~0.1 s that --help and --version skip.
+    parser.add_argument("--policy", default=default, metavar="NAME",
+                        help=f"policy to run (default: {default}); one of: "
+                        + ", ".join(sorted(POLICIES)) + ", or a plug-in's (batpolicy policies)")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                         help="policy parameter, repeatable (see `batpolicy policies`)")
     parser.add_argument("--paranoid", action="store_true",
@@ -49,8 +51,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _policies(args: argparse.Namespace) -> int:
-    for name in sorted(POLICIES):
-        cls = POLICIES[name]
+    policies = available_policies()
+    for name in sorted(policies):
+        cls = policies[name]
         summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
         sys.stdout.write(f"{name}\n    {summary}\n")
         for p in cls.parameters:
@@ -93,6 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     from batpolicy.platforms import cli as platform_cli
 
     platform_cli.add_command(sub)
+    from batpolicy.scheduler.campaign import cli as campaign_cli
+
+    campaign_cli.add_commands(sub)
+    from batpolicy.scheduler import plot_cli
+
+    plot_cli.add_commands(sub)
     return parser
 
 

@@ -17,3 +17,17 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data folder not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+BATSIM_PREFIX = Path(__import__("os").environ.get("BATSIM_PREFIX", "/opt/batsim-4.2.1"))
+
+
+@pytest.fixture(scope="session")
+def batsim_prefix() -> Path:
+    """Where real Batsim 4.2.1 and batsched are installed (``../shared/batsim/build.sh``).
+
+    Tests using it skip when they are absent: the suite passes without them.
+    """
+    if not (BATSIM_PREFIX / "bin" / "batsim").is_file():
+        pytest.skip(f"real Batsim not built at {BATSIM_PREFIX} (bash ../shared/batsim/build.sh)")
+    return BATSIM_PREFIX

@@ -150,8 +150,8 @@ def test_a_policy_that_raises_leaves_the_outputs_of_what_was_done(
         capsys: pytest.CaptureFixture[str]) -> None:
     inputs = recorded_inputs("paper800")
     policies = MappingProxyType({**registry.POLICIES, _FailingFcfs.name: _FailingFcfs})
-    monkeypatch.setattr(registry, "POLICIES", policies)  # make_policy looks it up here
-    monkeypatch.setattr(cli, "POLICIES", policies)  # --policy's choices
+    # make_policy and --policy's choices (available_policies) look it up here
+    monkeypatch.setattr(registry, "POLICIES", policies)
     out = tmp_path / "out"
     status = cli.main(["simulate", "--policy", _FailingFcfs.name, *inputs, "-o", str(out),
                        "--no-progress"])

@@ -1,0 +1,139 @@
+"""Unit-test your policies offline: a run on an inline workload, its schedule as data.
+
+The embedded simulator (Batsim 4.2.1's semantics on a zero-latency platform) runs the
+policy through the same dispatcher and checker as ``batpolicy serve`` and ``simulate``,
+with every state invariant checked after every message (``paranoid``). Example::
+
+    from batpolicy.testing import simulate
+
+    def test_easy_backfills_the_short_job():
+        s = simulate("easy", [(0, 4, 100, 100), (1, 2, 50, 50), (2, 1, 10, 10)],
+                     machines=5)
+        assert s.start("2") == 2.0            # backfilled beside the running head
+        assert s.start("1") == 100.0          # waits for the 4-machine job
+        assert s.machines("2") == [4]
+
+Jobs are ``(subtime, res, runtime[, walltime])`` tuples (ids ``"0"``, ``"1"``, ... in
+order) or dicts with ``id``, ``subtime``, ``res``, ``runtime`` and optional ``walltime``
+and extra fields (``deadline``...), kept as Batsim would forward them. A policy is a
+registered name or an instance of your own :class:`~batpolicy.policies.base.Policy`.
+
+For pytest, ``pytest_plugins = ["batpolicy.testing"]`` in your top-level ``conftest.py``
+(or ``from batpolicy.testing import run_policy`` in a test module) gives the
+``run_policy`` fixture (the same :func:`simulate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from batpolicy.platforms.model import Platform
+from batpolicy.policies.base import Policy
+from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.io.model import JobSpec, Workload
+from batpolicy.scheduler.sim.result import JobRecord
+
+__all__ = ["Schedule", "run_policy", "simulate"]
+
+JobLike = Sequence[float] | Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """What a run did to each job (by its short id) and the run's metrics."""
+
+    records: Mapping[str, JobRecord]
+    metrics: Mapping[str, Any]
+
+    def start(self, job: str) -> float | None:
+        """When the job started (``None``: rejected or never started)."""
+        return self.records[job].start
+
+    def finish(self, job: str) -> float | None:
+        """When the job ended."""
+        return self.records[job].finish
+
+    def machines(self, job: str) -> list[int]:
+        """The machine ids the job ran on, sorted."""
+        alloc = self.records[job].alloc
+        return sorted(alloc) if alloc is not None else []
+
+    def state(self, job: str) -> JobState:
+        """The job's final state (COMPLETED_SUCCESSFULLY, REJECTED, ...)."""
+        return self.records[job].final_state
+
+    def starts(self) -> dict[str, float | None]:
+        """Every job's start, by id."""
+        return {job: r.start for job, r in self.records.items()}
+
+    def order(self) -> list[str]:
+        """Job ids in the order they started (ties by id); rejected jobs left out."""
+        started = [(r.start, job) for job, r in self.records.items() if r.start is not None]
+        return [job for _, job in sorted(started)]
+
+
+def _workload(jobs: Sequence[JobLike]) -> Workload:
+    specs, profiles = [], {}
+    for i, job in enumerate(jobs):
+        if isinstance(job, Mapping):
+            fields = dict(job)
+            name = str(fields.pop("id", i))
+            subtime, res = float(fields.pop("subtime")), int(fields.pop("res"))
+            runtime, walltime = float(fields.pop("runtime")), fields.pop("walltime", None)
+        else:
+            name, subtime, res, runtime = str(i), float(job[0]), int(job[1]), float(job[2])
+            walltime = job[3] if len(job) > 3 else None
+            fields = {}
+        profile = f"p{name}"
+        profiles[profile] = {"type": "delay", "delay": runtime}
+        raw = {"id": f"w0!{name}", "subtime": subtime, "res": res, "profile": profile,
+               "walltime": -1 if walltime is None else float(walltime), **fields}
+        specs.append(JobSpec(f"w0!{name}", subtime, res, profile,
+                             None if walltime is None else float(walltime), raw))
+    workload = Workload("w0", specs, profiles, source="inline")
+    workload.sort()
+    return workload
+
+
+def simulate(policy: str | Policy, jobs: Sequence[JobLike], *, machines: int | Platform = 4,
+             params: Mapping[str, Any] | None = None, job_model: str = "profile",
+             dynamic_jobs: bool | None = None, paranoid: bool = True) -> Schedule:
+    """Run ``policy`` on ``jobs`` over ``machines`` identical machines (or a platform).
+
+    Invalid decisions raise :class:`~batpolicy.errors.InvalidDecision` naming the policy,
+    job and machines, as in a real run.
+    """
+    from batpolicy.policies.registry import make_policy
+    from batpolicy.scheduler.dispatch import Dispatcher
+    from batpolicy.scheduler.metrics import JobOutcome, compute_metrics
+    from batpolicy.scheduler.sim.engine import Simulator
+    from batpolicy.scheduler.sim.options import SimOptions
+
+    if isinstance(policy, str):
+        policy = make_policy(policy, params)
+    elif params:
+        raise TypeError("params go with a policy name; configure your instance directly")
+    platform = machines if isinstance(machines, Platform) else Platform.homogeneous(machines)
+    dynamic = policy.needs_dynamic_jobs if dynamic_jobs is None else dynamic_jobs
+    simulator = Simulator([_workload(jobs)], platform, options=SimOptions(
+        dynamic_jobs=dynamic, default_job_model=job_model))
+    result = simulator.run(Dispatcher(policy, paranoid=paranoid).handle)
+    records = {r.job_id.split("!", 1)[1]: r for r in result.records}
+    outcomes = [JobOutcome(r.submission_time, r.start, r.finish, r.requested_resources,
+                           r.final_state is JobState.COMPLETED_SUCCESSFULLY)
+                for r in result.records]
+    metrics = compute_metrics(outcomes, nb_machines=platform.nb_machines)
+    return Schedule(records, metrics)
+
+
+try:  # the pytest fixture, when pytest is there (``pytest_plugins = ["batpolicy.testing"]``)
+    import pytest
+
+    @pytest.fixture
+    def run_policy() -> Any:
+        """:func:`simulate`, as a fixture."""
+        return simulate
+except ImportError:  # pragma: no cover - batpolicy itself does not need pytest
+    pass

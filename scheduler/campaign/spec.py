@@ -1,0 +1,244 @@
+"""Campaign files: a TOML grid or list of runs, expanded into :class:`RunSpec` tasks.
+
+A campaign is what a scheduling researcher's day is made of: policies × parameters ×
+workloads × platforms × transforms × seeds, each run once in the embedded simulator,
+each row of one results table. The file::
+
+    [campaign]
+    name = "redirection"           # results go to <output>/ (default: results/<name>)
+    output = "results/redirection" # relative to the campaign file
+
+    [defaults]                     # every run, unless a grid says otherwise
+    tau = 60
+    job_model = "profile"
+
+    [[grid]]                       # the cartesian product of every list
+    policy = "redirection"
+    workload = ["KTH.swf.gz", "RICC.swf.gz"]
+    params = { theta = [1, 2, 5], alpha = [0.1, 0.15] }
+    seed = [1, 2, 3]
+
+    [[run]]                        # or single runs, listed one by one
+    policy = "easy"
+    workload = "KTH.swf.gz"
+
+Keys of a run (scalars, or lists in a ``[[grid]]``): ``policy``, ``params`` (a table of
+policy parameters), ``workload`` (a path, or a list of paths given as one run's
+workloads with ``workloads``), ``platform``, ``nb_res``, ``events``, ``max_jobs``,
+``start``, ``end``, ``lenient``, ``job_model``, ``tau``, ``seed`` (handed to the
+policy as parameter ``seed`` when it declares one, and recorded), ``label`` (free text),
+and Batsim's flags ``enable_dynamic_jobs``, ``acknowledge_dynamic_jobs``,
+``enable_profile_reuse``, ``forward_profiles``, ``mmax``. Relative paths are relative to
+the campaign file.
+
+Every run has a stable id (a hash of what defines it), so a rerun finds what is done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from batpolicy.errors import InputError
+
+#: Run keys whose value is a path (resolved against the campaign file's folder).
+PATH_KEYS = frozenset({"workload", "workloads", "platform", "events"})
+#: Every key a run may have, with its type check.
+RUN_KEYS: Mapping[str, type | tuple[type, ...]] = {
+    "policy": str, "params": dict, "workload": str, "workloads": list, "platform": str,
+    "nb_res": int, "events": list, "max_jobs": int, "start": (int, float),
+    "end": (int, float), "lenient": bool, "job_model": str, "tau": (int, float),
+    "seed": int, "label": str, "enable_dynamic_jobs": bool,
+    "acknowledge_dynamic_jobs": bool, "enable_profile_reuse": bool,
+    "forward_profiles": bool, "mmax": int,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """One simulation of a campaign: everything that defines it, hashable and picklable."""
+
+    policy: str
+    params: tuple[tuple[str, Any], ...] = ()
+    workloads: tuple[str, ...] = ()
+    platform: str | None = None
+    nb_res: int | None = None
+    events: tuple[str, ...] = ()
+    max_jobs: int | None = None
+    start: float | None = None
+    end: float | None = None
+    lenient: bool = False
+    job_model: str = "profile"
+    tau: float = 10.0
+    seed: int | None = None
+    label: str = ""
+    flags: tuple[tuple[str, Any], ...] = ()
+    index: int = field(default=0, compare=False)
+
+    def describe(self) -> dict[str, Any]:
+        """What defines the run, as JSON-native values (the id hashes exactly this)."""
+        return {"policy": self.policy, "params": dict(self.params),
+                "workloads": list(self.workloads), "platform": self.platform,
+                "nb_res": self.nb_res, "events": list(self.events),
+                "max_jobs": self.max_jobs, "start": self.start, "end": self.end,
+                "lenient": self.lenient, "job_model": self.job_model, "tau": self.tau,
+                "seed": self.seed, "label": self.label, "flags": dict(self.flags)}
+
+    @property
+    def run_id(self) -> str:
+        """Stable id: 12 hex digits of the SHA-1 of :meth:`describe` (paths as given).
+
+        >>> RunSpec("easy", workloads=("w.json",)).run_id == RunSpec("easy",
+        ...     workloads=("w.json",), index=3).run_id
+        True
+        """
+        text = json.dumps(self.describe(), sort_keys=True, default=str)
+        return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True, slots=True)
+class Campaign:
+    """A parsed campaign file: its name, output folder and runs in file order."""
+
+    name: str
+    source: Path
+    output: Path
+    runs: tuple[RunSpec, ...]
+
+
+def load_campaign(path: str | Path, output: str | Path | None = None) -> Campaign:
+    """Read and expand a campaign file; errors name the file and the offending key."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise InputError(f"cannot read campaign file: {exc.strerror or exc}",
+                         path=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML: {exc}", path=str(path)) from None
+    return parse_campaign(data, path, output)
+
+
+def parse_campaign(data: Mapping[str, Any], path: Path,
+                   output: str | Path | None = None) -> Campaign:
+    """Expand the ``[[grid]]`` and ``[[run]]`` tables of a parsed campaign file."""
+    unknown = sorted(set(data) - {"campaign", "defaults", "grid", "run"})
+    if unknown:
+        raise InputError(f"unknown table(s) {', '.join(unknown)} (expected campaign, "
+                         "defaults, grid, run)", path=str(path))
+    head = dict(data.get("campaign", {}))
+    name = str(head.pop("name", path.stem))
+    out = head.pop("output", None)
+    if head:
+        raise InputError(f"[campaign] has unknown key(s) {', '.join(sorted(head))}",
+                         path=str(path))
+    base = path.resolve().parent
+    if output is not None:
+        out_dir = Path(output)
+    elif out is not None:
+        out_dir = base / str(out)
+    else:
+        out_dir = base / "results" / name
+    defaults = dict(data.get("defaults", {}))
+    _check_keys(defaults, "[defaults]", path)
+    raw: list[dict[str, Any]] = []
+    for i, grid in enumerate(_tables(data, "grid", path)):
+        _check_keys(grid, f"[[grid]] #{i + 1}", path)
+        raw.extend(_expand(grid))
+    for i, run in enumerate(_tables(data, "run", path)):
+        _check_keys(run, f"[[run]] #{i + 1}", path)
+        raw.append(dict(run))
+    if not raw:
+        raise InputError("no run: add a [[grid]] or a [[run]] table", path=str(path))
+    runs, seen = [], set()
+    for entry in raw:
+        spec = _spec({**defaults, **entry, "params": {**defaults.get("params", {}),
+                                                        **entry.get("params", {})}},
+                     base, path, len(runs))
+        if spec.run_id in seen:
+            continue  # the same run listed twice is run once
+        seen.add(spec.run_id)
+        runs.append(spec)
+    return Campaign(name, path, out_dir, tuple(runs))
+
+
+def _tables(data: Mapping[str, Any], key: str, path: Path) -> list[dict[str, Any]]:
+    tables = data.get(key, [])
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise InputError(f"'{key}' must be an array of tables ([[{key}]])", path=str(path))
+    return tables
+
+
+def _check_keys(table: Mapping[str, Any], where: str, path: Path) -> None:
+    unknown = sorted(set(table) - set(RUN_KEYS))
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) {', '.join(unknown)} (known: "
+                         f"{', '.join(RUN_KEYS)})", path=str(path))
+
+
+def _expand(grid: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """Cartesian product of every list value (params' lists included), in key order.
+
+    >>> [r["seed"] for r in _expand({"policy": "easy", "seed": [1, 2]})]
+    [1, 2]
+    >>> len(list(_expand({"policy": ["a", "b"], "params": {"x": [1, 2, 3]}})))
+    6
+    """
+    axes: list[tuple[tuple[str, ...], list[Any]]] = []
+    for key, value in grid.items():
+        if key == "params":
+            for pkey, pvalue in dict(value).items():
+                axes.append((("params", pkey), pvalue if isinstance(pvalue, list) else [pvalue]))
+        elif key in ("workloads", "events"):  # already lists per run; a list of lists varies
+            if value and all(isinstance(v, list) for v in value):
+                axes.append(((key,), list(value)))
+            else:
+                axes.append(((key,), [value]))
+        else:
+            axes.append(((key,), value if isinstance(value, list) else [value]))
+    for combo in itertools.product(*(values for _, values in axes)):
+        run: dict[str, Any] = {"params": {}}
+        for (keys, _), value in zip(axes, combo, strict=True):
+            if keys[0] == "params":
+                run["params"][keys[1]] = value
+            else:
+                run[keys[0]] = value
+        yield run
+
+
+def _spec(run: Mapping[str, Any], base: Path, path: Path, index: int) -> RunSpec:
+    where = f"run #{index + 1}"
+    for key, value in run.items():
+        kind = RUN_KEYS[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise InputError(f"{where}: '{key}' = {value!r} has the wrong type",
+                             path=str(path), field=key)
+    if "policy" not in run:
+        raise InputError(f"{where}: no 'policy'", path=str(path), field="policy")
+
+    def resolve(p: str) -> str:
+        """A path relative to the campaign file's folder, made absolute."""
+        return str((base / p).resolve()) if not Path(p).is_absolute() else p
+
+    workloads = [run["workload"]] if "workload" in run else list(run.get("workloads", []))
+    flags = {k: run[k] for k in ("enable_dynamic_jobs", "acknowledge_dynamic_jobs",
+                                 "enable_profile_reuse", "forward_profiles", "mmax")
+             if k in run}
+    params = dict(run.get("params", {}))
+    return RunSpec(
+        policy=run["policy"], params=tuple(sorted(params.items())),
+        workloads=tuple(resolve(w) for w in workloads),
+        platform=resolve(run["platform"]) if "platform" in run else None,
+        nb_res=run.get("nb_res"), events=tuple(resolve(e) for e in run.get("events", [])),
+        max_jobs=run.get("max_jobs"),
+        start=float(run["start"]) if "start" in run else None,
+        end=float(run["end"]) if "end" in run else None,
+        lenient=bool(run.get("lenient", False)), job_model=str(run.get("job_model", "profile")),
+        tau=float(run.get("tau", 10.0)), seed=run.get("seed"), label=str(run.get("label", "")),
+        flags=tuple(sorted(flags.items())), index=index)

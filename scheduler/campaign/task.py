@@ -1,0 +1,159 @@
+"""One campaign run: a :class:`~.spec.RunSpec` through the product's readers and simulator.
+
+:func:`run_task` is what a worker executes, in a local process or on a Dask worker: it
+reads the inputs with :func:`~batpolicy.scheduler.sim.run.load_inputs`, simulates with
+the registered policy through the one :class:`~batpolicy.scheduler.dispatch.Dispatcher`,
+writes the run's ``jobs.csv``, ``schedule.csv`` and ``metrics.json`` in its own folder,
+and last, atomically, ``row.json``: the run's row of the results table. A run whose
+``row.json`` exists is finished; anything else is redone on the next pass, so a killed
+worker or an interrupted campaign loses nothing finished.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from batpolicy.errors import BatpolicyError
+from batpolicy.scheduler.campaign.spec import RunSpec
+
+log = logging.getLogger(__name__)
+
+#: metrics.json keys measured on the wall clock: kept apart from the results table so that
+#: the table of a campaign is the same wherever and however often it runs.
+TIMING_KEYS = frozenset({"wall_time_s", "jobs_per_second", "scheduler_time_s",
+                         "decisions_per_second"})
+ROW_FILE = "row.json"
+
+
+def run_dir(output: Path, spec: RunSpec) -> Path:
+    """The folder of one run's outputs: ``<output>/runs/<run id>``."""
+    return output / "runs" / spec.run_id
+
+
+def read_row(folder: Path) -> dict[str, Any] | None:
+    """The row of a finished run, or ``None`` when the run has not finished."""
+    try:
+        return json.loads((folder / ROW_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
+    """Simulate ``spec``, write its outputs under ``output``; return its row.
+
+    A run that fails (bad input, invalid decision) still gets a row, with ``status`` =
+    ``"error"`` and the one-line message; its partial outputs stay on disk. Nothing
+    here prints: workers stay quiet, the campaign shows the progress.
+    """
+    from batpolicy.policies.registry import make_policy
+    from batpolicy.scheduler.dispatch import Dispatcher
+    from batpolicy.scheduler.sim.engine import Simulator
+    from batpolicy.scheduler.sim.options import SimOptions
+    from batpolicy.scheduler.sim.run import InputSpec, OutputPaths, load_inputs, run_simulation
+
+    folder = run_dir(Path(output), spec)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "run.json").write_text(json.dumps(spec.describe(), indent=2, sort_keys=True))
+    row: dict[str, Any] = {"run_id": spec.run_id, "index": spec.index}
+    timings: dict[str, Any] = {}
+    try:
+        params = dict(spec.params)
+        policy = make_policy(spec.policy, _with_seed(spec, params))
+        flags = dict(spec.flags)
+        options = SimOptions(
+            dynamic_jobs=bool(flags.get("enable_dynamic_jobs")) or policy.needs_dynamic_jobs,
+            acknowledge_dynamic_jobs=bool(flags.get("acknowledge_dynamic_jobs")),
+            profile_reuse=bool(flags.get("enable_profile_reuse")),
+            forward_profiles=bool(flags.get("forward_profiles")),
+            mmax=flags.get("mmax"), default_job_model=spec.job_model)
+        workloads, platform, events = load_inputs(InputSpec(
+            workloads=spec.workloads, platform=spec.platform, nb_res=spec.nb_res,
+            events=spec.events, lenient=spec.lenient, max_jobs=spec.max_jobs,
+            start=spec.start, end=spec.end))
+        dispatcher = Dispatcher(policy)
+        report = run_simulation(
+            lambda on_record: Simulator(workloads, platform, events=events, options=options,
+                                        on_record=on_record),
+            dispatcher.handle, OutputPaths.in_dir(folder),
+            nb_jobs=sum(len(w.jobs) for w in workloads), tau=spec.tau, progress=False,
+            describe={"policy": spec.policy, "params": dict(policy.params)},
+            policy_stats=policy.stats, nb_decisions=lambda: dispatcher.nb_decisions)
+        row["status"] = "ok"
+        row.update(_flat_metrics(report.metrics, timings))
+    except (BatpolicyError, OSError) as exc:
+        row["status"] = "error"
+        row["error"] = f"{type(exc).__name__}: {exc}"
+        log.debug("run %s failed: %s", spec.run_id, exc)
+    row = {**_flat_spec(spec), **row}
+    _write_atomic(folder / "timings.json", timings)
+    _write_atomic(folder / ROW_FILE, row)
+    return row
+
+
+def _with_seed(spec: RunSpec, params: dict[str, Any]) -> dict[str, Any]:
+    """Give the policy the run's seed when it declares a ``seed`` parameter."""
+    from batpolicy.policies.registry import available_policies
+
+    cls = available_policies().get(spec.policy)
+    if spec.seed is not None and cls is not None and "seed" not in params and \
+            any(p.name == "seed" for p in cls.parameters):
+        return {**params, "seed": spec.seed}
+    return params
+
+
+def _flat_spec(spec: RunSpec) -> dict[str, Any]:
+    """The run's defining values as table columns (``param.<name>`` for parameters)."""
+    desc = spec.describe()
+    row: dict[str, Any] = {
+        "policy": spec.policy, "label": spec.label, "seed": spec.seed,
+        "workload": ";".join(os.path.basename(w) for w in spec.workloads) or "bundled",
+        "platform": os.path.basename(spec.platform) if spec.platform else
+        (f"{spec.nb_res} machines" if spec.nb_res else ""),
+        "job_model": spec.job_model, "tau": spec.tau, "max_jobs": spec.max_jobs,
+        "start": spec.start, "end": spec.end,
+    }
+    for key, value in desc["params"].items():
+        row[f"param.{key}"] = value
+    for key, value in desc["flags"].items():
+        row[f"flag.{key}"] = value
+    return row
+
+
+def _flat_metrics(metrics: dict[str, Any], timings: dict[str, Any]) -> dict[str, Any]:
+    """Scalar metrics as columns; ``policy_stats`` as ``stat.<key>``; clock figures apart."""
+    out: dict[str, Any] = {}
+    for key, value in metrics.items():
+        if key in ("policy", "params", "workloads", "platform", "inputs_skipped"):
+            continue
+        if key == "policy_stats" and isinstance(value, dict):
+            for skey, svalue in value.items():
+                if _is_timing(skey):
+                    timings[f"stat.{skey}"] = svalue
+                elif isinstance(svalue, (int, float, str, bool)) or svalue is None:
+                    out[f"stat.{skey}"] = svalue
+            continue
+        if _is_timing(key):
+            timings[key] = value
+        elif isinstance(value, (int, float, str, bool)) or value is None:
+            out[key] = value
+    return out
+
+
+def _is_timing(key: str) -> bool:
+    """Wall-clock figures (milliseconds, rates, wall times), not simulated ones.
+
+    >>> _is_timing("decision_time_p99_ms"), _is_timing("nb_decisions")
+    (True, False)
+    """
+    low = key.lower()
+    return low in TIMING_KEYS or "wall" in low or low.endswith(("_ms", "per_second"))
+
+
+def _write_atomic(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    tmp.replace(path)

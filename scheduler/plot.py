@@ -1,0 +1,328 @@
+"""``batpolicy plot``: pictures of one run or of a whole campaign (matplotlib, optional).
+
+- :func:`gantt`: one run's ``jobs.csv`` as a Gantt chart (machines × time), with the
+  platform's machine groups as bands when the platform is known;
+- :func:`distributions`: waiting time and bounded slowdown per policy (empirical CDFs)
+  over the runs of a campaign or over run folders;
+- :func:`sweep`: a metric against one parameter, one line per policy, the band spanning
+  the seeds (and any other varied value);
+- :func:`heatmap`: a metric over two parameters, e.g. redirection's θ × α (Faure et al.,
+  IPDPSW 2020, Fig. 2) or co-allocation's BSBW × LSLT.
+
+Figures are written as PNG or SVG (by the output's suffix). Needs the ``plot`` extra
+(``pip install 'batpolicy[plot]'``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from batpolicy.errors import ConfigError, InputError
+
+log = logging.getLogger(__name__)
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise ConfigError("plots need matplotlib: pip install 'batpolicy[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    try:
+        with path.open(newline="") as f:
+            return list(csv.DictReader(f))
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
+
+
+def _number(text: str | None) -> float | None:
+    """A table cell as a number, or ``None`` when empty or not numeric.
+
+    >>> _number("2.5"), _number(""), _number("easy")
+    (2.5, None, None)
+    """
+    try:
+        return float(text) if text not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def intervals(text: str) -> list[tuple[int, int]]:
+    """Batsim's interval-set string as inclusive (first, last) pairs.
+
+    >>> intervals("0-3 7 9-10")
+    [(0, 3), (7, 7), (9, 10)]
+    """
+    out = []
+    for part in text.split():
+        lo, _, hi = part.partition("-")
+        out.append((int(lo), int(hi or lo)))
+    return out
+
+
+def _save(fig: Any, output: Path) -> Path:
+    if output.suffix.lower() not in (".png", ".svg"):
+        raise ConfigError(f"plot output must end in .png or .svg, got {output.name!r}")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(output, dpi=150, bbox_inches="tight")
+    log.info("wrote %s", output)
+    return output
+
+
+def _jobs_csv(path: Path) -> Path:
+    return path / "jobs.csv" if path.is_dir() else path
+
+
+def gantt(run: Path, output: Path, *, platform: str | None = None,
+          title: str | None = None) -> Path:
+    """Gantt chart of one run: each job a box over its machines from start to finish.
+
+    ``platform`` (SimGrid XML) adds the machine groups as shaded bands; without it the
+    run's ``metrics.json`` names the platform if it was a file.
+    """
+    from matplotlib.collections import PolyCollection
+
+    plt = _pyplot()
+    jobs = _read_csv(_jobs_csv(run))
+    cmap = plt.get_cmap("tab20")
+    boxes, owners = gantt_boxes(jobs)
+    colours = [cmap(i % 20) for i in owners]
+    top = max((box[2][1] for box in boxes), default=0)
+    fig, ax = plt.subplots(figsize=(12, 6))
+    groups = _groups(run, platform)
+    for k, (name, lo, hi) in enumerate(groups):
+        ax.axhspan(lo, hi + 1, color="0.92" if k % 2 else "0.97", zorder=0)
+        ax.text(0, (lo + hi + 1) / 2, f" {name}", va="center", fontsize=7, color="0.4")
+        top = max(top, hi + 1)
+    ax.add_collection(PolyCollection(boxes, facecolors=colours, edgecolors="black",
+                                     linewidths=0.2))
+    ax.autoscale_view()
+    ax.set_ylim(0, max(top, 1))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("machine")
+    ax.set_title(title or f"{_jobs_csv(run)} ({len(jobs)} jobs)")
+    return _save(fig, output)
+
+
+def gantt_boxes(jobs: Iterable[dict[str, str]]) -> tuple[list[list[tuple[float, float]]],
+                                                          list[int]]:
+    """One rectangle (4 corners) per allocated interval of each job that ran, and its job.
+
+    >>> boxes, owners = gantt_boxes([{"starting_time": "0", "finish_time": "5",
+    ...                               "allocated_resources": "0-1 4"}])
+    >>> boxes[1], owners
+    ([(0.0, 4), (5.0, 4), (5.0, 5), (0.0, 5)], [0, 0])
+    """
+    boxes, owners = [], []
+    for i, job in enumerate(jobs):
+        start, finish = _number(job.get("starting_time")), _number(job.get("finish_time"))
+        alloc = job.get("allocated_resources", "")
+        if start is None or finish is None or not alloc:
+            continue
+        for lo, hi in intervals(alloc):
+            boxes.append([(start, lo), (finish, lo), (finish, hi + 1), (start, hi + 1)])
+            owners.append(i)
+    return boxes, owners
+
+
+def _groups(run: Path, platform: str | None) -> list[tuple[str, int, int]]:
+    """(group name, first id, last id) of the platform's machine groups, if known."""
+    if platform is None:
+        metrics = (run if run.is_dir() else run.parent) / "metrics.json"
+        try:
+            platform = json.loads(metrics.read_text()).get("platform")
+        except (OSError, ValueError):
+            platform = None
+        if not platform or not Path(platform).is_file():
+            return []
+    from batpolicy.platforms.xml import read_platform
+
+    out = []
+    for name, ids in read_platform(platform).clusters().items():
+        if name is not None and ids:
+            out.append((str(name), min(ids), max(ids)))
+    return out if len(out) > 1 else []
+
+
+def _runs(paths: Sequence[Path]) -> list[tuple[str, Path]]:
+    """(policy, run folder) of campaign folders (``runs/*``) or run folders given."""
+    found = []
+    for path in paths:
+        folders = sorted((path / "runs").glob("*")) if (path / "runs").is_dir() else [path]
+        for folder in folders:
+            metrics = folder / "metrics.json"
+            try:
+                policy = json.loads(metrics.read_text()).get("policy", folder.name)
+            except (OSError, ValueError):
+                continue
+            if (folder / "jobs.csv").is_file():
+                found.append((str(policy), folder))
+    if not found:
+        raise InputError("no run folder with jobs.csv and metrics.json found",
+                         path=", ".join(map(str, paths)))
+    return found
+
+
+def distributions(paths: Sequence[Path], output: Path, *, tau: float = 10.0) -> Path:
+    """Empirical CDFs of waiting time and bounded slowdown, one line per policy."""
+    plt = _pyplot()
+    waits: dict[str, list[float]] = defaultdict(list)
+    bslds: dict[str, list[float]] = defaultdict(list)
+    for policy, folder in _runs(paths):
+        for job in _read_csv(folder / "jobs.csv"):
+            wait, run = _number(job.get("waiting_time")), _number(job.get("execution_time"))
+            if wait is None or run is None:
+                continue
+            waits[policy].append(wait)
+            bslds[policy].append(max((wait + run) / max(run, tau), 1.0))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for ax, data, label in ((axes[0], waits, "waiting time (s)"),
+                            (axes[1], bslds, f"bounded slowdown (τ = {tau:g} s)")):
+        for policy in sorted(data):
+            values = sorted(data[policy])
+            n = len(values)
+            ax.step(values, [(i + 1) / n for i in range(n)], where="post",
+                    label=f"{policy} (mean {statistics.fmean(values):.3g})")
+        ax.set_xscale("symlog")
+        ax.set_xlabel(label)
+        ax.set_ylabel("fraction of jobs")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("distributions per policy")
+    return _save(fig, output)
+
+
+def _results(path: Path) -> list[dict[str, str]]:
+    table = path / "results.csv" if path.is_dir() else path
+    rows = [r for r in _read_csv(table) if r.get("status", "ok") == "ok"]
+    if not rows:
+        raise InputError("no finished run in the results table", path=str(table))
+    return rows
+
+
+def _column(rows: Iterable[dict[str, str]], name: str, path: Path) -> str:
+    rows = list(rows)
+    for candidate in (name, f"param.{name}", f"stat.{name}"):
+        if candidate in rows[0]:
+            return candidate
+    raise ConfigError(f"{path}: no column '{name}' (columns: {', '.join(rows[0])})")
+
+
+def sweep(path: Path, parameter: str, metric: str, output: Path) -> Path:
+    """Mean of ``metric`` against ``parameter`` per policy, band = min-max over the rest."""
+    plt = _pyplot()
+    rows = _results(path)
+    xcol, ycol = _column(rows, parameter, path), _column(rows, metric, path)
+    series: dict[str, dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        x, y = _number(row.get(xcol)), _number(row.get(ycol))
+        if x is not None and y is not None and math.isfinite(y):
+            series[row.get("policy", "")][x].append(y)
+    if not series:
+        raise InputError(f"no row has both '{xcol}' and '{ycol}'", path=str(path))
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for policy in sorted(series):
+        xs = sorted(series[policy])
+        means = [statistics.fmean(series[policy][x]) for x in xs]
+        ax.plot(xs, means, marker="o", label=policy)
+        ax.fill_between(xs, [min(series[policy][x]) for x in xs],
+                        [max(series[policy][x]) for x in xs], alpha=0.2)
+    ax.set_xlabel(parameter)
+    ax.set_ylabel(metric)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    ax.set_title(f"{metric} vs {parameter} (mean, band: min-max over seeds and the rest)")
+    return _save(fig, output)
+
+
+def heatmap(path: Path, x: str, y: str, metric: str, output: Path, *,
+            policy: str | None = None) -> Path:
+    """Mean of ``metric`` over the grid of two parameters (one policy's runs)."""
+    plt = _pyplot()
+    rows = _results(path)
+    if policy is not None:
+        rows = [r for r in rows if r.get("policy") == policy]
+    xcol, ycol, mcol = (_column(rows, x, path), _column(rows, y, path),
+                        _column(rows, metric, path))
+    cells: dict[tuple[float, float], list[float]] = defaultdict(list)
+    for row in rows:
+        a, b, v = _number(row.get(xcol)), _number(row.get(ycol)), _number(row.get(mcol))
+        if a is not None and b is not None and v is not None:
+            cells[(a, b)].append(v)
+    if not cells:
+        raise InputError(f"no row has '{xcol}', '{ycol}' and '{mcol}'", path=str(path))
+    xs, ys = sorted({a for a, _ in cells}), sorted({b for _, b in cells})
+    grid = [[statistics.fmean(cells[(a, b)]) if (a, b) in cells else math.nan for a in xs]
+            for b in ys]
+    fig, ax = plt.subplots(figsize=(1.0 + 0.8 * len(xs), 1.0 + 0.6 * len(ys)))
+    image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
+    ax.set_xticks(range(len(xs)), [f"{v:g}" for v in xs])
+    ax.set_yticks(range(len(ys)), [f"{v:g}" for v in ys])
+    finite = [v for line in grid for v in line if not math.isnan(v)]
+    low, high = min(finite), max(finite)
+    for j, line in enumerate(grid):
+        for i, value in enumerate(line):
+            if not math.isnan(value):  # dark text on the bright half of viridis
+                bright = high > low and (value - low) / (high - low) > 0.6
+                ax.text(i, j, f"{value:.3g}", ha="center", va="center", fontsize=7,
+                        color="black" if bright else "white")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    fig.colorbar(image, ax=ax, label=metric)
+    ax.set_title(f"{metric}" + (f" ({policy})" if policy else ""))
+    return _save(fig, output)
+
+
+def bars(path: Path, metric: str, output: Path, *, baseline: str | None = None) -> Path:
+    """``metric`` per workload, one bar per policy; relative to ``baseline`` if given.
+
+    With a baseline each bar is the change in percent against the baseline policy on
+    the same workload (the DPSA paper's Fig. 3 presentation); seeds are averaged.
+    """
+    plt = _pyplot()
+    rows = _results(path)
+    mcol = _column(rows, metric, path)
+    cells: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for row in rows:
+        value = _number(row.get(mcol))
+        if value is not None:
+            cells[(row.get("workload", ""), row.get("policy", ""))].append(value)
+    workloads = sorted({w for w, _ in cells})
+    policies = sorted({p for _, p in cells} - ({baseline} if baseline else set()))
+    if baseline is not None and not any(p == baseline for _, p in cells):
+        raise ConfigError(f"{path}: no run of the baseline policy '{baseline}'")
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(workloads)), 4.5))
+    width = 0.8 / max(len(policies), 1)
+    for k, policy in enumerate(policies):
+        heights = []
+        for workload in workloads:
+            mine = cells.get((workload, policy))
+            value = statistics.fmean(mine) if mine else math.nan
+            if baseline is not None:
+                ref = cells.get((workload, baseline))
+                base = statistics.fmean(ref) if ref else math.nan
+                value = 100.0 * (value - base) / base if base else math.nan
+            heights.append(value)
+        ax.bar([i + k * width for i in range(len(workloads))], heights, width, label=policy)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(workloads))],
+                  [w.split(".swf")[0] for w in workloads], rotation=30, ha="right",
+                  fontsize=8)
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.set_ylabel(f"{metric}, % vs {baseline}" if baseline else metric)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, output)

@@ -1,0 +1,75 @@
+"""``batpolicy plot``: the command line of :mod:`batpolicy.scheduler.plot`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from batpolicy.errors import ConfigError
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from batpolicy.scheduler import plot
+
+    paths = [Path(p) for p in args.paths]
+    first = paths[0]
+    out = Path(args.output) if args.output else None
+    kinds = sum(bool(k) for k in (args.gantt, args.heatmap, args.line, args.dist, args.bars))
+    if kinds != 1:
+        raise ConfigError("choose one of --gantt, --heatmap X Y, --line X, --dist, --bars")
+    if (args.heatmap or args.line or args.bars) and not args.metric:
+        raise ConfigError("--heatmap, --line and --bars need --metric NAME (a results.csv "
+                          "column)")
+    if args.gantt:
+        done = plot.gantt(first, out or _default(first, "gantt"), platform=args.platform)
+    elif args.dist:
+        done = plot.distributions(paths, out or _default(first, "distributions"),
+                                  tau=args.tau)
+    elif args.bars:
+        done = plot.bars(first, args.metric, out or _default(first, f"{args.metric}_bars"),
+                         baseline=args.baseline)
+    elif args.line:
+        done = plot.sweep(first, args.line, args.metric,
+                          out or _default(first, f"{args.metric}_vs_{args.line}"))
+    else:
+        x, y = args.heatmap
+        done = plot.heatmap(first, x, y, args.metric,
+                            out or _default(first, f"{args.metric}_{x}_{y}"),
+                            policy=args.policy)
+    sys.stdout.write(f"{done}\n")
+    return 0
+
+
+def _default(path: Path, name: str) -> Path:
+    folder = path if path.is_dir() else path.parent
+    return folder / "plots" / f"{name}.png"
+
+
+def add_commands(sub: Any) -> None:
+    """Add ``plot`` to the ``batpolicy`` subcommands."""
+    p = sub.add_parser(
+        "plot", help="Gantt chart of a run; distributions, sweeps, heatmaps of a campaign",
+        description="Draw a run (its folder or jobs.csv) or a campaign (its results folder) "
+                    "as PNG or SVG; needs the plot extra (matplotlib).")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="a run folder / jobs.csv, or a campaign results folder")
+    kind = p.add_argument_group("what to draw (one)")
+    kind.add_argument("--gantt", action="store_true", help="Gantt chart of one run")
+    kind.add_argument("--dist", action="store_true",
+                      help="waiting time and bounded slowdown CDFs per policy")
+    kind.add_argument("--line", metavar="PARAM", help="a metric against one parameter")
+    kind.add_argument("--heatmap", nargs=2, metavar=("X", "Y"),
+                      help="a metric over two parameters")
+    kind.add_argument("--bars", action="store_true",
+                      help="a metric per workload, one bar per policy")
+    p.add_argument("--baseline", metavar="POLICY",
+                   help="--bars: plot the change in %% against this policy")
+    p.add_argument("--metric", help="results.csv column, e.g. mean_bounded_slowdown")
+    p.add_argument("--policy", help="heatmap: only this policy's runs")
+    p.add_argument("--platform", metavar="XML", help="gantt: draw this platform's groups")
+    p.add_argument("--tau", type=float, default=10.0, help="--dist: bounded slowdown tau")
+    p.add_argument("-o", "--output", metavar="FILE.png|svg",
+                   help="default: PATH/plots/<what>.png")
+    p.set_defaults(run=_plot)

@@ -1,0 +1,57 @@
+"""Campaign files: grids expand as a researcher expects, errors name file and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from batpolicy.errors import InputError
+from batpolicy.scheduler.campaign.spec import load_campaign
+
+
+def test_grids_expand_to_the_cartesian_product_in_file_order(small_campaign: Path) -> None:
+    campaign = load_campaign(small_campaign)
+    runs = campaign.runs
+    assert len(runs) == 8
+    assert [(r.policy, r.max_jobs) for r in runs[:4]] == [
+        ("fcfs", 60), ("fcfs", 120), ("easy", 60), ("easy", 120)]
+    redirection = runs[4:]
+    assert [(dict(r.params)["theta"], r.seed) for r in redirection] == [
+        (1, 1), (1, 2), (10, 1), (10, 2)]
+    assert all(dict(r.params)["alpha"] == 0.1 for r in redirection)
+    assert campaign.output == small_campaign.parent / "res"
+    assert len({r.run_id for r in runs}) == 8
+    assert [r.index for r in runs] == list(range(8))
+
+
+def test_run_ids_are_stable_across_reads(small_campaign: Path) -> None:
+    assert [r.run_id for r in load_campaign(small_campaign).runs] == \
+        [r.run_id for r in load_campaign(small_campaign).runs]
+
+
+def test_duplicate_runs_run_once(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[[run]]\npolicy = "easy"\n[[run]]\npolicy = "easy"\n'
+                    '[[grid]]\npolicy = ["easy", "fcfs"]\n')
+    assert [r.policy for r in load_campaign(path).runs] == ["easy", "fcfs"]
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ('[[grid]]\npolicy = "easy"\nthta = 3\n', ("unknown key", "grid")),
+    ('[[run]]\npolicy = "easy"\nmax_jobs = "ten"\n', ("max_jobs", "wrong type")),
+    ('[[run]]\nworkload = "w.json"\n', ("no 'policy'",)),
+    ('[campaign]\nname = "x"\n', ("no run",)),
+    ('[[grid]\npolicy = "easy"\n', ("not valid TOML",)),
+    ('[sweep]\npolicy = "easy"\n', ("unknown table", "sweep")),
+])
+def test_bad_campaign_files_give_one_error_naming_file_and_key(
+        tmp_path: Path, text: str, words: tuple[str, ...]) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(InputError) as info:
+        load_campaign(path)
+    message = str(info.value)
+    assert "bad.toml" in message
+    for word in words:
+        assert word in message
