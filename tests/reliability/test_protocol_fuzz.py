@@ -217,7 +217,7 @@ def test_serve_command_never_prints_a_traceback_on_broken_messages() -> None:
             peer.connect(f"tcp://127.0.0.1:{port}")
             try:
                 peer.send(begins)
-                assert peer.poll(20_000, zmq.POLLIN), "no answer to SIMULATION_BEGINS"
+                assert peer.poll(90_000, zmq.POLLIN), "no answer to SIMULATION_BEGINS"
                 peer.recv()
                 peer.send(mutant.raw)
                 deadline = time.monotonic() + 10
