@@ -307,6 +307,9 @@ def test_compose_easy_equals_simulate(compose_runs: dict[str, ComposeRun],
     rows = _rows(run.jobs_csv(name))
     assert len(rows) == 250 and {r["final_state"] for r in rows} == {"COMPLETED_SUCCESSFULLY"}
     assert (run.out / f"{name}_transcript.msgpack").stat().st_size > 0
+    # HOST_UID/HOST_GID: the outputs belong to whoever ran compose.
+    assert {(p.stat().st_uid, p.stat().st_gid) for p in run.out.iterdir()} == {
+        (os.getuid(), os.getgid())}
 
 
 @docker_engine
