@@ -361,7 +361,7 @@ class MachinePlan:
         """Bring every position up to date. Runtime complexity: O((n - valid) · k)."""
         n = len(self._queue)
         valid = self._valid
-        if valid == n:
+        if valid == n and len(self._starts) == n:
             return
         if valid < 0:
             snap = self._profile()

@@ -84,6 +84,7 @@ class _Search:
         self.stats = TabuStats()
 
     def make_tabu(self, job_id: str) -> None:
+        """Fig. 3 l. 8: add to tabu_jobs, replacing the oldest item if full. O(1)."""
         if len(self.tabu) == self.tabu.maxlen:
             self.tabu_set.discard(self.tabu[0])
         self.tabu.append(job_id)

@@ -1,7 +1,9 @@
-"""Per-machine plans (scheduler.plan): exact hand-made schedules, conservative backfilling on
-the same structure, incremental updates equal to a recomputation from scratch, copies
-independent of the original, and the CPU count never exceeded under random arrivals,
-starts, early ends and capacity changes (hypothesis).
+"""Per-machine plans (scheduler.plan).
+
+Exact hand-made schedules, conservative backfilling on the same structure, incremental
+updates equal to a recomputation from scratch, copies independent of the original, and
+the CPU count never exceeded under random arrivals, starts, early ends, withdrawals and
+capacity changes (hypothesis).
 """
 
 from __future__ import annotations
@@ -52,8 +54,11 @@ def test_unordered_schedule_fills_gaps() -> None:
 
 
 def test_conservative_backfilling_on_the_same_plan() -> None:
-    """Mu'alem & Feitelson 2001, §2: every job reserved at the earliest time that delays
-    no earlier job. 10 hosts; j1 runs on 6 until 4."""
+    """Conservative backfilling as a one-machine plan over all hosts, without ordering.
+
+    Mu'alem & Feitelson 2001, §2: every job reserved at the earliest time that delays no
+    earlier job. 10 hosts; j1 runs on 6 until 4.
+    """
     plan = conservative_plan(10)
     plan.add_running("j1", 0, 4.0, 6)
     for pj in (job("j2", 8, 3.0),   # 4 free now: reserved at 4 (4-7)
@@ -123,7 +128,8 @@ def test_copies_are_independent() -> None:
 
 
 # ------------------------------------------------------------------ properties
-ACTIONS = st.lists(st.tuples(st.sampled_from(["arrive", "arrive", "tick", "end", "capacity"]),
+ACTIONS = st.lists(st.tuples(st.sampled_from(["arrive", "arrive", "tick", "end", "capacity",
+                                              "withdraw"]),
                              st.integers(1, 6), st.floats(0.5, 30.0), st.floats(0.0, 1.0)),
                    min_size=1, max_size=40)
 
@@ -145,9 +151,11 @@ def _from_scratch(plan: Plan) -> list[list[tuple[str, float, float]]]:
 @settings(max_examples=60, deadline=None)
 @given(actions=ACTIONS)
 def test_plans_never_exceed_a_machines_cpus(ordered: bool, actions: list) -> None:
-    """Random arrivals, due jobs started at their planned start, running jobs ending at or
-    before their planned end, CPUs going away and back: the plan always fits, and the
-    incremental schedule equals the one recomputed from scratch."""
+    """The CPU count holds and incremental equals from-scratch, whatever happens.
+
+    Random arrivals, due jobs started at their planned start, running jobs ending at or
+    before their planned end, planned jobs withdrawn, CPUs going away and back.
+    """
     plan = Plan([MachinePlan("a", ProcSet((0, 3)), 1.0, ordered=ordered),
                  MachinePlan("b", ProcSet((4, 9)), 0.5, ordered=ordered)])
     now, seq = 0.0, 0
@@ -168,6 +176,10 @@ def test_plans_never_exceed_a_machines_cpus(ordered: bool, actions: list) -> Non
                 now = max(now, now + (end - now) * frac) if end < math.inf else now + amount
                 plan.advance(now)
                 plan.finish(jid)
+        elif kind == "withdraw":  # a planned job leaves (moved elsewhere by a search)
+            planned = [j.id for _, j in plan.planned()]
+            if planned:
+                plan.remove(planned[int(frac * (len(planned) - 1))])
         else:  # a CPU of machine b goes away or comes back
             b = plan.machines[1]
             b.set_capacity(5 if b.cpus == 6 else 6)
