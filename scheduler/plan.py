@@ -146,8 +146,8 @@ class MachinePlan:
     """
 
     __slots__ = ("name", "hosts", "cpus", "speed", "ordered", "now", "_running", "_queue",
-                 "_deadlines", "_starts", "_ends", "_snaps", "_cu", "_ct", "_valid",
-                 "_horizon")
+                 "_deadlines", "_durations", "_starts", "_ends", "_snaps", "_cu", "_ct",
+                 "_valid", "_horizon", "_first")
 
     def __init__(self, name: str, hosts: ProcSet, speed: float = 1.0, *, cpus: int | None = None,
                  ordered: bool = True, now: float = 0.0) -> None:
@@ -160,6 +160,7 @@ class MachinePlan:
         self._running: dict[str, tuple[float, int]] = {}
         self._queue: list[PlannedJob] = []
         self._deadlines: list[float] = []
+        self._durations: list[float] = []  # run time here of each planned job
         # per queue position i: start, end, profile before placing i, U and T of jobs < i
         self._starts: list[float] = []
         self._ends: list[float] = []
@@ -167,7 +168,8 @@ class MachinePlan:
         self._cu: list[int] = [0]
         self._ct: list[float] = [0.0]
         self._valid = -1  # positions < _valid are computed; -1: profile itself is stale
-        self._horizon = INF
+        self._horizon = INF  # earliest planned start or running end: re-plan if now passes it
+        self._first = INF  # earliest planned start (valid when fresh)
 
     def copy(self) -> MachinePlan:
         """An independent copy sharing immutable pieces. Runtime complexity: O(n)."""
@@ -177,10 +179,11 @@ class MachinePlan:
         other._running = dict(self._running)
         other._queue = self._queue[:]
         other._deadlines = self._deadlines[:]
+        other._durations = self._durations[:]
         other._starts, other._ends = self._starts[:], self._ends[:]
         other._snaps = self._snaps[:]  # snapshots are never mutated once stored
         other._cu, other._ct = self._cu[:], self._ct[:]
-        other._valid, other._horizon = self._valid, self._horizon
+        other._valid, other._horizon, other._first = self._valid, self._horizon, self._first
         return other
 
     # ------------------------------------------------------------------ queries
@@ -225,8 +228,10 @@ class MachinePlan:
 
     def due(self, now: float) -> list[PlannedJob]:
         """Planned jobs whose planned start is ``now`` (or earlier). Runtime complexity: O(n)."""
-        self._ensure()
         limit = now + EPS
+        if self._valid == len(self._queue) == len(self._starts) and self._first > limit:
+            return []  # fresh, and nothing planned before the limit
+        self._ensure()
         if self.ordered:
             out = []
             for job, start in zip(self._queue, self._starts, strict=True):
@@ -258,6 +263,7 @@ class MachinePlan:
             position = len(self._queue)
         self._queue.insert(position, job)
         self._deadlines.insert(position, job.deadline)
+        self._durations.insert(position, job.duration(self.speed))
         self._invalidate(position)
         return position
 
@@ -265,6 +271,7 @@ class MachinePlan:
         """Remove and return the planned job at ``position``. Runtime complexity: O(n)."""
         job = self._queue.pop(position)
         del self._deadlines[position]
+        del self._durations[position]
         self._invalidate(position)
         return job
 
@@ -316,9 +323,10 @@ class MachinePlan:
         times, frees = times[:], frees[:]
         lower = self._lower(position)
         u, tard = self._cu[position], self._ct[position]
-        speed, ordered = self.speed, self.ordered
-        for other in (job, *self._queue[position:]):
-            dur = other.duration(speed)
+        ordered = self.ordered
+        durations = self._durations
+        for i, other in enumerate((job, *self._queue[position:]), position - 1):
+            dur = durations[i] if i >= position else job.duration(self.speed)
             start = earliest_fit(times, frees, lower, dur, other.res)
             reserve(times, frees, start, dur, other.res)
             end = start + dur
@@ -376,10 +384,10 @@ class MachinePlan:
         times, frees = times[:], frees[:]
         lower = self._lower(valid)
         u, tard = self._cu[valid], self._ct[valid]
-        speed, ordered = self.speed, self.ordered
+        ordered, durations = self.ordered, self._durations
         starts, ends, snaps, cu, ct = self._starts, self._ends, self._snaps, self._cu, self._ct
-        for job in self._queue[valid:]:
-            dur = job.duration(speed)
+        for i, job in enumerate(self._queue[valid:], valid):
+            dur = durations[i]
             start = earliest_fit(times, frees, lower, dur, job.res)
             reserve(times, frees, start, dur, job.res)
             end = start + dur
@@ -395,7 +403,7 @@ class MachinePlan:
             if ordered:
                 lower = start
         self._valid = n
-        horizon = min(starts) if starts else INF
+        horizon = self._first = min(starts) if starts else INF
         for end, _ in self._running.values():
             if end < horizon:
                 horizon = end
@@ -474,8 +482,10 @@ class Plan:
     def advance(self, now: float) -> None:
         """Set the plan's time. Runtime complexity: O(m)."""
         self.now = now
-        for machine in self.machines:
-            machine.advance(now)
+        for machine in self.machines:  # MachinePlan.advance, inlined (m calls per decision)
+            machine.now = now
+            if now > machine._horizon:  # noqa: SLF001
+                machine._invalidate(-1)  # noqa: SLF001
 
     def insert(self, job: PlannedJob, machine: int, position: int | None = None) -> int:
         """Plan a job on a machine at a queue position (end if None). Runtime complexity: O(n_i)."""
@@ -528,7 +538,13 @@ class Plan:
 
         Runtime complexity: O(n) plus stale machines.
         """
-        return [(i, job) for i, machine in enumerate(self.machines) for job in machine.due(now)]
+        limit = now + EPS
+        out = []
+        for i, m in enumerate(self.machines):
+            if m._valid == len(m._queue) == len(m._starts) and m._first > limit:  # noqa: SLF001
+                continue  # fresh and nothing due: skip the call
+            out.extend((i, job) for job in m.due(now))
+        return out
 
     def objective(self) -> tuple[int, float]:
         """Expected (U, T) over all planned jobs (§3 eq. 1 without the constants U_C, T_C).
