@@ -319,14 +319,28 @@ class MachinePlan:
         on a scratch copy. Runtime complexity: O((n - position) · k).
         """
         self._ensure()
+        jobs = [job, *self._queue[position:]]
+        durations = [job.duration(self.speed), *self._durations[position:]]
+        return self._evaluate(position, jobs, durations)
+
+    def evaluate_remove(self, position: int) -> tuple[int, float]:
+        """(U, T) of this machine's planned jobs if the job at ``position`` left.
+
+        Nothing changes. Runtime complexity: O((n - position) · k).
+        """
+        self._ensure()
+        return self._evaluate(position, self._queue[position + 1:],
+                              self._durations[position + 1:])
+
+    def _evaluate(self, position: int, jobs: Sequence[PlannedJob],
+                  durations: Sequence[float]) -> tuple[int, float]:
+        """(U, T) with ``jobs`` placed from ``position`` on, on a scratch profile."""
         times, frees = self._snaps[position]
         times, frees = times[:], frees[:]
         lower = self._lower(position)
         u, tard = self._cu[position], self._ct[position]
         ordered = self.ordered
-        durations = self._durations
-        for i, other in enumerate((job, *self._queue[position:]), position - 1):
-            dur = durations[i] if i >= position else job.duration(self.speed)
+        for other, dur in zip(jobs, durations, strict=True):
             start = earliest_fit(times, frees, lower, dur, other.res)
             reserve(times, frees, start, dur, other.res)
             end = start + dur
@@ -336,6 +350,19 @@ class MachinePlan:
             if ordered:
                 lower = start
         return u, tard
+
+    def most_tardy(self, excluded: set[str] | frozenset[str] = frozenset()) -> int:
+        """Position of the job of maximal expected tardiness (> 0) not in ``excluded``; -1 if none.
+
+        Ties: the first in schedule order. Runtime complexity: O(n) plus O(n·k) if stale.
+        """
+        self._ensure()
+        best, best_t = -1, 0.0
+        for i, (job, end) in enumerate(zip(self._queue, self._ends, strict=True)):
+            tard = end - job.deadline
+            if tard > best_t and job.id not in excluded:
+                best, best_t = i, tard
+        return best
 
     # ------------------------------------------------------------------ internals
     def _invalidate(self, position: int) -> None:

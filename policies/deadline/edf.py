@@ -19,7 +19,12 @@ from batpolicy.policies.deadline.common import job_deadline
 from batpolicy.policies.queue import JobQueue
 from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
-from batpolicy.scheduler.groups import MachineGroup, machine_groups, take_within_one_group
+from batpolicy.scheduler.groups import (
+    MachineGroup,
+    fastest_first,
+    machine_groups,
+    take_within_one_group,
+)
 from batpolicy.scheduler.intervalset import difference, size
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.state import ClusterState
@@ -53,7 +58,7 @@ class Edf(Policy):
     def on_simulation_begins(self, state: ClusterState) -> Decisions:
         """Read the machines when jobs must stay inside one."""
         if self.params["one_group"]:
-            self._groups = machine_groups(state)
+            self._groups = fastest_first(machine_groups(state))
             self._largest = max((g.cpus for g in self._groups), default=0)
         else:
             self._largest = state.nb_machines

@@ -32,8 +32,9 @@ Choices where the paper is vague:
   on time has nothing to move, and ``T_best > 0`` then means "a planned job is late").
 - *Ties*: the lowest machine index, and the first job in schedule order.
 - Machines with fewer CPUs than the job are not candidates.
-- A move's (U, T) change is computed on the two machines it touches; a T decrease
-  smaller than 1e-9 s counts as none (float noise must not accept neutral moves).
+- A move's (U, T) change is computed on the two machines it touches, without changing
+  them (a rejected move then needs no "put back"); a T decrease smaller than 1e-9 s
+  counts as none (float noise must not accept neutral moves).
 - The policy runs one TS per decision that placed arrivals (several arrivals at one
   instant share one TS), on a copy of the plan that it then adopts.
 """
@@ -69,7 +70,7 @@ class _Search:
     """The state of one TS call (Fig. 2 l. 1–8): per-machine (U, T), best totals, sets."""
 
     __slots__ = ("plan", "ut", "u_best", "t_best", "avail", "cand", "tabu", "tabu_set",
-                 "stats", "all")
+                 "stats", "all", "removal")
 
     def __init__(self, plan: Plan, tabu_size: int) -> None:
         self.plan = plan
@@ -82,6 +83,8 @@ class _Search:
         self.tabu: deque[str] = deque(maxlen=max(tabu_size, 1))  # l. 8 tabu_jobs := ∅
         self.tabu_set: set[str] = set()
         self.stats = TabuStats()
+        # (machine, job id) -> (U, T) of that machine without the job; valid until a move
+        self.removal: dict[tuple[int, str], tuple[int, float]] = {}
 
     def make_tabu(self, job_id: str) -> None:
         """Fig. 3 l. 8: add to tabu_jobs, replacing the oldest item if full. O(1)."""
@@ -94,12 +97,16 @@ class _Search:
 def move_job(search: _Search, position: int, mx: int) -> bool:
     """Fig. 3: move the job at ``position`` of machine ``mx`` to the least tardy candidate.
 
-    Returns True if the move was accepted. Runtime complexity: O(m) to choose the
-    candidate plus O(n·p) to re-plan the two machines.
+    The move is evaluated without changing the plan (the job's removal from ``mx`` is
+    evaluated once and reused while it is tried on other candidates) and applied only
+    if accepted, which is Fig. 3's "put job back" for a rejected move. Returns True if
+    the move was accepted. Runtime complexity: O(m) to choose the candidate plus
+    O(n·p) to evaluate it on the two machines.
     """
     plan = search.plan
     machines = plan.machines
-    job = machines[mx].queue[position]
+    source = machines[mx]
+    job = source.queue[position]
     ut = search.ut
     mn, mn_t = -1, 0.0
     for i in search.cand:  # l. 4-6: candidate of minimal tardiness, not max
@@ -111,25 +118,26 @@ def move_job(search: _Search, position: int, mx: int) -> bool:
         search.cand = set(search.all)
         return False
     search.stats.moves_tried += 1
-    saved_mx, saved_mn = machines[mx], machines[mn]
-    machines[mx], machines[mn] = saved_mx.copy(), saved_mn.copy()
-    plan.remove(job.id)  # l. 11
-    plan.insert_edf(job, mn)  # l. 12: EDF position in res_schedule_min
-    new_mx = machines[mx].late_and_tardiness()  # l. 13-14
-    new_mn = machines[mn].late_and_tardiness()
-    du = new_mx[0] + new_mn[0] - ut[mx][0] - ut[mn][0]
+    key = (mx, job.id)
+    new_mx = search.removal.get(key)
+    if new_mx is None:  # l. 11: remove job from res_schedule_max
+        new_mx = search.removal[key] = source.evaluate_remove(position)
+    target = machines[mn]  # l. 12: EDF position in res_schedule_min
+    new_mn = target.evaluate_insert(job, target.edf_position(job.deadline))
+    du = new_mx[0] + new_mn[0] - ut[mx][0] - ut[mn][0]  # l. 13-14, on the two machines
     dt = new_mx[1] + new_mn[1] - ut[mx][1] - ut[mn][1]
     if du < 0 or (du == 0 and dt < -T_TOLERANCE):  # l. 15
+        plan.remove(job.id)
+        plan.insert_edf(job, mn)
         search.u_best += du  # l. 16-17
         search.t_best += dt
         ut[mx], ut[mn] = new_mx, new_mn
+        search.removal.clear()
         search.avail = set(search.all)  # l. 18
         search.cand = set(search.all)  # l. 19
         search.stats.moves_accepted += 1
         return True
-    plan.put_machine(mn, saved_mn)  # l. 21-22: job back at its old place
-    plan.put_machine(mx, saved_mx)
-    search.cand.discard(mn)  # l. 23
+    search.cand.discard(mn)  # l. 21-23: the job stays where it was; drop the candidate
     return False
 
 
@@ -157,14 +165,9 @@ def tabu_search(plan: Plan, rounds: int, *, tabu_size: int = 20,
         for i in search.avail:  # l. 11-12: available machine of maximal tardiness
             if ut[i][1] > mx_t or (ut[i][1] == mx_t and i < mx):
                 mx, mx_t = i, ut[i][1]
-        machine = machines[mx]
-        best_pos, best_t = -1, 0.0
-        for pos, job in enumerate(machine.queue):  # l. 13-14: tardy, not tabu, maximal T
-            tard = machine.tardiness_of(pos)
-            if tard > best_t and job.id not in search.tabu_set:
-                best_pos, best_t = pos, tard
-        if best_pos >= 0:
-            move_job(search, best_pos, mx)  # l. 15
+        position = machines[mx].most_tardy(search.tabu_set)  # l. 13-14
+        if position >= 0:
+            move_job(search, position, mx)  # l. 15
         else:
             search.avail.discard(mx)  # l. 17
             search.cand = set(search.all)  # l. 18
