@@ -36,7 +36,9 @@ Choices where the paper is vague:
   them (a rejected move then needs no "put back"); a T decrease smaller than 1e-9 s
   counts as none (float noise must not accept neutral moves).
 - The policy runs one TS per decision that placed arrivals (several arrivals at one
-  instant share one TS), on a copy of the plan that it then adopts.
+  instant share one TS). Every move is evaluated on scratch copies of the two machines'
+  profiles and applied only if it improves (U, T), so the plan is valid and never worse
+  after every round: the search needs no copy of the whole plan.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ class _Search:
     """The state of one TS call (Fig. 2 l. 1–8): per-machine (U, T), best totals, sets."""
 
     __slots__ = ("plan", "ut", "u_best", "t_best", "avail", "cand", "tabu", "tabu_set",
-                 "stats", "all", "removal")
+                 "stats", "all", "removal", "targets", "by_tardiness")
 
     def __init__(self, plan: Plan, tabu_size: int) -> None:
         self.plan = plan
@@ -85,6 +87,17 @@ class _Search:
         self.stats = TabuStats()
         # (machine, job id) -> (U, T) of that machine without the job; valid until a move
         self.removal: dict[tuple[int, str], tuple[int, float]] = {}
+        # (machine, job id) -> machines that can hold the job, least tardy first (Fig. 3 l. 4)
+        self.targets: dict[tuple[int, str], list[int]] = {}
+        self.by_tardiness: list[int] = []  # most tardy first (Fig. 2 l. 11)
+        self.sort_machines()
+
+    def sort_machines(self) -> None:
+        """Order the machines by expected tardiness once per accepted move. O(m log m)."""
+        ut = self.ut
+        self.by_tardiness = sorted(self.all, key=lambda i: (-ut[i][1], i))
+        self.removal.clear()
+        self.targets.clear()
 
     def make_tabu(self, job_id: str) -> None:
         """Fig. 3 l. 8: add to tabu_jobs, replacing the oldest item if full. O(1)."""
@@ -108,17 +121,21 @@ def move_job(search: _Search, position: int, mx: int) -> bool:
     source = machines[mx]
     job = source.queue[position]
     ut = search.ut
-    mn, mn_t = -1, 0.0
-    for i in search.cand:  # l. 4-6: candidate of minimal tardiness, not max
-        if i != mx and machines[i].fits(job) and (mn < 0 or ut[i][1] < mn_t
-                                                  or (ut[i][1] == mn_t and i < mn)):
-            mn, mn_t = i, ut[i][1]
+    key = (mx, job.id)
+    targets = search.targets.get(key)
+    if targets is None:  # the machines that fit; the least tardy (then lowest index) last
+        targets = sorted((i for i in search.all if i != mx and machines[i].cpus >= job.res),
+                         key=lambda i: (-ut[i][1], -i))
+        search.targets[key] = targets
+    cand = search.cand
+    while targets and targets[-1] not in cand:
+        targets.pop()
+    mn = targets[-1] if targets else -1  # l. 4-6: candidate of minimal tardiness, not max
     if mn < 0:  # l. 7-9
         search.make_tabu(job.id)
         search.cand = set(search.all)
         return False
     search.stats.moves_tried += 1
-    key = (mx, job.id)
     new_mx = search.removal.get(key)
     if new_mx is None:  # l. 11: remove job from res_schedule_max
         new_mx = search.removal[key] = source.evaluate_remove(position)
@@ -132,7 +149,7 @@ def move_job(search: _Search, position: int, mx: int) -> bool:
         search.u_best += du  # l. 16-17
         search.t_best += dt
         ut[mx], ut[mn] = new_mx, new_mn
-        search.removal.clear()
+        search.sort_machines()
         search.avail = set(search.all)  # l. 18
         search.cand = set(search.all)  # l. 19
         search.stats.moves_accepted += 1
@@ -154,17 +171,14 @@ def tabu_search(plan: Plan, rounds: int, *, tabu_size: int = 20,
     stats = search.stats
     began = clock() if clock is not None and time_bound > 0 else 0.0
     machines = plan.machines
-    ut = search.ut
     k = 0
     while k < rounds and search.t_best > T_TOLERANCE and search.avail:  # l. 9
         if time_bound > 0 and clock is not None and clock() - began >= time_bound:
             stats.stopped_by_time = True  # anytime (§3): the schedule is valid as it is
             break
         k += 1  # l. 10
-        mx, mx_t = -1, -1.0
-        for i in search.avail:  # l. 11-12: available machine of maximal tardiness
-            if ut[i][1] > mx_t or (ut[i][1] == mx_t and i < mx):
-                mx, mx_t = i, ut[i][1]
+        avail = search.avail
+        mx = next(i for i in search.by_tardiness if i in avail)  # l. 11-12: most tardy
         position = machines[mx].most_tardy(search.tabu_set)  # l. 13-14
         if position >= 0:
             move_job(search, position, mx)  # l. 15
@@ -196,13 +210,11 @@ class Tabu(MtEdf):
         self.nb_time_bound_hits = 0
 
     def improve(self, now: float) -> None:
-        """One TS call on a copy of the plan, which then replaces it (never worse)."""
+        """One TS call on the plan (moves are tried on scratch copies, applied if better)."""
         if self.params["rounds"] <= 0 or self.plan.objective()[1] <= T_TOLERANCE:
             return
-        trial = self.plan.copy()
-        stats = tabu_search(trial, self.params["rounds"], tabu_size=self.params["tabu_size"],
+        stats = tabu_search(self.plan, self.params["rounds"], tabu_size=self.params["tabu_size"],
                             clock=self.clock, time_bound=self.params["time_bound_ms"] / 1000.0)
-        self.plan = trial
         self.nb_searches += 1
         self.nb_rounds += stats.rounds
         self.nb_moves_tried += stats.moves_tried

@@ -16,8 +16,12 @@ refs. [5, 19]) is not public, so the distributions below are our choices, writte
   Batsim and both simulator job models scale it by the machine's speed;
 - arrivals: exponential inter-arrival times whose mean makes the offered load (work
   · CPUs over the speed-weighted capacity) equal to ``loads[level - 1]``; level 1 is
-  the busiest, level 7 the quietest;
-- deadlines: ``subtime + work · U(slack)``, the work taken at the reference speed;
+  the busiest, level 7 the quietest. 1,500 jobs arrive within a few hours, so "load" is
+  the offered load of that burst, not a steady state (levels 1–3 exceed the capacity);
+- deadlines: ``subtime + work · U(slack)``, the work taken at the reference speed, which
+  is the slowest: U(0.6, 1.5) is 1.2–3 times the run time on an average (2×) machine, so
+  a job must not wait long, nor go to a slow machine; with looser deadlines (U(1.5, 5))
+  MT-EDF had no late job at any load and Tabu search nothing to do;
 - walltimes: ``walltime_factor ·`` the run time on the slowest speed (never killed).
 
 **Integration note**: the workloads issue's preset registry (interface D) should list
@@ -44,14 +48,14 @@ class GridSpec:
 
     nb_machines: int = 150
     nb_jobs: int = 1500
-    cpus: tuple[int, ...] = (1, 2, 4, 8, 16)
+    cpus: tuple[int, ...] = (1, 2, 4, 8)
     speeds: tuple[float, ...] = (1.0, 1.5, 2.0, 2.5, 3.0)
     reference_speed: float = 1e9
     sequential: float = 0.5
-    max_parallel: int = 16
+    max_parallel: int = 8
     runtime: tuple[float, float] = (60.0, 7200.0)
-    slack: tuple[float, float] = (1.5, 5.0)
-    loads: tuple[float, ...] = (1.6, 1.3, 1.1, 0.9, 0.7, 0.5, 0.3)
+    slack: tuple[float, float] = (0.6, 1.5)
+    loads: tuple[float, ...] = (3.0, 2.4, 1.9, 1.5, 1.2, 0.9, 0.6)
     walltime_factor: float = 1.1
 
 
