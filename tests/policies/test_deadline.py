@@ -12,8 +12,11 @@ keep every job inside one machine and count late jobs as the metrics do.
 
 from __future__ import annotations
 
+import csv
+import json
 import math
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -300,3 +303,50 @@ def test_tabu_time_bound_through_the_policy_clock() -> None:
     # one reading starts the clock, one per round: the second round is never reached
     assert stats["nb_searches"] > 0 and stats["nb_time_bound_hits"] > 0
     assert stats["nb_rounds"] <= stats["nb_searches"]
+
+
+# ------------------------------------------------------------ command line
+GRID_XML = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+<zone id="AS0" routing="Full">
+{clusters}
+    <cluster id="master" prefix="master_host" suffix="" radical="0-0" speed="1Gf" bw="100GBps"
+        lat="0us" bb_bw="1000GBps" bb_lat="0us"><prop id="role" value="master" /></cluster>
+</zone>
+</platform>
+"""
+CLUSTER = """    <cluster id="{name}" prefix="{name}h" suffix="" radical="0-{last}" speed="{speed}f"
+        bw="100GBps" lat="0us" bb_bw="1000GBps" bb_lat="0us">
+        <prop id="group" value="{name}" /><prop id="speed" value="{speed}" /></cluster>"""
+
+
+def test_simulate_tabu_from_the_command_line(tmp_path: Path) -> None:
+    """``batpolicy simulate --policy tabu --job-model speed`` on XML machines.
+
+    Machines are clusters whose hosts carry ``group`` and ``speed`` properties.
+    """
+    from batpolicy.scheduler.cli import main
+
+    clusters = "\n".join(CLUSTER.format(name=f"m{i}", last=cpus - 1, speed=speed)
+                         for i, (cpus, speed) in enumerate([(2, 1e9), (4, 2e9), (1, 3e9)]))
+    (tmp_path / "grid.xml").write_text(GRID_XML.format(clusters=clusters))
+    workload = deadline_workload(5, n=60)
+    jobs = []
+    for spec in workload.jobs:
+        raw = dict(spec.raw, id=spec.name, res=min(spec.res, 4))
+        jobs.append(raw)
+    (tmp_path / "w.json").write_text(json.dumps({"nb_res": 7, "jobs": jobs,
+                                                 "profiles": workload.profiles}))
+    out = tmp_path / "out"
+    assert main(["simulate", "--policy", "tabu", "--param", "rounds=20", "--job-model", "speed",
+                 "--platform", str(tmp_path / "grid.xml"), "-w", str(tmp_path / "w.json"),
+                 "-o", str(out), "--no-progress", "-q"]) == 0
+    rows = list(csv.DictReader((out / "jobs.csv").read_text().splitlines()))
+    assert len(rows) == 60
+    machines = [ProcSet((0, 1)), ProcSet((2, 5)), ProcSet(6)]
+    for row in rows:
+        alloc = ProcSet.from_str(row["allocated_resources"])
+        assert any(alloc.issubset(m) for m in machines), row
+    stats = json.loads((out / "metrics.json").read_text())["policy_stats"]
+    assert stats["nb_placed"] == 60 and stats["nb_searches"] > 0
