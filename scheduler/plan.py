@@ -145,7 +145,7 @@ class MachinePlan:
     bring positions up to date first.
     """
 
-    __slots__ = ("name", "hosts", "cpus", "speed", "ordered", "now", "_running", "_queue",
+    __slots__ = ("name", "hosts", "size", "cpus", "speed", "ordered", "now", "_running", "_queue",
                  "_deadlines", "_durations", "_starts", "_ends", "_snaps", "_cu", "_ct",
                  "_valid", "_horizon", "_first")
 
@@ -153,7 +153,8 @@ class MachinePlan:
                  ordered: bool = True, now: float = 0.0) -> None:
         self.name = name
         self.hosts = hosts
-        self.cpus = len(hosts) if cpus is None else cpus
+        self.size = len(hosts)  # CPUs of the machine
+        self.cpus = self.size if cpus is None else cpus  # CPUs usable now (available)
         self.speed = speed
         self.ordered = ordered
         self.now = now
@@ -175,6 +176,7 @@ class MachinePlan:
         """An independent copy sharing immutable pieces. Runtime complexity: O(n)."""
         other = MachinePlan.__new__(MachinePlan)
         other.name, other.hosts, other.cpus = self.name, self.hosts, self.cpus
+        other.size = self.size
         other.speed, other.ordered, other.now = self.speed, self.ordered, self.now
         other._running = dict(self._running)
         other._queue = self._queue[:]
@@ -250,8 +252,11 @@ class MachinePlan:
         return bisect_right(self._deadlines, deadline)
 
     def fits(self, job: PlannedJob) -> bool:
-        """Whether the machine has enough CPUs for the job at all. Runtime complexity: O(1)."""
-        return 0 < job.res <= self.cpus
+        """Whether the machine has enough CPUs for the job, available or not. O(1).
+
+        A job wider than the CPUs available now is planned at ``inf`` until they return.
+        """
+        return 0 < job.res <= self.size
 
     # ------------------------------------------------------------------ updates
     def insert(self, job: PlannedJob, position: int | None = None) -> int:
@@ -346,7 +351,8 @@ class MachinePlan:
             end = start + dur
             if end > other.deadline:
                 u += 1
-                tard += end - other.deadline
+                if end < INF:
+                    tard += end - other.deadline
             if ordered:
                 lower = start
         return u, tard
@@ -418,9 +424,10 @@ class MachinePlan:
             start = earliest_fit(times, frees, lower, dur, job.res)
             reserve(times, frees, start, dur, job.res)
             end = start + dur
-            if end > job.deadline:
+            if end > job.deadline:  # late; a job never planned (inf) adds no tardiness
                 u += 1
-                tard += end - job.deadline
+                if end < INF:
+                    tard += end - job.deadline
             starts.append(start)
             ends.append(end)
             snaps.append((times, frees))

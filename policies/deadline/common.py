@@ -24,6 +24,8 @@ Choices where the paper is silent:
 - A running job that outlives its planned end is planned to end now (it is re-planned at
   every event until it ends); a job whose planned start is now but whose hosts are
   still busy then waits for the next event.
+- A job wider than its machine's available CPUs (hosts down) is planned at ``inf``: it
+  counts as late (if it has a deadline) without tardiness until the hosts return.
 """
 
 from __future__ import annotations
@@ -152,7 +154,8 @@ class PlannedPolicy(Policy):
         self._rejected.clear()
         self.plan.advance(now)
         if self._new:
-            self.place([self.planned_job(job, state) for job in self._new])
+            unplaced = self.place([self.planned_job(job, state) for job in self._new])
+            out.extend(RejectJob(job.id) for job in unplaced)
             self._new.clear()
             self.improve(now)
         out.extend(self._start_due(now, state))
@@ -165,8 +168,11 @@ class PlannedPolicy(Policy):
         return PlannedJob(job.id, job.res, work, job.planned_walltime, job_deadline(job),
                           job.seq)
 
-    def place(self, jobs: list[PlannedJob]) -> None:
-        """Put the arrivals of this decision into the plan (submission order)."""
+    def place(self, jobs: list[PlannedJob]) -> list[PlannedJob]:
+        """Put the arrivals of this decision into the plan (submission order).
+
+        Returns the jobs no machine can hold (they are rejected).
+        """
         raise NotImplementedError
 
     def improve(self, now: float) -> None:

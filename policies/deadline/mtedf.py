@@ -81,11 +81,15 @@ class MtEdf(PlannedPolicy):
         super().__init__(params)
         self.nb_placed = 0
 
-    def place(self, jobs: list[PlannedJob]) -> None:
-        """MT-EDF for each arrival, in submission order."""
+    def place(self, jobs: list[PlannedJob]) -> list[PlannedJob]:
+        """MT-EDF for each arrival, in submission order; return those no machine holds."""
+        unplaced = []
         for job in jobs:
-            if mt_edf(self.plan, job) is not None:
+            if mt_edf(self.plan, job) is None:
+                unplaced.append(job)
+            else:
                 self.nb_placed += 1
+        return unplaced
 
     def stats(self) -> dict[str, Any]:
         """Placed jobs, plus U_C and T_C."""

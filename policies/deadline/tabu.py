@@ -124,7 +124,7 @@ def move_job(search: _Search, position: int, mx: int) -> bool:
     key = (mx, job.id)
     targets = search.targets.get(key)
     if targets is None:  # the machines that fit; the least tardy (then lowest index) last
-        targets = sorted((i for i in search.all if i != mx and machines[i].cpus >= job.res),
+        targets = sorted((i for i in search.all if i != mx and machines[i].size >= job.res),
                          key=lambda i: (-ut[i][1], -i))
         search.targets[key] = targets
     cand = search.cand
