@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Decisions, Parameter, Policy
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
@@ -104,6 +105,9 @@ class PlannedPolicy(Policy):
 
     def __init__(self, params=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(params)
+        if not self.params["reference_speed"] > 0:
+            raise ConfigError(f"policy '{self.name}': parameter 'reference_speed' must be > 0, "
+                              f"got {self.params['reference_speed']}")
         self.plan = Plan([])
         self.groups: list[MachineGroup] = []
         self._new: list[Job] = []

@@ -48,6 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Parameter
 from batpolicy.policies.deadline.mtedf import MtEdf
 from batpolicy.scheduler.plan import Plan
@@ -203,6 +204,10 @@ class Tabu(MtEdf):
 
     def __init__(self, params=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(params)
+        for key in ("rounds", "time_bound_ms", "tabu_size"):
+            if self.params[key] < (1 if key == "tabu_size" else 0):
+                raise ConfigError(f"policy 'tabu': parameter '{key}' = {self.params[key]} "
+                                  "must not be negative" + (" or 0" if key == "tabu_size" else ""))
         self.nb_searches = 0
         self.nb_rounds = 0
         self.nb_moves_tried = 0

@@ -36,6 +36,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
+from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Machine, Platform
 from batpolicy.scheduler.io.model import JobSpec, Workload
 
@@ -99,7 +100,7 @@ def grid_workload(spec: GridSpec, seed: int, level: int,
     (5, ['deadline', 'id', 'profile', 'res', 'subtime', 'walltime'])
     """
     if not 1 <= level <= len(spec.loads):
-        raise ValueError(f"load level must be in 1..{len(spec.loads)}, got {level}")
+        raise ConfigError(f"tabu-4 load level must be in 1..{len(spec.loads)}, got {level}")
     platform = platform if platform is not None else grid_platform(spec, seed)
     largest = max(Counter(m.properties.get("group") for m in platform.machines).values())
     rng = random.Random(f"jobs-{seed}")

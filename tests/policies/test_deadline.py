@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
+from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Machine, Platform
 from batpolicy.policies.deadline import mt_edf, tabu_search
 from batpolicy.policies.registry import make_policy
@@ -350,3 +351,14 @@ def test_simulate_tabu_from_the_command_line(tmp_path: Path) -> None:
         assert any(alloc.issubset(m) for m in machines), row
     stats = json.loads((out / "metrics.json").read_text())["policy_stats"]
     assert stats["nb_placed"] == 60 and stats["nb_searches"] > 0
+
+
+@pytest.mark.parametrize("policy,params,message", [
+    ("tabu", {"rounds": "-1"}, "'rounds' = -1"),
+    ("tabu", {"tabu_size": "0"}, "'tabu_size' = 0"),
+    ("mt-edf", {"reference_speed": "0"}, "'reference_speed' must be > 0"),
+    ("mt-edf", {"runtime": "magic"}, "'runtime'"),
+])
+def test_bad_parameters_are_one_clear_error(policy: str, params: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        make_policy(policy, params)
