@@ -16,6 +16,7 @@ from typing import Any
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Policy
+from batpolicy.policies.deadline import Edf, MtEdf, Tabu
 from batpolicy.policies.dpsa import DpsaN, DpsaP, DpsaW
 from batpolicy.policies.easy import EasyBackfilling
 from batpolicy.policies.fcfs import Fcfs
@@ -30,6 +31,9 @@ POLICIES: Mapping[str, type[Policy]] = MappingProxyType({
         DpsaP,
         DpsaN,
         DpsaW,
+        Edf,
+        MtEdf,
+        Tabu,
     )
 })
 

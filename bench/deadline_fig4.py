@@ -1,0 +1,215 @@
+"""Klusáček, Matyska & Rudová 2007, Fig. 4 and 5: late jobs per load, and decision times.
+
+Setting (§4, :mod:`batpolicy.scheduler.io.deadline_grid`, ``TABU4``): 150 machines of
+random CPU count and speed, 1,500 jobs (parallel and sequential) with deadlines, 7 load
+levels (1 = busiest) × ``--seeds`` data sets, run on the embedded simulator (profiles are
+``parallel_homogeneous``: run time = work / machine speed). Policies: ``fcfs``, ``edf``,
+``easy`` (queue-based; each keeps a job inside one machine when it has a ``one_group``
+parameter, otherwise it says so in the table), ``mt-edf`` and ``tabu`` (MT-EDF + Tabu
+search, ``rounds=100``).
+
+Fig. 4 (left): mean number of late jobs per load (min–max over the seeds); (right): mean
+scheduling time per job (the scheduler's process CPU time over the run / 1,500 jobs; the
+wall time beside it, inflated on a shared machine). Issue target: median per-job time of
+``tabu`` < 2 ms, where the per-job time of a decision that received arrivals is its CPU
+time divided by the number of arrivals.
+
+Fig. 5: decision CPU time against the number of waiting jobs (queue or schedule size),
+split into decisions that received arrivals (adding jobs, plus TS) and the others
+(selecting the jobs to start): median per size bucket.
+
+Usage::
+
+    python bench/deadline_fig4.py                       # 7 levels x 20 seeds x 5 policies
+    python bench/deadline_fig4.py --seeds 3 --levels 1 4 7 --workers 2
+
+Results: ``bench/results/deadline_fig4.txt`` (commit and command on top) and, if
+matplotlib is installed, ``bench/results/deadline_fig4.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import RESULTS, pool_map, write_results  # noqa: E402  (bench/harness.py)
+
+POLICIES = ("fcfs", "edf", "easy", "mt-edf", "tabu")
+BUCKETS = (0, 10, 30, 100, 300, 1000, 3000)
+
+
+def _params(name: str, rounds: int, time_bound_ms: float) -> dict[str, str]:
+    from batpolicy.policies.registry import POLICIES as REGISTRY
+
+    declared = {p.name for p in REGISTRY[name].parameters}
+    params = {"one_group": "true"} if "one_group" in declared else {}
+    if name == "tabu":
+        params.update(rounds=str(rounds), time_bound_ms=str(time_bound_ms))
+    return params
+
+
+def run_one(task: tuple[str, int, int, int, float]) -> dict[str, Any]:
+    """Simulate one (policy, level, seed); late jobs, tardiness and decision times."""
+    from batpolicy.policies.registry import make_policy
+    from batpolicy.protocol import types as t
+    from batpolicy.scheduler.dispatch import Dispatcher
+    from batpolicy.scheduler.io.deadline_grid import TABU4, grid_platform, grid_workload
+    from batpolicy.scheduler.sim import Simulator
+
+    name, level, seed, rounds, bound = task
+    platform = grid_platform(TABU4, seed)
+    workload = grid_workload(TABU4, seed, level, platform)
+    params = _params(name, rounds, bound)
+    dispatcher = Dispatcher(make_policy(name, params))
+    per_job: list[float] = []
+    samples: list[tuple[int, bool, float]] = []  # (waiting jobs, arrivals?, CPU seconds)
+    total = [0.0, 0.0]  # CPU, wall
+
+    def handle(request: t.Request) -> t.Reply:
+        arrivals = sum(isinstance(e, t.JobSubmitted) for e in request.events)
+        began, wall = time.process_time(), time.perf_counter()
+        reply = dispatcher.handle(request)
+        spent = time.process_time() - began
+        total[0] += spent
+        total[1] += time.perf_counter() - wall
+        if arrivals:
+            per_job.append(spent / arrivals)
+        samples.append((len(dispatcher.state.waiting), arrivals > 0, spent))
+        return reply
+
+    Simulator([workload], platform).run(handle)
+    late, tardiness = 0, 0.0
+    for job in dispatcher.state.jobs.values():
+        if job.finish is not None and job.finish > job.raw["deadline"]:
+            late += 1
+            tardiness += job.finish - job.raw["deadline"]
+    return {"policy": name, "level": level, "seed": seed, "late": late,
+            "tardiness": tardiness, "one_group": "one_group" in params,
+            "time_per_job": total[0] / len(workload.jobs),
+            "wall_per_job": total[1] / len(workload.jobs),
+            "per_job": per_job, "samples": samples}
+
+
+def _bucket(size: int) -> int:
+    return max(b for b in BUCKETS if b <= size)
+
+
+def report(runs: list[dict[str, Any]], policies: list[str], levels: list[int]) -> list[str]:
+    """The Fig. 4 table, the per-job times and the Fig. 5 table."""
+    by = defaultdict(list)
+    for r in runs:
+        by[(r["policy"], r["level"])].append(r)
+    lines = ["", "Fig. 4 (left): late jobs, mean [min-max] over seeds; level 1 = busiest", ""]
+    lines.append("level " + "".join(f"{p:>22}" for p in policies))
+    for level in levels:
+        cells = []
+        for p in policies:
+            lates = [r["late"] for r in by[(p, level)]]
+            cells.append(f"{statistics.mean(lates):8.1f} [{min(lates):4d}-{max(lates):4d}]"
+                         if lates else "-")
+        lines.append(f"{level:5d} " + "".join(f"{c:>22}" for c in cells))
+    spanning = sorted({r["policy"] for r in runs if not r["one_group"] and r["policy"]
+                       not in ("mt-edf", "tabu")})
+    if spanning:
+        lines.append(f"(no one_group parameter on this branch, jobs may span machines: "
+                     f"{', '.join(spanning)})")
+    lines += ["", "Fig. 4 (right): scheduling time per job, ms of process CPU time (the "
+              "machine is shared): mean = all decisions of a run / jobs, averaged over runs "
+              "(wall-time mean beside); median and p99 of (decision with arrivals / "
+              "arrivals)", ""]
+    lines.append(f"{'policy':<8} {'level':>5} {'mean':>8} {'wall':>8} {'median':>8} {'p99':>8}")
+    for p in policies:
+        for level in levels:
+            rs = by[(p, level)]
+            if not rs:
+                continue
+            per_job = sorted(x for r in rs for x in r["per_job"])
+            p99 = per_job[int(0.99 * (len(per_job) - 1))] if per_job else 0.0
+            lines.append(f"{p:<8} {level:5d} "
+                         f"{1000 * statistics.mean(r['time_per_job'] for r in rs):8.3f} "
+                         f"{1000 * statistics.mean(r['wall_per_job'] for r in rs):8.3f} "
+                         f"{1000 * statistics.median(per_job):8.3f} {1000 * p99:8.3f}")
+        all_jobs = [x for level in levels for r in by[(p, level)] for x in r["per_job"]]
+        if all_jobs:
+            lines.append(f"{p:<8} {'all':>5} {'':8} {'':8} "
+                         f"{1000 * statistics.median(all_jobs):8.3f}")
+    lines += ["", "Fig. 5: median decision CPU time (ms) by waiting jobs; add = decisions "
+              "with arrivals, select = the others", ""]
+    lines.append(f"{'policy':<8} {'kind':<7}" + "".join(f"{'>=' + str(b):>9}" for b in BUCKETS))
+    for p in policies:
+        for kind, flag in (("add", True), ("select", False)):
+            cells = defaultdict(list)
+            for r in (r for r in runs if r["policy"] == p):
+                for size, arrived, spent in r["samples"]:
+                    if arrived == flag:
+                        cells[_bucket(size)].append(spent)
+            lines.append(f"{p:<8} {kind:<7}" + "".join(
+                f"{1000 * statistics.median(cells[b]):9.3f}" if cells[b] else f"{'-':>9}"
+                for b in BUCKETS))
+    return lines
+
+
+def plot(runs: list[dict[str, Any]], policies: list[str], levels: list[int]) -> Path | None:
+    """Fig. 4 as a PNG (late jobs per level with the seeds' spread); None without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    for p in policies:
+        means, lows, highs, times = [], [], [], []
+        for level in levels:
+            lates = [r["late"] for r in runs if r["policy"] == p and r["level"] == level]
+            means.append(statistics.mean(lates))
+            lows.append(min(lates))
+            highs.append(max(lates))
+            times.append(1000 * statistics.mean(r["time_per_job"] for r in runs
+                                                if r["policy"] == p and r["level"] == level))
+        left.plot(levels, means, marker="o", label=p)
+        left.fill_between(levels, lows, highs, alpha=0.15)
+        right.plot(levels, times, marker="o", label=p)
+    left.set(xlabel="load level (1 = busiest)", ylabel="late jobs (U)", title="Fig. 4 left")
+    right.set(xlabel="load level", ylabel="CPU ms per job", title="Fig. 4 right", yscale="log")
+    left.legend()
+    path = RESULTS / "deadline_fig4.png"
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the grid of simulations and write the tables."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--levels", type=int, nargs="+", default=list(range(1, 8)))
+    parser.add_argument("--policies", nargs="+", default=list(POLICIES))
+    parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument("--time-bound-ms", type=float, default=0.0)
+    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--name", default="deadline_fig4")
+    args = parser.parse_args(argv)
+    tasks = [(p, level, seed, args.rounds, args.time_bound_ms) for level in args.levels
+             for seed in range(1, args.seeds + 1) for p in args.policies]
+    runs = list(pool_map(run_one, tasks, args.workers, label="simulations"))
+    command = "python bench/deadline_fig4.py " + " ".join(argv if argv is not None
+                                                          else sys.argv[1:])
+    lines = [f"# {command}", f"# {args.seeds} seeds x levels {args.levels}; tabu rounds="
+             f"{args.rounds} time_bound_ms={args.time_bound_ms}",
+             *report(runs, args.policies, args.levels)]
+    path = write_results(args.name, lines)
+    print("\n".join(lines))
+    png = plot(runs, args.policies, args.levels)
+    print(f"written: {path}" + (f", {png}" if png else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
