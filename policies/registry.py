@@ -19,6 +19,7 @@ from batpolicy.policies.base import Policy
 from batpolicy.policies.dpsa import DpsaN, DpsaP, DpsaW
 from batpolicy.policies.easy import EasyBackfilling
 from batpolicy.policies.fcfs import Fcfs
+from batpolicy.policies.nstep import NStep
 from batpolicy.policies.redirection import Redirection
 
 POLICIES: Mapping[str, type[Policy]] = MappingProxyType({
@@ -30,6 +31,7 @@ POLICIES: Mapping[str, type[Policy]] = MappingProxyType({
         DpsaP,
         DpsaN,
         DpsaW,
+        NStep,
     )
 })
 
