@@ -42,13 +42,13 @@ def job(name: str, arrive: float, res: int, kind: str, t_pref: float, t_other: f
 
 
 def test_greedy_chain_picks_highest_expected_utility_first() -> None:
-    # 2 racks of 4, all free at t = 20. a: MPI 4 (pref 100) -> 1000-100-20 = 880;
+    # 2 racks of 4, all free at t = 20. a (arrived at 10): MPI 4, pref 100 -> 1000-100-10 = 890;
     # b: arrived at 0, MPI 4, pref 50 -> 1000-50-20 = 930: b first, then a in the other rack.
     snap = Snapshot(20.0, (4, 4), (False, False), (),
                     (job("a", 10, 4, MPI, 100, 300), job("b", 0, 4, MPI, 50, 300)))
     chain = greedy_chain(snap, hard=False)
     assert [(s.job.id, s.take, s.preferred, s.utility) for s in chain] == [
-        ("b", (4, 0), True, 930.0), ("a", (0, 4), True, 880.0)]
+        ("b", (4, 0), True, 930.0), ("a", (0, 4), True, 890.0)]
 
 
 def test_soft_waits_for_a_release_step0_does_not() -> None:
@@ -64,10 +64,13 @@ def test_soft_waits_for_a_release_step0_does_not() -> None:
 
 
 def _example_jobs() -> list[dict[str, object]]:
-    """Through the simulator: a 2-rack platform, a 2-machine job on each rack; the rack-0
-    one ends at 10. J arrives at 1 needing 4 machines (2 free in each rack)."""
+    """The §3 example in the simulator: 2 racks of 4 machines.
+
+    r0 (MPI) takes 2 machines of rack 0 and ends at 10, r1 (no preference) 2 of rack 1
+    (the emptiest). J arrives at 1 needing 4 machines: 2 are free in each rack.
+    """
     return [{"id": "r0", "subtime": 0, "res": 2, "runtime": 10, "job_type": "mpi"},
-            {"id": "r1", "subtime": 0, "res": 2, "runtime": 500, "job_type": "mpi"},
+            {"id": "r1", "subtime": 0, "res": 2, "runtime": 500},
             {"id": "J", "subtime": 1, "res": 4, "runtime": 100, "runtime_other": 300,
              "job_type": "mpi"}]
 
