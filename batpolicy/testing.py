@@ -110,6 +110,7 @@ def simulate(policy: str | Policy, jobs: Sequence[JobLike], *, machines: int | P
     from batpolicy.scheduler.metrics import JobOutcome, compute_metrics
     from batpolicy.scheduler.sim.engine import Simulator
     from batpolicy.scheduler.sim.options import SimOptions
+    from batpolicy.scheduler.state import ClusterState
 
     if isinstance(policy, str):
         policy = make_policy(policy, params)
@@ -119,7 +120,9 @@ def simulate(policy: str | Policy, jobs: Sequence[JobLike], *, machines: int | P
     dynamic = policy.needs_dynamic_jobs if dynamic_jobs is None else dynamic_jobs
     simulator = Simulator([_workload(jobs)], platform, options=SimOptions(
         dynamic_jobs=dynamic, default_job_model=job_model))
-    result = simulator.run(Dispatcher(policy, paranoid=paranoid).handle)
+    # the policy sees the platform's groups, speeds and GPUs as `simulate -p FILE` shows them
+    state = ClusterState(platform_file=platform)
+    result = simulator.run(Dispatcher(policy, state, paranoid=paranoid).handle)
     records = {r.job_id.split("!", 1)[1]: r for r in result.records}
     outcomes = [JobOutcome(r.submission_time, r.start, r.finish, r.requested_resources,
                            r.final_state is JobState.COMPLETED_SUCCESSFULLY)

@@ -20,6 +20,7 @@ from batpolicy.policies.deadline import Edf, MtEdf, Tabu
 from batpolicy.policies.dpsa import DpsaN, DpsaP, DpsaW
 from batpolicy.policies.easy import EasyBackfilling
 from batpolicy.policies.fcfs import Fcfs
+from batpolicy.policies.nstep import NStep
 from batpolicy.policies.redirection import Redirection
 
 POLICIES: Mapping[str, type[Policy]] = MappingProxyType({
@@ -34,6 +35,7 @@ POLICIES: Mapping[str, type[Policy]] = MappingProxyType({
         Edf,
         MtEdf,
         Tabu,
+        NStep,
     )
 })
 
