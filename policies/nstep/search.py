@@ -210,6 +210,7 @@ def best_prefix(snap: Snapshot, *, depth: int, hard: bool = False, prune: bool =
         return 0, chain, stats
 
     def tick() -> None:
+        """Count a node; stop at the node or time bound (clock read every 64 nodes)."""
         stats.nodes += 1
         if max_nodes and stats.nodes > max_nodes:
             raise _Stop
