@@ -83,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     from batpolicy.scheduler.sim import cli as sim_cli
 
     sim_cli.add_commands(sub, add_policy_options)
+    __import__("batpolicy.scheduler.io.cli", fromlist=["cli"]).add_commands(sub)  # workload
     return parser
 
 
