@@ -5,6 +5,8 @@ it was): new :class:`JobSpec` objects whose ``raw`` (what Batsim forwards in
 JOB_SUBMITTED and what :func:`~batpolicy.scheduler.io.writer.write_batsim_workload`
 writes) follows the change, the profiles still used (composed profiles keep the
 profiles of their ``seq``), and ``skipped`` extended with what the transform dropped.
+Jobs a transform does not change are shared between input and output (no copy of 448k
+jobs to take a sample): treat a :class:`JobSpec` as read-only once read.
 
 - :func:`scale_load`: multiply the offered load by ``F`` by dividing every inter-arrival
   time by ``F`` (``F = 2`` halves each gap between consecutive submissions and keeps every
