@@ -7,13 +7,15 @@ to +145 %), DPSAp better on half. Here: every trace in the shared traces folder,
 four policies ``easy``, ``dpsa-p``, ``dpsa-n``, ``dpsa-w`` (exact search), and besides the
 slowdown change, each policy's mean wait and utilisation.
 
-Jobs (SWF fields 2–5, 8, 9): size = allocated processors, else requested ones;
-walltime = requested time, else the run time (NASA and the synthetic traces have no
-request); runtime = the run time capped at the walltime (Batsim kills a job at its
-walltime); jobs without run time or size, or larger than the platform, are dropped. The
-platform is the header's MaxProcs (else MaxNodes, else the largest job) identical
-machines; submissions are shifted to start at 0. ``--max-jobs`` keeps the first jobs of
-each trace (in submission order) to bound run time.
+Jobs are read by the product's SWF reader (``batpolicy.scheduler.io.swf.read_swf``, the
+one ``batpolicy simulate`` uses) with ``size="allocated"``: size = allocated processors,
+else requested ones; walltime = requested time, else the run time (NASA and the
+synthetic traces have no request); a job running past its walltime is stopped there, as
+Batsim does; jobs without run time or size are dropped, and so are jobs larger than the
+platform (``transform.drop_larger``). The platform is the header's MaxProcs (else
+MaxNodes, else the largest job) identical machines; submissions start at 0.
+``--max-jobs`` keeps the first jobs of each trace (in Batsim's submission order:
+submit time, then job id as a string) to bound run time.
 
 Simulation: the embedded simulator (``batpolicy.scheduler.sim``) when it is available,
 else a delay-job driver below that talks to the same ``Dispatcher`` as Batsim would
@@ -31,19 +33,22 @@ Results go to ``bench/results/dpsa_vs_easy.txt`` with the commit and the machine
 from __future__ import annotations
 
 import argparse
-import gzip
 import heapq
 import logging
+import math
 import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import header, pool_map, write_results  # noqa: E402  (bench/harness.py)
+
+from batpolicy.scheduler.io.model import Workload  # noqa: E402
+from batpolicy.scheduler.io.swf import read_swf  # noqa: E402
+from batpolicy.scheduler.io.transform import drop_larger, head  # noqa: E402
 
 log = logging.getLogger("dpsa_vs_easy")
 
@@ -53,53 +58,15 @@ POLICIES = ("easy", "dpsa-p", "dpsa-n", "dpsa-w")
 TAU = 10.0
 
 
-@dataclass(frozen=True, slots=True)
-class TraceJob:
-    """One job of a trace, as simulated: submission (s from the first), size, walltime, runtime."""
+def read_trace(path: Path, max_jobs: int | None = None) -> Workload:
+    """The workload of an SWF file (plain or gzip), as the module docstring says.
 
-    id: int
-    submit: float
-    res: int
-    walltime: float
-    runtime: float
-
-
-def read_trace(path: Path, max_jobs: int | None = None) -> tuple[int, list[TraceJob]]:
-    """(platform size, jobs in submission order) of an SWF file, plain or gzip.
-
-    See the module docstring for the field rules; ``max_jobs`` (None or 0: all) keeps the
-    first jobs after filtering.
+    ``max_jobs`` (None or 0: all) keeps the first jobs after dropping those larger than
+    the platform (``workload.nb_res``).
     """
-    opener = gzip.open if path.suffix == ".gz" else open
-    hdr: dict[str, int] = {}
-    raw: list[tuple[float, int, int, float, float]] = []
-    with opener(path, "rt", errors="replace") as f:  # type: ignore[operator]
-        for line in f:
-            if line.startswith(";"):
-                key, _, value = line[1:].partition(":")
-                if key.strip() in ("MaxProcs", "MaxNodes") and value.strip().isdigit():
-                    hdr[key.strip()] = int(value)
-                continue
-            fields = line.split()
-            if len(fields) < 9:
-                continue
-            run, procs = float(fields[3]), int(fields[4])
-            if procs <= 0:
-                procs = int(fields[7])
-            if run <= 0 or procs <= 0:
-                continue
-            requested = float(fields[8])
-            raw.append((float(fields[1]), int(fields[0]), procs, run, requested))
-    m = hdr.get("MaxProcs") or hdr.get("MaxNodes") or max(r[2] for r in raw)
-    raw = sorted(r for r in raw if r[2] <= m)
-    if max_jobs:
-        raw = raw[:max_jobs]
-    origin = raw[0][0] if raw else 0.0
-    jobs = []
-    for submit, jid, procs, run, requested in raw:
-        walltime = requested if requested > 0 else run
-        jobs.append(TraceJob(jid, submit - origin, procs, walltime, min(run, walltime)))
-    return m, jobs
+    workload = read_swf(path, "w0", size="allocated", lenient=True)
+    workload = drop_larger(workload, workload.nb_res or 0)
+    return head(workload, max_jobs) if max_jobs else workload
 
 
 def embedded_simulator_available() -> bool:
@@ -111,11 +78,12 @@ def embedded_simulator_available() -> bool:
     return True
 
 
-def drive(handle: Any, m: int, jobs: Sequence[TraceJob]) -> None:
+def drive(handle: Any, m: int, workload: Workload) -> None:
     """Play delay jobs to ``handle`` as Batsim 4.2.1 would (stand-in for the simulator).
 
-    At one instant: submissions (by id), then completions (in start order), in one
-    message; each EXECUTE_JOB schedules the completion ``runtime`` later.
+    At one instant: submissions (in submission order), then completions (in start order),
+    in one message; each EXECUTE_JOB schedules the completion at the job's delay, or at
+    its walltime if that comes first.
     """
     from procset import ProcSet
 
@@ -124,9 +92,11 @@ def drive(handle: Any, m: int, jobs: Sequence[TraceJob]) -> None:
     resources = tuple(t.ResourceInfo(i, f"h{i}") for i in range(m))
     handle(t.Request(0.0, (t.SimulationBegins(0.0, m, m, 0, False, False, {}, resources, (),
                                               {"w0": "/w0.json"}, {}),)))
-    by_id = {f"w0!{j.id}": j for j in jobs}
-    heap: list[tuple[float, int, int, str]] = [(j.submit, 0, i, f"w0!{j.id}")
-                                               for i, j in enumerate(jobs)]
+    by_id = {j.id: j for j in workload.jobs}
+    runtime = {j.id: min(workload.profiles[j.profile]["delay"], j.walltime or math.inf)
+               for j in workload.jobs}
+    heap: list[tuple[float, int, int, str]] = [(j.subtime, 0, i, j.id)
+                                               for i, j in enumerate(workload.jobs)]
     heapq.heapify(heap)
     allocs: dict[str, ProcSet] = {}
     started = 0
@@ -137,10 +107,7 @@ def drive(handle: Any, m: int, jobs: Sequence[TraceJob]) -> None:
         while heap and heap[0][0] == now:
             _, kind, _, jid = heapq.heappop(heap)
             if kind == 0:
-                job = by_id[jid]
-                events.append(t.JobSubmitted(now, jid, {
-                    "id": jid, "subtime": now, "res": job.res, "walltime": job.walltime,
-                    "profile": f"d{job.runtime:g}"}))
+                events.append(t.JobSubmitted(now, jid, by_id[jid].raw))
             else:
                 events.append(t.JobCompleted(now, jid, t.JobState.COMPLETED_SUCCESSFULLY, 0,
                                              allocs.pop(jid)))
@@ -149,11 +116,11 @@ def drive(handle: Any, m: int, jobs: Sequence[TraceJob]) -> None:
             if isinstance(d, t.ExecuteJob):
                 allocs[d.job_id] = d.alloc
                 started += 1
-                heapq.heappush(heap, (now + by_id[d.job_id].runtime, 1, started, d.job_id))
+                heapq.heappush(heap, (now + runtime[d.job_id], 1, started, d.job_id))
     handle(t.Request(now, (t.SimulationEnds(now),)))
 
 
-def simulate(policy_name: str, m: int, jobs: Sequence[TraceJob], driver: str) -> dict[str, Any]:
+def simulate(policy_name: str, m: int, workload: Workload, driver: str) -> dict[str, Any]:
     """One run: mean bounded slowdown (τ = 10 s), mean wait, utilisation, policy stats."""
     from batpolicy.policies.registry import make_policy
     from batpolicy.scheduler.dispatch import Dispatcher
@@ -166,22 +133,12 @@ def simulate(policy_name: str, m: int, jobs: Sequence[TraceJob], driver: str) ->
     began = time.perf_counter()
     if driver == "sim":
         from batpolicy.platforms.model import Platform
-        from batpolicy.scheduler.io.model import JobSpec, Workload
         from batpolicy.scheduler.sim import SimOptions, Simulator
 
-        specs, profiles = [], {}
-        for j in jobs:
-            name = f"d{j.runtime:g}"
-            profiles.setdefault(name, {"type": "delay", "delay": j.runtime})
-            raw = {"id": f"w0!{j.id}", "subtime": j.submit, "res": j.res, "profile": name,
-                   "walltime": j.walltime}
-            specs.append(JobSpec(f"w0!{j.id}", j.submit, j.res, name, j.walltime, raw=raw))
-        workload = Workload("w0", specs, profiles, nb_res=m, source="dpsa_vs_easy")
-        workload.sort()
         Simulator([workload], Platform.homogeneous(m), options=SimOptions()).run(
             dispatcher.handle)
     else:
-        drive(dispatcher.handle, m, jobs)
+        drive(dispatcher.handle, m, workload)
     outcomes = [JobOutcome(j.subtime, j.start, j.finish, j.res, True)
                 if j.status is JobStatus.COMPLETED else JobOutcome(j.subtime, None, None, j.res,
                                                                   False)
@@ -193,9 +150,9 @@ def simulate(policy_name: str, m: int, jobs: Sequence[TraceJob], driver: str) ->
             "seconds": time.perf_counter() - began}
 
 
-def _run(args: tuple[str, str, int, Sequence[TraceJob], str]) -> tuple[str, str, dict[str, Any]]:
-    trace, policy, m, jobs, driver = args
-    return trace, policy, simulate(policy, m, jobs, driver)
+def _run(args: tuple[str, str, int, Workload, str]) -> tuple[str, str, dict[str, Any]]:
+    trace, policy, m, workload, driver = args
+    return trace, policy, simulate(policy, m, workload, driver)
 
 
 def change(ours: float, easy: float) -> str:
@@ -276,12 +233,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     traces: dict[str, tuple[int, int]] = {}
     tasks = []
     for path in paths:
-        m, jobs = read_trace(path, args.max_jobs or None)
+        workload = read_trace(path, args.max_jobs or None)
+        m = workload.nb_res or 0
         name = path.name.split(".swf")[0]
-        traces[name] = (m, len(jobs))
-        log.info("%s: %d machines, %d jobs", name, m, len(jobs))
-        tasks += [(name, p, m, jobs, driver) for p in args.policies]
-    tasks.sort(key=lambda item: -len(item[3]) * (2 if item[1] == "dpsa-n" else 1))
+        traces[name] = (m, len(workload.jobs))
+        log.info("%s: %d machines, %d jobs", name, m, len(workload.jobs))
+        tasks += [(name, p, m, workload, driver) for p in args.policies]
+    tasks.sort(key=lambda item: -len(item[3].jobs) * (2 if item[1] == "dpsa-n" else 1))
     results: dict[tuple[str, str], dict[str, Any]] = {}
     began = time.perf_counter()
     for trace, policy, result in pool_map(_run, tasks, args.workers, "simulations"):

@@ -30,27 +30,33 @@ grows faster than linearly with the queue length of the busiest weeks: a 9,600-j
 week takes ~20-30 s per simulation, 40 simulations per week). The whole grid on every
 loaded week of every trace (~650,000 jobs x 40 simulations) takes hours on 2 cores.
 
-Week selection reads the log's own start times (submit + wait), which a workload reader
-rightly drops, so the SWF fields it needs are parsed here (fields 2–5, 8, 9 of the
-Standard Workload Format).
+Traces are read by the product's SWF reader (``read_swf(size="allocated",
+keep_wait=True)``: size = allocated processors, else requested ones; the log's wait kept
+so that week selection measures the log's own schedule, submit + wait) and the weeks cut
+by ``batpolicy.scheduler.io.transform.weeks`` (jobs larger than the platform dropped
+first; walltime = run time by ``transform.exact_walltime``), the same code as
+``batpolicy workload transform --weeks 1 --min-util 0.7``.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import logging
 import os
 import statistics
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness import header, write_results  # bench/harness.py (the script's folder)
+
+from batpolicy.scheduler.io.model import Workload
+from batpolicy.scheduler.io.swf import read_swf
+from batpolicy.scheduler.io.transform import Week, drop_larger, exact_walltime, weeks
 
 log = logging.getLogger("redirection_sweep")
 
@@ -63,107 +69,28 @@ TAU = 60.0
 
 
 # ----------------------------------------------------------------------------- traces
-@dataclass(frozen=True, slots=True)
-class TraceJob:
-    """What the sweep needs of one SWF line: submission, the log's start, run time, size."""
+def read_trace(path: Path) -> Workload:
+    """The usable jobs of an SWF file (plain or gzip), with their log wait times.
 
-    id: int
-    submit: float
-    start: float
-    run: float
-    procs: int
-
-
-def read_trace(path: Path) -> tuple[int, list[TraceJob]]:
-    """(platform size, usable jobs) of an SWF file (plain or gzip).
-
-    Size: the header's MaxProcs, else MaxNodes, else the largest job. A job's size is
-    its allocated processors (field 5), else its requested ones (field 8); jobs with no
-    size, no run time, or larger than the platform are dropped; a missing wait counts 0.
+    Size: the header's MaxProcs, else MaxNodes, else the largest job (``nb_res``). A job's
+    size is its allocated processors (field 5), else its requested ones (field 8); jobs
+    with no size, no run time, or larger than the platform are dropped; a missing wait
+    counts 0.
     """
-    opener = gzip.open if path.suffix == ".gz" else open
-    header: dict[str, int] = {}
-    jobs: list[TraceJob] = []
-    with opener(path, "rt", errors="replace") as f:  # type: ignore[operator]
-        for line in f:
-            if line.startswith(";"):
-                key, _, value = line[1:].partition(":")
-                if key.strip() in ("MaxProcs", "MaxNodes") and value.strip().isdigit():
-                    header[key.strip()] = int(value)
-                continue
-            fields = line.split()
-            if len(fields) < 9:
-                continue
-            submit, wait, run = float(fields[1]), float(fields[2]), float(fields[3])
-            procs = int(fields[4]) if int(fields[4]) > 0 else int(fields[7])
-            if run <= 0 or procs <= 0:
-                continue
-            jobs.append(TraceJob(int(fields[0]), submit, submit + max(wait, 0.0), run, procs))
-    m = header.get("MaxProcs") or header.get("MaxNodes") or max(j.procs for j in jobs)
-    jobs = [j for j in jobs if j.procs <= m]
-    jobs.sort(key=lambda j: (j.submit, j.id))
-    return m, jobs
+    workload = read_swf(path, "w0", size="allocated", keep_wait=True, lenient=True)
+    return drop_larger(workload, workload.nb_res or 0)
 
 
-def utilisation(jobs: Iterable[TraceJob], m: int, begin: float, end: float) -> float:
-    """Busy processor-time in [begin, end) over m × (end − begin), in the log's schedule.
+def loaded_weeks(workload: Workload, threshold: float = 0.7) -> list[Week]:
+    """Every week (168 h from the first submission) of utilisation >= threshold in the log.
 
-    >>> utilisation([TraceJob(1, 0, 0, 50, 2), TraceJob(2, 0, 60, 100, 1)], 2, 0, 100)
-    0.7
+    A job counts in the utilisation of every week its run (in the log) overlaps, and
+    belongs to the workload of the week it was submitted in (``transform.weeks``).
     """
-    busy = sum(max(0.0, min(j.start + j.run, end) - max(j.start, begin)) * j.procs for j in jobs)
-    return busy / (m * (end - begin))
-
-
-def loaded_weeks(jobs: Sequence[TraceJob], m: int, threshold: float = 0.7,
-                 max_weeks: int | None = None) -> Iterator[tuple[int, float, list[TraceJob]]]:
-    """(week index, utilisation, jobs submitted that week) of every week at ≥ threshold.
-
-    Weeks are consecutive 168 h windows from the first submission. A job counts in the
-    utilisation of every week its run (in the log) overlaps, and belongs to the workload
-    of the week it was submitted in.
-    """
-    if not jobs:
-        return
-    origin = jobs[0].submit
-    nb_weeks = int((max(j.start + j.run for j in jobs) - origin) // WEEK) + 1
-    busy = [0.0] * nb_weeks
-    submitted: list[list[TraceJob]] = [[] for _ in range(nb_weeks)]
-    for job in jobs:
-        submitted[int((job.submit - origin) // WEEK)].append(job)
-        begin, end = job.start - origin, job.start + job.run - origin
-        first, last = int(begin // WEEK), min(int(end // WEEK), nb_weeks - 1)
-        for w in range(first, last + 1):
-            busy[w] += (min(end, (w + 1) * WEEK) - max(begin, w * WEEK)) * job.procs
-    found = 0
-    for w in range(nb_weeks):
-        util = busy[w] / (m * WEEK)
-        if util >= threshold and submitted[w]:
-            yield w, util, submitted[w]
-            found += 1
-            if max_weeks is not None and found >= max_weeks:
-                return
+    return weeks(workload, min_util=threshold)
 
 
 # --------------------------------------------------------------------- simulation
-def week_workload(jobs: Sequence[TraceJob]) -> Any:
-    """A Batsim-like workload of one week: delay profiles, walltime = run time (§IV-B)."""
-    from batpolicy.scheduler.io.model import JobSpec, Workload
-
-    origin = jobs[0].submit
-    specs, profiles = [], {}
-    for job in jobs:
-        name = f"d{job.run:g}"
-        profiles.setdefault(name, {"type": "delay", "delay": job.run})
-        sub = job.submit - origin
-        specs.append(JobSpec(f"w0!{job.id}", sub, job.procs, name, job.run,
-                             raw={"id": f"w0!{job.id}", "subtime": sub, "res": job.procs,
-                                  "profile": name, "walltime": job.run}))
-    workload = Workload("w0", specs, profiles, nb_res=None, source="sweep")
-    workload.sort()
-    return workload
-
-
 @dataclass(frozen=True, slots=True)
 class Task:
     """One simulation: a week of a trace, α, and θ (None: EASY on the grown platform)."""
@@ -174,7 +101,7 @@ class Task:
     theta: float | None
 
 
-def simulate(task: Task, m: int, jobs: Sequence[TraceJob]) -> dict[str, Any]:
+def simulate(task: Task, m: int, week: Workload) -> dict[str, Any]:
     """Run one simulation in the embedded simulator; mean/max BSLD (τ = 60 s) and counters.
 
     Redirection runs with Batsim's ``--enable-dynamic-jobs --enable-profile-reuse`` (one
@@ -197,7 +124,7 @@ def simulate(task: Task, m: int, jobs: Sequence[TraceJob]) -> dict[str, Any]:
     else:
         policy = make_policy("easy")
     dispatcher = Dispatcher(policy)
-    workload = week_workload(jobs)
+    workload = exact_walltime(week)  # §IV-B: walltime = run time
     began = time.perf_counter()
     options = (SimOptions(dynamic_jobs=True, acknowledge_dynamic_jobs=False,
                           profile_reuse=True, forward_profiles=False)
@@ -213,9 +140,9 @@ def simulate(task: Task, m: int, jobs: Sequence[TraceJob]) -> dict[str, Any]:
             "seconds": time.perf_counter() - began}
 
 
-def _run(args: tuple[Task, int, Sequence[TraceJob]]) -> tuple[Task, dict[str, Any]]:
-    task, m, jobs = args
-    return task, simulate(task, m, jobs)
+def _run(args: tuple[Task, int, Workload]) -> tuple[Task, dict[str, Any]]:
+    task, m, week = args
+    return task, simulate(task, m, week)
 
 
 def spread(items: Sequence[Any], nb: int) -> list[Any]:
@@ -379,25 +306,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.traces:
         paths = [p for p in paths if any(p.name.startswith(x) or str(p) == x
                                          for x in args.traces)]
-    selected: dict[str, tuple[int, list[tuple[int, float, list[TraceJob]]]]] = {}
+    selected: dict[str, tuple[int, list[Week]]] = {}
     for path in paths:
-        m, jobs = read_trace(path)
-        loaded = [w for w in loaded_weeks(jobs, m, args.min_util)
-                  if args.max_jobs is None or len(w[2]) <= args.max_jobs]
-        weeks = spread(loaded, args.max_weeks)
+        workload = read_trace(path)
+        m = workload.nb_res or 0
+        loaded = [w for w in loaded_weeks(workload, args.min_util)
+                  if args.max_jobs is None or len(w.workload.jobs) <= args.max_jobs]
+        kept = spread(loaded, args.max_weeks)
         name = path.name.split(".swf")[0]
-        log.info("%s: m=%d, %d jobs, %d loaded week(s), %d kept", name, m, len(jobs),
-                 len(loaded), len(weeks))
-        if weeks:
-            selected[name] = (m, weeks)
+        log.info("%s: m=%d, %d jobs, %d loaded week(s), %d kept", name, m, len(workload.jobs),
+                 len(loaded), len(kept))
+        if kept:
+            selected[name] = (m, kept)
 
     tasks = []
-    for name, (m, weeks) in selected.items():
-        for week, _, jobs in weeks:
+    for name, (m, kept) in selected.items():
+        for week in kept:
             for alpha in args.alpha:
-                tasks.append((Task(name, week, alpha, None), m, jobs))
-                tasks += [(Task(name, week, alpha, theta), m, jobs) for theta in args.theta]
-    tasks.sort(key=lambda item: -len(item[2]))  # longest first: better packing
+                tasks.append((Task(name, week.index, alpha, None), m, week.workload))
+                tasks += [(Task(name, week.index, alpha, theta), m, week.workload)
+                          for theta in args.theta]
+    tasks.sort(key=lambda item: -len(item[2].jobs))  # longest first: better packing
     results: dict[Task, dict[str, Any]] = {}
     began = time.perf_counter()
     progress = _Progress(len(tasks))
@@ -421,10 +350,11 @@ def main(argv: Sequence[str] | None = None) -> int:
               + (f" and {args.max_jobs} jobs per week" if args.max_jobs else "")
               + " (evenly spaced); embedded simulator (Batsim 4.2.1 semantics, zero latency)"]
     per_trace = {}
-    for name, (m, weeks) in selected.items():
-        rows = ratios(results, name, [w for w, _, _ in weeks], args.theta, args.alpha)
+    for name, (m, kept) in selected.items():
+        rows = ratios(results, name, [w.index for w in kept], args.theta, args.alpha)
         per_trace[name] = rows
-        blocks.append(report(name, m, [(w, u, len(j)) for w, u, j in weeks], rows))
+        blocks.append(report(name, m, [(w.index, w.utilisation, len(w.workload.jobs))
+                                       for w in kept], rows))
     blocks.insert(2, summary(per_trace))
     text = "\n\n".join(blocks)
     sys.stdout.write(header() + "\n" + text + "\n")

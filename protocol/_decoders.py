@@ -90,10 +90,10 @@ def _job_description(job: Any, field: str, *, registration: bool) -> dict[str, A
         for name in ("id", "subtime", "profile"):
             if name not in job:
                 raise FieldError(f"{field}.{name}", "missing member (REGISTER_JOB needs it)")
-        as_time(job["subtime"], f"{field}.subtime")
         as_str(job["profile"], f"{field}.profile")
-        if "walltime" in job:
-            as_time(job["walltime"], f"{field}.walltime")
+    for name in ("subtime", "walltime"):  # numbers the state computes with, when present
+        if name in job:
+            as_time(job[name], f"{field}.{name}")
     return job
 
 

@@ -102,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     from batpolicy.scheduler import plot_cli
 
     plot_cli.add_commands(sub)
+    from batpolicy.scheduler.io import cli as workload_cli
+
+    workload_cli.add_commands(sub)
     return parser
 
 

@@ -1,4 +1,13 @@
-"""Shared test fixtures: where the shared data lives."""
+"""Shared test fixtures: where the shared data lives, and its vendored core.
+
+The shared data folder is a sibling of the repository (``../shared/data``). A clone
+without it still proves the core fidelity claims: a handful of recorded Batsim 4.2.1
+conversations and their inputs are vendored under ``tests/data/transcripts`` (see
+``tests/data/README.md``), and :data:`TRANSCRIPTS` falls back to them. Tests that need
+anything else skip, and they must skip *before* acquiring a resource (socket, process,
+ZeroMQ context): a skip raised inside a ``try`` that owns a context leaks it and blocks
+the interpreter's exit.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +17,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
-TRANSCRIPTS = SHARED_DATA / "transcripts"
+#: The recorded conversations vendored with the tests (a subset of the shared ones).
+VENDORED_TRANSCRIPTS = REPO / "tests" / "data" / "transcripts"
+#: The shared transcripts when present, else the vendored subset.
+TRANSCRIPTS = SHARED_DATA / "transcripts" if (SHARED_DATA / "transcripts").is_dir() \
+    else VENDORED_TRANSCRIPTS
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,9 @@ Each job line has 18 whitespace-separated fields (see :data:`SWF_FIELDS`); ``;``
 header or comment line. A job becomes a Batsim job ``<name>!<job number>`` with
 
 - ``res`` = requested processors (field 8), or allocated processors (field 5) when the
-  request is missing (``-1``) or not positive;
+  request is missing (``-1``) or not positive; with ``size="allocated"`` the other way
+  round (field 5 first, as the Parallel Workloads Archive's own analyses and the papers
+  reproduced in ``bench/`` use it: the processors the job really held);
 - a ``delay`` profile of the run time (field 4): one profile per distinct run time,
   named ``delay_<runtime>``, ``{"type": "delay", "delay": runtime}``. Unlike Batsim's
   ``tools/swf_to_batsim_workload_delay.py`` (PROTOCOL.md §1.15) the delay is the run
@@ -16,7 +18,10 @@ header or comment line. A job becomes a Batsim job ``<name>!<job number>`` with
   for: ``status``, ``user``, ``queue``, ``partition``, each left out when the trace says
   ``-1``. To keep 448k jobs light (about 460 bytes a job instead of 670), jobs with the
   same four values **share one dict**: treat it as read-only (copy it to change it).
-  Wait time, group, executable and memory fields are not kept.
+  With ``keep_wait=True`` it also holds ``wait`` (field 3, when not ``-1``), the wait in
+  the log's own schedule, so that the log's utilisation can be computed afterwards
+  (:func:`batpolicy.scheduler.io.transform.weeks`); each job then has its own dict.
+  Group, executable and memory fields are not kept.
 
 Cleaning, in this order; each dropped job is counted in ``Workload.skipped`` under its
 reason: ``malformed_line`` (only with ``lenient``), ``duplicate_id`` (same job number
@@ -26,7 +31,8 @@ not in it), ``before_start`` / ``after_end`` (window ``start <= submit - first <
 where ``first`` is the trace's earliest submit time over all job lines), then
 ``beyond_max_jobs`` (``max_jobs`` keeps the first N remaining jobs in submission order).
 Keys starting with ``kept_`` count jobs that were **kept** but changed or worth knowing
-about: ``kept_res_from_allocated``, ``kept_walltime_from_runtime``,
+about: ``kept_res_from_allocated`` (``kept_res_from_requested`` with
+``size="allocated"``), ``kept_walltime_from_runtime``,
 ``kept_reaches_walltime`` (run time >= walltime, the walltime fallback included:
 Batsim stops such a job at its walltime, i.e. at the same instant, but reports it
 COMPLETED_WALLTIME_REACHED) and ``kept_larger_than_platform`` (jobs wider than
@@ -87,7 +93,7 @@ from typing import Any
 from batpolicy.errors import InputError
 from batpolicy.scheduler.io.model import JobSpec, Workload
 
-__all__ = ["SWF_FIELDS", "read_swf", "delay_profile_name"]
+__all__ = ["SWF_FIELDS", "SIZE_FIELDS", "read_swf", "delay_profile_name"]
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +108,8 @@ _INTEGER_FIELDS = frozenset({0, 4, 7, 10, 11, 12, 13, 14, 15, 16})
 #: Fields read: job, submit, run, alloc, req procs, req time, status, user, queue, partition.
 _USED = (0, 1, 3, 4, 7, 8, 10, 11, 14, 15)
 _SWF_KEYS = ("status", "user", "queue", "partition")
+#: ``size`` choices of :func:`read_swf`: which processor count a job's ``res`` is read from first.
+SIZE_FIELDS = ("requested", "allocated")
 _HEADER = re.compile(r"^;\s*(MaxProcs|MaxNodes)\s*:\s*(-?\d+)\s*$")
 
 
@@ -186,7 +194,8 @@ def _fields_slow(parts: list[str]) -> tuple[Any, ...]:
 def read_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
              status_filter: set[int] | None = None, max_jobs: int | None = None,
              start: float | None = None, end: float | None = None,
-             shift_to_zero: bool = True) -> Workload:
+             shift_to_zero: bool = True, size: str = "requested",
+             keep_wait: bool = False) -> Workload:
     """Read an SWF trace (``.swf`` or ``.swf.gz``) as a Batsim delay workload.
 
     Runtime complexity: O(n log n) in the number of job lines.
@@ -197,6 +206,9 @@ def read_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
         raise InputError(f"workload name {name!r} must be non-empty and hold no '!'", path=where)
     if max_jobs is not None and max_jobs < 0:
         raise InputError(f"max_jobs must be >= 0, got {max_jobs}", path=where)
+    if size not in SIZE_FIELDS:
+        raise InputError(f"size must be one of {', '.join(SIZE_FIELDS)}, got {size!r}",
+                         path=where)
     text = _read_text(path)
 
     skipped: Counter[str] = Counter()
@@ -206,7 +218,8 @@ def read_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        rows, first_submit = _parse(text, name, where, lenient, status_filter, header, skipped)
+        rows, first_submit = _parse(text, name, where, lenient, status_filter, header, skipped,
+                                    size == "allocated", keep_wait)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -220,7 +233,9 @@ def read_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
     nb_res = _platform_size(header, rows, where)
     gc.disable()
     try:
-        jobs, profiles = _build_jobs(rows, shift_to_zero, nb_res, skipped)
+        jobs, profiles = _build_jobs(rows, shift_to_zero, nb_res, skipped,
+                                     "kept_res_from_requested" if size == "allocated"
+                                     else "kept_res_from_allocated")
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -231,11 +246,13 @@ def read_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
 
 
 def _parse(text: str, name: str, where: str, lenient: bool, status_filter: set[int] | None,
-           header: dict[str, int], skipped: Counter[str]) -> tuple[list[tuple[Any, ...]], float]:
+           header: dict[str, int], skipped: Counter[str], allocated_first: bool = False,
+           keep_wait: bool = False) -> tuple[list[tuple[Any, ...]], float]:
     """Rows of the jobs that pass the per-job cleaning, and the trace's first submit time.
 
-    A row is ``(submit, full id, run, res, walltime, res_from_alloc, walltime_from_run,
-    status, user, queue, partition)``: plain tuples, no per-job objects yet.
+    A row is ``(submit, full id, run, res, walltime, res_from_fallback, walltime_from_run,
+    status, user, queue, partition, wait)``: plain tuples, no per-job objects yet
+    (``wait`` is None unless ``keep_wait``).
     """
     rows: list[tuple[Any, ...]] = []
     append = rows.append
@@ -267,10 +284,14 @@ def _parse(text: str, name: str, where: str, lenient: bool, status_filter: set[i
             partition = int(parts[15])
             if not (isfinite(submit) and isfinite(run) and isfinite(req_time)):
                 raise ValueError
+            wait = float(parts[2]) if keep_wait else None
+            if wait is not None and not isfinite(wait):
+                raise ValueError
         except ValueError:
             try:
                 (job, submit, run, alloc, req, req_time, status, user, queue,
                  partition) = _fields_slow(parts)
+                wait = _as_float(parts[2], 2) if keep_wait else None
             except _BadLine as bad:
                 if not lenient:
                     raise InputError(str(bad), path=where, line=lineno, field=bad.field) from None
@@ -289,10 +310,11 @@ def _parse(text: str, name: str, where: str, lenient: bool, status_filter: set[i
         if run <= 0:
             skipped["non_positive_runtime"] += 1
             continue
-        if req > 0:
-            res, from_alloc = req, False
-        elif alloc > 0:
-            res, from_alloc = alloc, True
+        first, second = (alloc, req) if allocated_first else (req, alloc)
+        if first > 0:
+            res, fallback = first, False
+        elif second > 0:
+            res, fallback = second, True
         else:
             skipped["non_positive_res"] += 1
             continue
@@ -300,8 +322,8 @@ def _parse(text: str, name: str, where: str, lenient: bool, status_filter: set[i
             skipped["status_filtered"] += 1
             continue
         walltime, from_run = (req_time, False) if req_time > 0 else (run, True)
-        append((submit, f"{prefix}{job}", run, res, walltime, from_alloc, from_run, status,
-                user, queue, partition))
+        append((submit, f"{prefix}{job}", run, res, walltime, fallback, from_run, status,
+                user, queue, partition, wait))
     return rows, first_submit
 
 
@@ -334,7 +356,8 @@ def _platform_size(header: dict[str, int], rows: list[tuple[Any, ...]], where: s
 
 
 def _build_jobs(rows: list[tuple[Any, ...]], shift_to_zero: bool, nb_res: int | None,
-                skipped: Counter[str]) -> tuple[list[JobSpec], dict[str, dict[str, Any]]]:
+                skipped: Counter[str], fallback_key: str = "kept_res_from_allocated"
+                ) -> tuple[list[JobSpec], dict[str, dict[str, Any]]]:
     """JobSpecs and delay profiles of the selected rows (already in submission order)."""
     origin = rows[0][0] if rows and shift_to_zero else 0.0
     profiles: dict[str, dict[str, Any]] = {}
@@ -344,7 +367,7 @@ def _build_jobs(rows: list[tuple[Any, ...]], shift_to_zero: bool, nb_res: int | 
     append = jobs.append
     wide = from_alloc_n = from_run_n = reach_n = 0
     for (submit, full, run, res, walltime, from_alloc, from_run, status, user, queue,
-         partition) in rows:
+         partition, wait) in rows:
         pname = names.get(run)
         if pname is None:
             pname = names[run] = delay_profile_name(run)
@@ -354,6 +377,8 @@ def _build_jobs(rows: list[tuple[Any, ...]], shift_to_zero: bool, nb_res: int | 
         swf = shared.get(key)
         if swf is None:
             swf = shared[key] = {k: v for k, v in zip(_SWF_KEYS, key, strict=True) if v != -1}
+        if wait is not None and wait != -1:
+            swf = {**swf, "wait": int(wait) if wait.is_integer() else wait}
         append(JobSpec(full, subtime, res, pname, walltime,
                        {"id": full, "subtime": subtime, "res": res, "profile": pname,
                         "walltime": walltime, "swf": swf}))
@@ -363,7 +388,7 @@ def _build_jobs(rows: list[tuple[Any, ...]], shift_to_zero: bool, nb_res: int | 
         from_run_n += from_run
         if run >= walltime:
             reach_n += 1
-    for key, n in (("kept_larger_than_platform", wide), ("kept_res_from_allocated", from_alloc_n),
+    for key, n in (("kept_larger_than_platform", wide), (fallback_key, from_alloc_n),
                    ("kept_walltime_from_runtime", from_run_n), ("kept_reaches_walltime", reach_n)):
         if n:
             skipped[key] += n

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from batpolicy.errors import ConfigError
 from batpolicy.policies.registry import make_policy, parse_params
 from batpolicy.protocol import types as t
+from batpolicy.scheduler.io.cli import add_transform_options, transform_spec
 from batpolicy.scheduler.sim.engine import Simulator
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.run import InputSpec, OutputPaths, load_inputs, run_simulation
@@ -51,6 +52,7 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
                    help="SWF: keep only jobs of these status codes, e.g. 1 or 0,1")
     g.add_argument("--lenient", action="store_true",
                    help="skip (and count) broken workload lines instead of stopping")
+    add_transform_options(p.add_argument_group("workload transforms (after the selection)"))
 
 
 def _add_batsim_flags(p: argparse.ArgumentParser) -> None:
@@ -95,7 +97,7 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
     return InputSpec(workloads=tuple(args.workload), platform=args.platform,
                      nb_res=args.nb_res, events=tuple(args.events), lenient=args.lenient,
                      max_jobs=args.max_jobs, start=args.start, end=args.end,
-                     status_filter=status)
+                     status_filter=status, transform=transform_spec(args))
 
 
 def _sim_options(args: argparse.Namespace, *, dynamic: bool = False) -> SimOptions:

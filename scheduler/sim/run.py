@@ -42,6 +42,7 @@ from batpolicy.scheduler.io import read_batsim_workload, read_events, read_swf, 
 from batpolicy.scheduler.io.events import ExternalEvent
 from batpolicy.scheduler.io.model import Workload
 from batpolicy.scheduler.io.outputs import JobsCsvWriter, write_schedule_csv
+from batpolicy.scheduler.io.transform import TransformSpec, apply
 from batpolicy.scheduler.metrics import JobOutcome, compute_metrics, merge_copies
 from batpolicy.scheduler.sim.engine import Scheduler, Simulator
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
@@ -79,12 +80,13 @@ class InputSpec:
     start: float | None = None
     end: float | None = None
     status_filter: frozenset[int] | None = None
+    transform: TransformSpec = TransformSpec()  # --load, --weeks, --sample: after the above
 
 
 def _read_workload(path: str, name: str, spec: InputSpec) -> Workload:
     if workload_format(path) == "swf":
         return read_swf(path, name, lenient=spec.lenient, max_jobs=spec.max_jobs,
-                        start=spec.start, end=spec.end,
+                        start=spec.start, end=spec.end, keep_wait=spec.transform.weeks is not None,
                         status_filter=set(spec.status_filter) if spec.status_filter else None)
     workload = read_batsim_workload(path, name, lenient=spec.lenient)
     if spec.start is not None or spec.end is not None:
@@ -110,7 +112,8 @@ def load_inputs(spec: InputSpec) -> tuple[list[Workload], Platform, list[Externa
             platform_path = str(bundled(DEFAULT_PLATFORM))
         log.info("no workload given: bundled %s on %s", DEFAULT_WORKLOAD,
                  Path(platform_path).name if platform_path else f"{spec.nb_res} machines")
-    workloads = [_read_workload(p, f"w{i}", spec) for i, p in enumerate(paths)]
+    workloads = [apply(_read_workload(p, f"w{i}", spec), spec.transform, nb_res=spec.nb_res)
+                 for i, p in enumerate(paths)]
     for w in workloads:
         if w.skipped:
             log.info("%s: %d jobs; skipped or adjusted: %s", w.source, len(w.jobs),

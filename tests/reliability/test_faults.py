@@ -123,9 +123,10 @@ class _SilentScheduler:
         self.context.term()
 
 
-def _fake_batsim(endpoint: str, out: Path, timeout: str) -> subprocess.Popen[str]:
+def _fake_batsim(inputs: list[str], endpoint: str, out: Path,
+                 timeout: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "batpolicy", "fake-batsim",
-                             *recorded_inputs("walltime120"), "-s", endpoint,
+                             *inputs, "-s", endpoint,
                              "--timeout", timeout, "-o", str(out), "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -137,10 +138,11 @@ def _metrics(out: Path) -> dict[str, Any]:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_fake_batsim_interrupted_writes_its_outputs_and_exits_nonzero(sig: int,
                                                                       tmp_path: Path) -> None:
+    inputs = recorded_inputs("walltime120")  # may skip: before any socket exists
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     scheduler = _SilentScheduler(endpoint, answers=3)
     out = tmp_path / "out"
-    proc = _fake_batsim(endpoint, out, "30")
+    proc = _fake_batsim(inputs, endpoint, out, "30")
     try:
         scheduler.serve_until_silent()  # fake-batsim now waits for the 4th reply
         proc.send_signal(sig)
@@ -158,10 +160,11 @@ def test_fake_batsim_interrupted_writes_its_outputs_and_exits_nonzero(sig: int,
 
 def test_fake_batsim_exits_within_its_timeout_when_the_scheduler_vanishes(tmp_path: Path
                                                                           ) -> None:
+    inputs = recorded_inputs("walltime120")  # may skip: before any socket exists
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     scheduler = _SilentScheduler(endpoint, answers=3)
     out = tmp_path / "out"
-    proc = _fake_batsim(endpoint, out, "1.5")
+    proc = _fake_batsim(inputs, endpoint, out, "1.5")
     try:
         scheduler.serve_until_silent()
         scheduler.vanish()  # the scheduler is gone, its last request unanswered

@@ -206,9 +206,11 @@ def test_serve_command_never_prints_a_traceback_on_broken_messages() -> None:
         port = _free_port()
         proc = subprocess.Popen([sys.executable, "-m", "batpolicy", "serve", "--policy", "easy",
                                  "--socket-endpoint", f"tcp://127.0.0.1:{port}",
-                                 "--timeout", "30"],
+                                 "--timeout", "120"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         procs.append((mutant, port, proc))
+    # the processes start together: on a loaded 2-core machine the last of them may need
+    # tens of seconds to import and bind, hence generous first-answer and idle timeouts
     try:
         for mutant, port, proc in procs:
             context = zmq.Context()

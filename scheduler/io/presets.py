@@ -1,0 +1,142 @@
+"""Named synthetic workloads: the registry behind ``batpolicy workload synth --preset``.
+
+A preset is a function returning a :class:`~batpolicy.scheduler.io.synth.SynthSpec`
+from keyword parameters that all have defaults; :func:`preset` calls it with overrides,
+and :func:`parse_overrides` turns ``--param key=value`` strings into them, typed after
+the parameter's default (``int``, ``float``, ``str``, ``bool``; a ``None`` default takes a
+float, or ``none``). Adding a preset is one decorated function here (or in a module that
+imports :func:`register`); the co-allocation, deadline and N-step issues add theirs.
+
+- ``uniform``: one stream of jobs on a homogeneous platform: Poisson arrivals, uniform
+  run times and uniform sizes (the generic case, Jones et al. §4 with a uniform service
+  law); optional deadlines (``slack_min``/``slack_max``, Klusáček et al. §2).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from batpolicy.errors import ConfigError
+from batpolicy.scheduler.io.synth import GroupSpec, SynthSpec
+
+__all__ = ["PRESETS", "Preset", "parse_overrides", "preset", "register"]
+
+Builder = Callable[..., SynthSpec]
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    """A registered preset: its name, one-line summary and builder."""
+
+    name: str
+    summary: str
+    build: Builder
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """Parameter name -> default, in the builder's order."""
+        return {name: p.default for name, p in inspect.signature(self.build).parameters.items()}
+
+
+#: Every preset by name (the single registry: CLI help, validation and construction).
+PRESETS: dict[str, Preset] = {}
+
+
+def register(name: str) -> Callable[[Builder], Builder]:
+    """Register the decorated builder as preset ``name`` (its docstring's first line: summary)."""
+    def add(build: Builder) -> Builder:
+        """Check the builder's defaults and put it in :data:`PRESETS`."""
+        if name in PRESETS:
+            raise ValueError(f"preset {name!r} registered twice")
+        missing = [p for p, v in inspect.signature(build).parameters.items()
+                   if v.default is inspect.Parameter.empty]
+        if missing:
+            raise ValueError(f"preset {name!r}: parameters {missing} need defaults")
+        PRESETS[name] = Preset(name, (build.__doc__ or "").strip().splitlines()[0], build)
+        return build
+    return add
+
+
+def preset(name: str, **overrides: Any) -> SynthSpec:
+    """The spec of preset ``name`` with ``overrides``; unknown names are a ConfigError.
+
+    >>> spec = preset("uniform", nb_jobs=5, nb_res=8)
+    >>> spec.groups[0].nb_jobs, spec.nb_res
+    (5, 8)
+    """
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; presets: {', '.join(sorted(PRESETS))}")
+    entry = PRESETS[name]
+    unknown = sorted(set(overrides) - set(entry.parameters))
+    if unknown:
+        raise ConfigError(f"preset {name!r} has no parameter {unknown[0]!r}; its parameters: "
+                          + ", ".join(entry.parameters))
+    spec = entry.build(**overrides)
+    spec.check()
+    return spec
+
+
+def _convert(text: str, default: Any, key: str) -> Any:
+    """``text`` as the type of ``default``.
+
+    >>> _convert("3", 1, "n"), _convert("0.5", 1.0, "x"), _convert("none", None, "s")
+    (3, 0.5, None)
+    """
+    try:
+        if isinstance(default, bool):
+            if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError
+            return text.lower() in ("true", "1", "yes")
+        if isinstance(default, int):
+            return int(text)
+        if isinstance(default, str):
+            return text
+        if default is None and text.lower() in ("none", ""):
+            return None
+        return float(text)
+    except ValueError:
+        kind = "true or false" if isinstance(default, bool) else \
+            "an integer" if isinstance(default, int) else "a number"
+        raise ConfigError(f"--param {key}={text!r}: {key} must be {kind}") from None
+
+
+def parse_overrides(name: str, pairs: Iterable[str]) -> dict[str, Any]:
+    """``--param key=value`` strings of preset ``name`` as typed overrides."""
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; presets: {', '.join(sorted(PRESETS))}")
+    defaults = PRESETS[name].parameters
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--param wants KEY=VALUE, got {pair!r}")
+        if key not in defaults:
+            raise ConfigError(f"--param {key}: preset {name!r} has no such parameter; its "
+                              "parameters: " + ", ".join(defaults))
+        out[key] = _convert(value.strip(), defaults[key], key)
+    return out
+
+
+@register("uniform")
+def uniform(nb_jobs: int = 200, nb_res: int = 32, mean_interarrival: float = 60.0,
+            runtime_min: float = 60.0, runtime_max: float = 3600.0, res_min: int = 1,
+            res_max: int = 0, walltime_factor: float = 2.0, slack_min: float | None = None,
+            slack_max: float | None = None) -> SynthSpec:
+    """Poisson arrivals, uniform run times and sizes on nb_res identical machines.
+
+    ``res_max`` 0 means half the platform (at least 1 machine).
+    """
+    slack = None
+    if slack_min is not None or slack_max is not None:
+        lo = slack_min if slack_min is not None else slack_max
+        hi = slack_max if slack_max is not None else slack_min
+        slack = (float(lo), float(hi))  # type: ignore[arg-type]
+    return SynthSpec((GroupSpec(nb_jobs=nb_jobs, mean_interarrival=mean_interarrival,
+                                service="uniform", service_range=(runtime_min, runtime_max),
+                                res_range=(res_min, res_max or max(1, nb_res // 2)),
+                                walltime_factor=walltime_factor,
+                                slack_range=slack),), nb_res=nb_res)
