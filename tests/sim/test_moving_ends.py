@@ -173,3 +173,39 @@ def test_without_an_instant_model_nothing_is_hinted_unless_asked() -> None:
     scheduler = StartAll()
     sim.run(scheduler)
     assert scheduler.completed == {"w0!a": (10.0, _OK, 0), "w0!b": (6.0, _OK, 0)}
+
+
+class Delayed(StartAll):
+    """Starts b with a decision stamped ``at`` (Batsim sleeps until then)."""
+
+    def __init__(self, at: float) -> None:
+        super().__init__()
+        self.at = at
+
+    def __call__(self, request: t.Request) -> t.Reply:
+        out: list[t.Decision] = []
+        for event in request.events:
+            if isinstance(event, t.JobSubmitted):
+                stamp = self.at if event.job_id == "w0!b" else None
+                out.append(t.ExecuteJob(event.job_id, ProcSet(0 if event.job_id == "w0!a"
+                                                               else 1), timestamp=stamp))
+            elif isinstance(event, t.JobCompleted):
+                self.completed[event.job_id] = (event.timestamp, event.job_state,
+                                                event.return_code)
+        return t.Reply(request.now, tuple(out))
+
+
+@pytest.mark.parametrize("at,calls,ends", [
+    # b starts at 3: a did 3 alone, 7 left at half speed until b ends at 11, then 3 alone
+    (3.0, [0.0, 3.0, 11.0, 14.0], {"w0!a": 14.0, "w0!b": 11.0}),
+    # b's start stamped at 12: a ends at 10 while Batsim sleeps; the hook still runs there
+    (12.0, [0.0, 10.0, 12.0, 16.0], {"w0!a": 10.0, "w0!b": 16.0}),
+])
+def test_decisions_stamped_later_still_get_the_hook_at_every_instant(
+        at: float, calls: list[float], ends: dict[str, float]) -> None:
+    model = SharedLink()
+    scheduler = Delayed(at)
+    Simulator([workload()], Platform.homogeneous(2),
+              options=SimOptions(instant_model=model)).run(scheduler)
+    assert [now for now, _ in model.calls] == calls
+    assert {job: done[0] for job, done in scheduler.completed.items()} == ends
