@@ -107,11 +107,11 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
         if not machines:
             raise ConfigError("the platform has no compute machine")
         self._machine_info = machines
-        self.platform = platform
         self.machines = Machines([m.name for m in machines], [float(m.speed) for m in machines])
         self._queue = EventQueue()
         self.jobs: dict[str, SimJob] = {}
         self.tables: dict[str, ProfileTable] = {}
+        self.platform = platform  # job models read its groups and GPUs (placement)
         self._workload_paths: dict[str, str] = {}
         self._begin_profiles: dict[str, dict[str, Any]] = {}
         self._models: dict[str, JobModel] = {}
