@@ -47,9 +47,9 @@ class _DerivedGroup:
 
 
 def platform_groups(platform: Any) -> Mapping[str, Any]:
-    """The platform's groups by name: ``platform.groups`` (INTERFACES.md §A) if it has them.
+    """The platform's groups by name: ``platform.groups`` (INTERFACES.md §A) if it has any.
 
-    SHIM (removed when the platform helper's ``Platform.groups`` is merged): otherwise
+    Otherwise (a platform built by hand, or before ``Platform.groups`` existed: SHIM)
     groups are derived from each machine's ``cluster`` (kind ``cluster``) and ``rack``
     (kind ``rack``). Runtime complexity: O(machines) for the shim, O(1) otherwise.
 
@@ -59,7 +59,7 @@ def platform_groups(platform: Any) -> Mapping[str, Any]:
     {'c0': '0', 'c1': '1'}
     """
     groups = getattr(platform, "groups", None)
-    if groups is not None:
+    if groups:
         return groups
     found: dict[tuple[str, str], list[int]] = {}
     for machine in platform.machines:
