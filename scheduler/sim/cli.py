@@ -63,12 +63,13 @@ def _add_batsim_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mmax", type=int, metavar="N", help="use the first N machines only")
     g.add_argument("--sched-cfg", default="", metavar="TEXT",
                    help="forwarded to the scheduler in SIMULATION_BEGINS")
-    g.add_argument("--job-model", default="profile", choices=sorted(JOB_MODELS),
-                   help="profile: Batsim's profiles (default); speed: work done at the "
-                        "slowest allocated machine's speed (delays are seconds at 1 Gflop/s); "
-                        "placement: the profile's delay on the job's preferred placement, "
-                        "its runtime_other field elsewhere. A job's job_model field "
-                        "overrides it")
+    g.add_argument("--job-model", action="append", default=[], metavar="[WORKLOAD=]MODEL",
+                   help=f"one of {', '.join(sorted(JOB_MODELS))}. profile: Batsim's profiles "
+                        "(default); speed: work done at the slowest allocated machine's "
+                        "speed (delays are seconds at 1 Gflop/s); placement: the profile's "
+                        "delay on the job's preferred placement, its runtime_other field "
+                        "elsewhere. WORKLOAD=MODEL (e.g. w1=speed) for one workload; a "
+                        "job's job_model field overrides both")
 
 
 def _add_outputs(p: argparse.ArgumentParser) -> None:
@@ -108,7 +109,26 @@ def _sim_options(args: argparse.Namespace, *, dynamic: bool = False) -> SimOptio
                       forward_profiles=args.forward_profiles_on_submission,
                       forward_unknown_events=args.forward_unknown_events,
                       mmax=args.mmax, sched_config=args.sched_cfg,
-                      default_job_model=args.job_model)
+                      **_job_models(args.job_model))
+
+
+def _job_models(specs: list[str]) -> dict[str, Any]:
+    """``--job-model`` values as SimOptions fields: the default and per-workload models.
+
+    >>> _job_models(["speed", "w1=placement"])
+    {'default_job_model': 'speed', 'job_models': {'w1': 'placement'}}
+    """
+    default, per_workload = "profile", {}
+    for spec in specs:
+        workload, sep, name = spec.rpartition("=")
+        if name not in JOB_MODELS:
+            raise ConfigError(f"--job-model {spec!r}: unknown job model {name!r} (known: "
+                              f"{', '.join(sorted(JOB_MODELS))})")
+        if sep:
+            per_workload[workload] = name
+        else:
+            default = name
+    return {"default_job_model": default, "job_models": per_workload}
 
 
 def _paths(args: argparse.Namespace) -> OutputPaths:
@@ -200,7 +220,8 @@ def _simulate(args: argparse.Namespace) -> int:
 
     return _run(args, dispatcher.handle, _sim_options(args, dynamic=dynamic),
                 {"policy": args.policy, "params": dict(policy.params),
-                 "job_model": args.job_model, "expected_ends": args.expected_ends},
+                 "job_model": args.job_model or ["profile"],
+                 "expected_ends": args.expected_ends},
                 policy_stats=policy.stats, nb_decisions=lambda: dispatcher.nb_decisions,
                 end_hint=hint)
 

@@ -145,3 +145,23 @@ def test_expected_ends_model_lets_easy_plan_with_the_real_ends(tmp_path: Path) -
         starts[mode] = {row["job_id"]: float(row["starting_time"]) for row in rows}
     assert starts["walltime"] == {"1": 0.0, "2": 22.0, "3": 2.0}
     assert starts["model"] == {"1": 0.0, "2": 10.0, "3": 15.0}
+
+
+def test_job_model_option_per_run_and_per_workload(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # FCFS puts the job on machine 0 (cluster c0); it prefers c1: 20 s there, not 5
+    jobs = [job(1, 0, 1, 5, preferred="c1", runtime_other=20)]
+    for name, args, runtime in (("default", (), "5.000000"),
+                                ("run", ("--job-model", "placement"), "20.000000"),
+                                ("workload", ("--job-model", "w0=placement"), "20.000000"),
+                                ("other", ("--job-model", "w1=placement"), "5.000000")):
+        out = run_simulate(tmp_path / name, jobs, *args)
+        (row,) = csv.DictReader((out / "jobs.csv").read_text().splitlines())
+        assert row["execution_time"] == runtime, name
+        assert (row["preferred"], row["runtime_other"]) == ("c1", "20.000000")
+    workload = write_workload(tmp_path / "w.json", jobs)
+    capsys.readouterr()
+    assert cli.main(["simulate", "-w", str(workload), "--nb-res", "2", "--quiet",
+                     "-o", str(tmp_path / "bad"), "--job-model", "w0=quantum"]) != 0
+    err = capsys.readouterr().err
+    assert "unknown job model 'quantum'" in err and "Traceback" not in err
