@@ -29,6 +29,12 @@ class Job:
     scheduler plans with: ``start + walltime`` (infinite without walltime) unless a
     driver that knows better (speed-scaled or bandwidth-shared execution) moves it.
     ``seq`` is the job's submission rank, a stable FCFS tie-break.
+
+    ``deadline`` ... ``job_model`` are the extra fields of the job's JSON object
+    (:mod:`batpolicy.scheduler.jobfields`; ``None`` when absent): an absolute deadline,
+    the job type (``"mpi"``, ``"gpu"``...), the origin and preferred groups, the
+    computation share K, the bandwidth need per processor (byte/s), the runtime off the
+    preferred placement, and the embedded simulator's job model for it.
     """
 
     id: str
@@ -50,6 +56,14 @@ class Job:
     metadata: str = ""
     kill_requested: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    deadline: float | None = None
+    job_type: str | None = None
+    origin: str | None = None
+    comp_share: float | None = None
+    ppbw: float | None = None
+    preferred: str | None = None
+    runtime_other: float | None = None
+    job_model: str | None = None
 
     @property
     def workload(self) -> str:

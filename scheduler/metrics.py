@@ -8,7 +8,14 @@ practice in parallel job scheduling*, JSSPP 1997, §4.2)::
 with ``tau`` = 10 s by default (the redirection paper uses 60 s). Rejected jobs count in
 ``nb_jobs`` but in no mean (unlike Batsim's schedule.csv, whose means divide by all jobs).
 Utilisation is the allocated machine-seconds over ``nb_machines × (last end − first
-submission)``. Late jobs and tardiness use a job's ``deadline`` when jobs have one.
+submission)``; per group (INTERFACES.md §A: a cluster, rack or multi-CPU machine) it is
+the machine-seconds allocated inside the group over its size times the same span.
+
+Deadlines (a job's ``deadline`` field, absolute seconds; seed 002): a job that ran is
+late when it finishes after its deadline; its tardiness is ``max(finish - deadline,
+0)`` (Lawler's T_j). ``nb_late_jobs``, ``total_tardiness``, ``max_tardiness`` and
+``mean_tardiness`` (over the jobs that have a deadline) count jobs that ran; a rejected
+job with a deadline is counted apart in ``nb_rejected_with_deadline``.
 
 Resubmitted jobs count once. A policy that kills a job and registers a copy of it (the
 redirection policy, pybatsim's ``resubmit_job``) marks the copy with the metadata
@@ -18,11 +25,12 @@ job once: submitted as the original, started and ended as its last copy.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from procset import ProcSet
 
 #: Metadata key naming, in a copy of a killed job, the original's full id.
 PARENT_KEY = "parent"
@@ -39,6 +47,7 @@ class JobOutcome:
     success: bool
     killed: bool = False
     deadline: float | None = None
+    alloc: ProcSet | None = None
 
 
 def parent_of(metadata: str) -> str | None:
@@ -73,6 +82,7 @@ def merge_copies(jobs: Sequence[tuple[str, str, JobOutcome]]) -> list[JobOutcome
     if not parents:
         return [outcome for _, _, outcome in jobs]
     submit = {job_id: outcome.submit for job_id, _, outcome in jobs}
+    deadlines = {job_id: outcome.deadline for job_id, _, outcome in jobs}
     replaced = set(parents.values())
 
     def root(job_id: str) -> str:
@@ -89,9 +99,11 @@ def merge_copies(jobs: Sequence[tuple[str, str, JobOutcome]]) -> list[JobOutcome
             continue  # replaced by its copy
         if job_id in parents:
             first = submit.get(root(job_id), outcome.submit)
+            deadline = outcome.deadline if outcome.deadline is not None \
+                else deadlines.get(root(job_id))
             outcome = JobOutcome(min(first, outcome.submit), outcome.start, outcome.finish,
                                  outcome.nb_resources, outcome.success, outcome.killed,
-                                 outcome.deadline)
+                                 deadline, outcome.alloc)
         out.append(outcome)
     return out
 
@@ -105,10 +117,46 @@ def bounded_slowdown(wait: np.ndarray, run: np.ndarray, tau: float) -> np.ndarra
     return np.maximum((wait + run) / np.maximum(run, tau), 1.0)
 
 
+def utilization_per_group(outcomes: Sequence[JobOutcome], groups: Mapping[str, ProcSet],
+                          span: float) -> dict[str, float]:
+    """Allocated machine-seconds inside each group over ``len(group) × span``.
+
+    Per-machine busy time is summed on a difference array over each allocation's
+    intervals. Runtime complexity: O(allocation intervals + machines + groups × its
+    intervals).
+
+    >>> jobs = [JobOutcome(0.0, 0.0, 10.0, 2, True, alloc=ProcSet((0, 1))),
+    ...         JobOutcome(0.0, 0.0, 5.0, 1, True, alloc=ProcSet(2))]
+    >>> utilization_per_group(jobs, {"a": ProcSet((0, 1)), "b": ProcSet((2, 3))}, 10.0)
+    {'a': 1.0, 'b': 0.25}
+    """
+    if span <= 0 or not groups:
+        return {name: 0.0 for name in groups}
+    top = max((g.max for g in groups.values() if g), default=-1) + 2
+    diff = np.zeros(top + 1)
+    for o in outcomes:
+        if o.alloc is None or o.start is None or o.finish is None:
+            continue
+        run = o.finish - o.start
+        for itv in o.alloc.intervals():
+            if itv.inf < top:
+                diff[itv.inf] += run
+                diff[min(itv.sup + 1, top)] -= run
+    per_machine = np.cumsum(diff)[:top]
+    prefix = np.concatenate(([0.0], np.cumsum(per_machine)))  # busy time of machines < m
+    out = {}
+    for name, group in groups.items():
+        total = sum(float(prefix[itv.sup + 1] - prefix[itv.inf]) for itv in group.intervals())
+        out[name] = total / (len(group) * span) if len(group) else 0.0
+    return out
+
+
 def compute_metrics(outcomes: Sequence[JobOutcome], *, nb_machines: int, tau: float = 10.0,
-                    scheduler_time_s: float = 0.0, nb_decisions: int = 0) -> dict[str, Any]:
+                    scheduler_time_s: float = 0.0, nb_decisions: int = 0,
+                    groups: Mapping[str, ProcSet] | None = None) -> dict[str, Any]:
     """The metrics summary of a run (what ``metrics.json`` holds).
 
+    ``groups`` (name -> machines) adds ``utilization_per_group``.
     Runtime complexity: O(n) with numpy.
 
     >>> m = compute_metrics([JobOutcome(0.0, 0.0, 10.0, 2, True),
@@ -151,8 +199,15 @@ def compute_metrics(outcomes: Sequence[JobOutcome], *, nb_machines: int, tau: fl
         "bsld_tau": tau,
         "utilization": float((res * run).sum() / (nb_machines * span))
         if span > 0 and nb_machines else 0.0,
+        "nb_jobs_with_deadline": len(late),
         "nb_late_jobs": sum(1 for x in late if x > 0),
         "total_tardiness": float(sum(tardiness)),
+        "max_tardiness": float(max(tardiness, default=0.0)),
+        "mean_tardiness": float(sum(tardiness)) / len(tardiness) if tardiness else 0.0,
+        "nb_rejected_with_deadline": sum(1 for o in outcomes
+                                         if o.start is None and o.deadline is not None),
         "scheduler_time_s": scheduler_time_s,
         "decisions_per_second": nb_decisions / scheduler_time_s if scheduler_time_s > 0 else None,
+        **({"utilization_per_group": utilization_per_group(ran, groups, span)}
+           if groups else {}),
     }

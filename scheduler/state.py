@@ -26,6 +26,7 @@ from batpolicy.platforms.begins import platform_from_begins
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.intervalset import difference, union
+from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
 from batpolicy.scheduler.jobs import Job, JobStatus
 
 #: Power states in which Batsim lets a machine compute (PROTOCOL.md §1.4, EXECUTE_JOB).
@@ -238,9 +239,18 @@ class ClusterState:
     def _new_job(self, job_id: str, desc: dict[str, Any], *, dynamic: bool) -> Job:
         walltime = desc.get("walltime", -1)
         walltime = None if walltime is None or walltime < 0 else float(walltime)
+        try:
+            extra = parse_job_fields(desc)
+        except JobFieldError as exc:
+            raise ProtocolError(f"job '{job_id}': {exc}", field=f"job.{exc.field}",
+                                event_type="REGISTER_JOB" if dynamic else "JOB_SUBMITTED"
+                                ) from None
         job = Job(id=job_id, subtime=float(desc.get("subtime", self.now)), res=int(desc["res"]),
                   walltime=walltime, profile=str(desc.get("profile", "")), seq=self._seq,
-                  raw=desc, dynamic=dynamic)
+                  raw=desc, dynamic=dynamic, deadline=extra.deadline, job_type=extra.job_type,
+                  origin=extra.origin, comp_share=extra.comp_share, ppbw=extra.ppbw,
+                  preferred=extra.preferred, runtime_other=extra.runtime_other,
+                  job_model=extra.job_model)
         self._seq += 1
         self._jobs[job_id] = job
         self._waiting[job_id] = job

@@ -18,6 +18,11 @@ object, same key order and numbers, with ``id`` rewritten to the full id. Duplic
 ids are an error. Jobs come back in Batsim's submission order (subtime, then full id as
 a string; :meth:`Workload.sort`).
 
+Extra job fields (``deadline``, ``job_type``, ``origin``, ``comp_share``, ``ppbw``,
+``preferred``, ``runtime_other``, ``job_model``: :mod:`batpolicy.scheduler.jobfields`)
+are kept in ``raw``, as Batsim keeps and forwards them, and checked here: a wrong type
+is an error (``invalid_field`` when lenient), as Batsim itself does not look at them.
+
 Errors are :class:`InputError` naming the file, the job (index in ``jobs`` and id) and
 the field; invalid JSON names line and column. With ``lenient=True`` a bad job (or
 profile) is skipped and counted in ``Workload.skipped`` under the reason
@@ -35,6 +40,7 @@ from typing import Any
 
 from batpolicy.errors import InputError
 from batpolicy.scheduler.io.model import JobSpec, Workload
+from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
 
 __all__ = ["read_batsim_workload", "full_job_id"]
 
@@ -172,6 +178,11 @@ def _job_spec(job: Any, name: str, profiles: dict[str, Any]) -> JobSpec:
                       f"'profile' must be a string, got {type(profile).__name__}")
     if profile not in profiles:
         raise _BadJob("unknown_profile", "profile", f"profile {profile!r} does not exist")
+
+    try:
+        parse_job_fields(job)
+    except JobFieldError as exc:
+        raise _BadJob("invalid_field", exc.field, str(exc)) from None
 
     raw = {k: (full if k == "id" else v) for k, v in job.items()}
     return JobSpec(full, float(subtime), res, profile, walltime, raw)

@@ -54,8 +54,27 @@ SCHEDULE_COLUMNS = ("batsim_version", "consumed_joules", "makespan", "max_slowdo
 _HEADER = ",".join(JOBS_COLUMNS) + "\n"
 
 
-def format_job_row(record: JobRecord) -> str:
+def _cell(value: object) -> str:
+    """An extra column's value: empty if absent, numbers as ``%f``, text CSV-quoted if needed.
+
+    >>> _cell(None), _cell(12.5), _cell("mpi"), _cell("a,b")
+    ('', '12.500000', 'mpi', '"a,b"')
+    """
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:f}"
+    text = str(value)
+    if any(c in text for c in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def format_job_row(record: JobRecord, extra_columns: tuple[str, ...] = ()) -> str:
     r"""One ``jobs.csv`` line (with its newline), exactly as Batsim writes it.
+
+    ``extra_columns`` (job fields such as ``deadline``, :mod:`~batpolicy.scheduler.jobfields`)
+    are appended after Batsim's columns.
 
     >>> from procset import ProcSet
     >>> from batpolicy.protocol.types import JobState
@@ -68,6 +87,8 @@ def format_job_row(record: JobRecord) -> str:
     >>> print(format_job_row(JobRecord("w0!21", "10s", 20.0, 1, None, JobState.REJECTED)), end="")
     21,w0,10s,20.000000,1,-1.000000,0,REJECTED,,,,,,,,,""
     """
+    suffix = "".join("," + _cell(record.fields.get(c)) for c in extra_columns) \
+        if extra_columns else ""
     workload, _, name = record.job_id.partition("!")
     walltime = -1.0 if record.walltime is None else record.walltime
     head = (f"{name},{workload},{record.profile},{record.submission_time:f},"
@@ -75,35 +96,42 @@ def format_job_row(record: JobRecord) -> str:
             f"{1 if record.success else 0},{record.final_state.value},")
     start = record.start
     if start is None:
-        return f'{head},,,,,,,,"{record.metadata}"\n'
+        return f'{head},,,,,,,,"{record.metadata}"{suffix}\n'
     runtime: float = record.runtime  # type: ignore[assignment]
     end = start + runtime
     turnaround = end - record.submission_time
     alloc = "" if record.alloc is None else str(record.alloc)
     return (f"{head}{start:f},{runtime:f},{end:f},{start - record.submission_time:f},"
             f"{turnaround:f},{turnaround / runtime:f},{alloc},-1.000000,"
-            f'"{record.metadata}"\n')
+            f'"{record.metadata}"{suffix}\n')
 
 
 class JobsCsvWriter:
     """Appends ``jobs.csv`` rows as jobs finish; flushes every ``flush_every`` rows and on close.
 
+    ``extra_columns`` are job fields written after Batsim's columns (give only those a
+    workload uses, :func:`~batpolicy.scheduler.jobfields.fields_used`, so that a
+    workload without them gets Batsim's file byte for byte).
+
     Runtime complexity: O(1) per row (plus the allocation's formatting).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, flush_every: int = 1000) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, flush_every: int = 1000,
+                 extra_columns: tuple[str, ...] = ()) -> None:
         self.path = path
         self.flush_every = max(1, flush_every)
+        self.extra_columns = tuple(extra_columns)
         self.rows = 0
         self._file: IO[str] | None = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
-        self._file.write(_HEADER)
+        self._file.write(_HEADER if not self.extra_columns
+                         else _HEADER[:-1] + "," + ",".join(self.extra_columns) + "\n")
         self._file.flush()
 
     def write(self, record: JobRecord) -> None:
         """Append the row of one finished job."""
         if self._file is None:
             raise ValueError(f"{self.path}: writer is closed")
-        self._file.write(format_job_row(record))
+        self._file.write(format_job_row(record, self.extra_columns))
         self.rows += 1
         if self.rows % self.flush_every == 0:
             self._file.flush()
@@ -122,9 +150,10 @@ class JobsCsvWriter:
         self.close()
 
 
-def write_jobs_csv(path: str | os.PathLike[str], records: Iterable[JobRecord]) -> None:
+def write_jobs_csv(path: str | os.PathLike[str], records: Iterable[JobRecord],
+                   extra_columns: tuple[str, ...] = ()) -> None:
     """Write a whole ``jobs.csv`` from records in completion order."""
-    with JobsCsvWriter(path, flush_every=1 << 30) as writer:
+    with JobsCsvWriter(path, flush_every=1 << 30, extra_columns=extra_columns) as writer:
         for record in records:
             writer.write(record)
 

@@ -13,7 +13,8 @@ Modules: :mod:`.core` (the heap, ``schedule``/``step`` and the tie-break priorit
 one instant), :mod:`.engine` (the message loop and Batsim's reactions),
 :mod:`.bookkeeping` (Batsim's jobs, profiles with garbage collection, machines),
 :mod:`.validation` (Batsim's checks of decisions), :mod:`.models` (job models: Batsim's
-profiles and a speed-scaled model whose end moves), :mod:`.result` (records and totals),
+profiles, speed-scaled, placement-dependent), :mod:`.instant` (the once-per-instant hook
+that moves ends), :mod:`.result` (records and totals),
 :mod:`.options`.
 
 Known difference from Batsim
@@ -36,10 +37,18 @@ from batpolicy.scheduler.sim.core import (
                                           EventQueue,
 )
 from batpolicy.scheduler.sim.engine import Scheduler, Simulator
-from batpolicy.scheduler.sim.models import JOB_MODELS, JobModel, ProfileModel, SpeedScaledModel
+from batpolicy.scheduler.sim.instant import InstantModel
+from batpolicy.scheduler.sim.models import (
+    JOB_MODELS,
+    JobModel,
+    PlacementModel,
+    ProfileModel,
+    SpeedScaledModel,
+)
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
 
 __all__ = ["CALL", "COMPLETION", "END_OF_INPUT", "EXTERNAL", "JOB_MODELS", "SUBMISSION",
-           "EventQueue", "JobModel", "JobRecord", "ProfileModel", "Scheduler", "SimOptions",
-           "SimResult", "Simulator", "SpeedScaledModel"]
+           "EventQueue", "InstantModel", "JobModel", "JobRecord", "PlacementModel",
+           "ProfileModel", "Scheduler", "SimOptions", "SimResult", "Simulator",
+           "SpeedScaledModel"]

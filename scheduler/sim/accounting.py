@@ -22,6 +22,7 @@ class Accounting:
     def _finish(self, job: SimJob, now: float) -> None:
         """Bookkeeping of a job that stopped running (completed, killed, changed)."""
         del self._running[job.id]
+        self._dirty = self._moving  # an end: the instant hook runs (.instant)
         alloc = job.alloc
         if alloc is not None:
             self.machines.release(alloc, job.start, now)
@@ -33,7 +34,7 @@ class Accounting:
         state = job.state
         record = JobRecord(job.id, job.profile, job.subtime, job.res, job.walltime, state,
                            None if runtime is None else job.start, runtime, finish, job.alloc,
-                           job.metadata, job.return_code)
+                           job.metadata, job.return_code, job.fields)
         result.records.append(record)
         if state is _REJECTED:
             result.nb_jobs_rejected += 1

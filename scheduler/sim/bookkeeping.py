@@ -19,6 +19,7 @@ from typing import Any
 from procset import ProcSet
 
 from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.jobfields import parse_job_fields
 
 __all__ = ["Machines", "ProfileTable", "SimJob", "referenced_profiles"]
 
@@ -28,12 +29,15 @@ class SimJob:
 
     While running: ``alloc``, ``start``, the planned ``end`` with the heap entry
     ``end_seq`` of its completion, and ``outcome`` / ``return_code``, how it will end
-    unless killed. ``model`` / ``mstate`` belong to the job model.
+    unless killed. ``model`` / ``mstate`` belong to the job model. ``fields`` are the
+    job's extra JSON fields (:mod:`batpolicy.scheduler.jobfields`; :class:`JobFieldError`
+    if one is malformed).
     """
 
     __slots__ = ("id", "workload", "subtime", "res", "walltime", "profile", "profile_data",
                  "raw", "dynamic", "state", "alloc", "start", "end", "end_seq", "outcome",
-                 "return_code", "metadata", "kill_requested", "model", "mstate", "reported")
+                 "return_code", "metadata", "kill_requested", "model", "mstate", "reported",
+                 "fields")
 
     def __init__(self, job_id: str, workload: str, subtime: float, res: int,
                  walltime: float | None, profile: str, profile_data: dict[str, Any],
@@ -59,6 +63,7 @@ class SimJob:
         self.model: Any = None
         self.mstate: Any = None
         self.reported = False
+        self.fields = parse_job_fields(raw)
 
     @property
     def name(self) -> str:

@@ -21,7 +21,10 @@ from batpolicy.errors import ConfigError
 from batpolicy.policies.registry import make_policy, parse_params
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.io.cli import add_transform_options, transform_spec
+from batpolicy.scheduler.jobfields import fields_used
+from batpolicy.scheduler.placement import platform_groups
 from batpolicy.scheduler.sim.engine import Simulator
+from batpolicy.scheduler.sim.models import JOB_MODELS
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.run import InputSpec, OutputPaths, load_inputs, run_simulation
 
@@ -65,9 +68,13 @@ def _add_batsim_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mmax", type=int, metavar="N", help="use the first N machines only")
     g.add_argument("--sched-cfg", default="", metavar="TEXT",
                    help="forwarded to the scheduler in SIMULATION_BEGINS")
-    g.add_argument("--job-model", default="profile", choices=("profile", "speed"),
-                   help="profile: Batsim's profiles (default); speed: delays scale with "
-                        "machine speed and the end moves when speeds change")
+    g.add_argument("--job-model", action="append", default=[], metavar="[WORKLOAD=]MODEL",
+                   help=f"one of {', '.join(sorted(JOB_MODELS))}. profile: Batsim's profiles "
+                        "(default); speed: work done at the slowest allocated machine's "
+                        "speed (delays are seconds at 1 Gflop/s); placement: the profile's "
+                        "delay on the job's preferred placement, its runtime_other field "
+                        "elsewhere. WORKLOAD=MODEL (e.g. w1=speed) for one workload; a "
+                        "job's job_model field overrides both")
 
 
 def _add_outputs(p: argparse.ArgumentParser) -> None:
@@ -107,7 +114,26 @@ def _sim_options(args: argparse.Namespace, *, dynamic: bool = False) -> SimOptio
                       forward_profiles=args.forward_profiles_on_submission,
                       forward_unknown_events=args.forward_unknown_events,
                       mmax=args.mmax, sched_config=args.sched_cfg,
-                      default_job_model=args.job_model)
+                      **_job_models(args.job_model))
+
+
+def _job_models(specs: list[str]) -> dict[str, Any]:
+    """``--job-model`` values as SimOptions fields: the default and per-workload models.
+
+    >>> _job_models(["speed", "w1=placement"])
+    {'default_job_model': 'speed', 'job_models': {'w1': 'placement'}}
+    """
+    default, per_workload = "profile", {}
+    for spec in specs:
+        workload, sep, name = spec.rpartition("=")
+        if name not in JOB_MODELS:
+            raise ConfigError(f"--job-model {spec!r}: unknown job model {name!r} (known: "
+                              f"{', '.join(sorted(JOB_MODELS))})")
+        if sep:
+            per_workload[workload] = name
+        else:
+            default = name
+    return {"default_job_model": default, "job_models": per_workload}
 
 
 def _paths(args: argparse.Namespace) -> OutputPaths:
@@ -124,14 +150,25 @@ def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
     if state is not None:  # what Batsim does not forward (e.g. speeds), from the file
         state.platform_file = platform
     nb_jobs = sum(len(w.jobs) for w in workloads)
+    extra = fields_used(job.raw for w in workloads for job in w.jobs)
+    groups = {name: g.machines for name, g in platform_groups(platform).items()}
+    hint = hooks.pop("end_hint", None)
     describe = {**describe, "workloads": [w.source for w in workloads],
                 "inputs_skipped": {w.name: dict(sorted(w.skipped.items())) for w in workloads},
                 "platform": platform.source or f"{platform.nb_machines} identical machines"}
     paths = _paths(args)
+
+    def simulator(on_record: Callable[[Any], None]) -> Simulator:
+        """The run's simulator; with ``end_hint``, moved ends reach the policy's state."""
+        sim = Simulator(workloads, platform, events=events, options=options,
+                        on_record=on_record)
+        if hint is not None:
+            sim.set_end_hint(hint)
+        return sim
+
     report = run_simulation(
-        lambda on_record: Simulator(workloads, platform, events=events, options=options,
-                                    on_record=on_record),
-        scheduler, paths, nb_jobs=nb_jobs, tau=args.bsld_tau,
+        simulator, scheduler, paths, nb_jobs=nb_jobs, tau=args.bsld_tau,
+        extra_columns=extra, groups=groups,
         record=Path(args.record) if args.record else None,
         progress=not (args.no_progress or args.quiet),
         describe=describe, **hooks)
@@ -179,9 +216,22 @@ def _simulate(args: argparse.Namespace) -> int:
         log.info("policy '%s' registers jobs: simulating with --enable-dynamic-jobs",
                  args.policy)
     dispatcher = Dispatcher(policy, paranoid=args.paranoid)
+    hint = None
+    if args.expected_ends == "model":
+        state = dispatcher.state
+
+        def hint(job_id: str, end: float) -> None:
+            """The planned end, in the policy's state (not a Batsim message)."""
+            job = state.jobs.get(job_id)
+            if job is not None and job.start is not None and job.id in state.running:
+                state.move_expected_end(job, end)
+
     return _run(args, dispatcher.handle, _sim_options(args, dynamic=dynamic),
-                {"policy": args.policy, "params": dict(policy.params)}, dispatcher.state,
-                policy_stats=policy.stats, nb_decisions=lambda: dispatcher.nb_decisions)
+                {"policy": args.policy, "params": dict(policy.params),
+                 "job_model": args.job_model or ["profile"],
+                 "expected_ends": args.expected_ends}, dispatcher.state,
+                policy_stats=policy.stats, nb_decisions=lambda: dispatcher.nb_decisions,
+                end_hint=hint)
 
 
 class _SocketScheduler:
@@ -222,6 +272,11 @@ def add_commands(sub: Any, add_policy_options: Callable[[argparse.ArgumentParser
     add_policy_options(simulate)
     _add_inputs(simulate)
     _add_batsim_flags(simulate)
+    simulate.add_argument(
+        "--expected-ends", choices=("walltime", "model"), default="walltime",
+        help="what the policy plans with: walltime (start + walltime, all a Batsim "
+             "scheduler knows; default) or model (the end the job model and any instant "
+             "model planned, capped by the walltime: a hint Batsim never gives)")
     _add_outputs(simulate)
     simulate.set_defaults(run=_simulate)
 

@@ -14,9 +14,10 @@ from typing import Any
 
 from procset import ProcSet
 
-from batpolicy.errors import InputError
+from batpolicy.errors import ConfigError, InputError, InvalidDecision
 from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.jobfields import JobFieldError
 from batpolicy.scheduler.sim import validation as v
 from batpolicy.scheduler.sim.actors import JobEnd, Waiter
 from batpolicy.scheduler.sim.bookkeeping import ProfileTable, SimJob
@@ -47,6 +48,7 @@ class DecisionHandlers:
         self._running[job.id] = job
         end = job.model.start(job, now, self)
         job.end = end
+        self._dirty = self._moving
         job.end_seq = self._queue.schedule(JobEnd(self, job), COMPLETION, at=end)
 
     def _do_reject(self, d: t.RejectJob) -> None:
@@ -113,10 +115,18 @@ class DecisionHandlers:
         workload = d.job_id.split("!", 1)[0]
         walltime = desc.get("walltime", -1)
         profile = str(desc["profile"])
-        job = SimJob(d.job_id, workload, float(desc["subtime"]), int(desc["res"]),
-                     None if walltime == -1 else float(walltime), profile,
-                     self.tables[workload].definition(profile), desc, dynamic=True)
-        job.model = self._model_for(workload)
+        try:
+            job = SimJob(d.job_id, workload, float(desc["subtime"]), int(desc["res"]),
+                         None if walltime == -1 else float(walltime), profile,
+                         self.tables[workload].definition(profile), desc, dynamic=True)
+        except JobFieldError as exc:
+            raise InvalidDecision(f"REGISTER_JOB at t={self._queue.now}: {exc}",
+                                  job_id=d.job_id) from None
+        try:
+            job.model = self._model_of(job)
+        except ConfigError as exc:
+            raise InvalidDecision(f"REGISTER_JOB at t={self._queue.now}: {exc}",
+                                  job_id=d.job_id) from None
         self.jobs[d.job_id] = job
         self._registered.add(d.job_id)
         self._nb_open += 1

@@ -60,6 +60,7 @@ from batpolicy.scheduler.sim.core import (
     EventQueue,
 )
 from batpolicy.scheduler.sim.decisions import DecisionHandlers
+from batpolicy.scheduler.sim.instant import InstantModel, MovingEnds
 from batpolicy.scheduler.sim.models import JobModel, make_job_model
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
@@ -83,7 +84,7 @@ def _submission_key(job: JobSpec) -> tuple[float, str]:
     return (job.subtime, job.id)
 
 
-class Simulator(DecisionHandlers, Accounting):
+class Simulator(DecisionHandlers, Accounting, MovingEnds):
     """Batsim 4.2.1 without Batsim: workloads, a platform, external events, Batsim's flags.
 
     ``on_record`` is called with every :class:`JobRecord` as the job ends (e.g.
@@ -111,12 +112,18 @@ class Simulator(DecisionHandlers, Accounting):
         self._queue = EventQueue()
         self.jobs: dict[str, SimJob] = {}
         self.tables: dict[str, ProfileTable] = {}
+        self.platform = platform  # job models read its groups and GPUs (placement)
         self._workload_paths: dict[str, str] = {}
         self._begin_profiles: dict[str, dict[str, Any]] = {}
         self._models: dict[str, JobModel] = {}
         self._default_model = make_job_model(self.options.default_job_model)
         for name, spec in self.options.job_models.items():
             self._models[name] = make_job_model(spec)
+        self._named: dict[str, JobModel] = {}  # per-job ``job_model`` fields
+        instant = self.options.instant_model
+        if instant is not None and not isinstance(instant, InstantModel):
+            raise ConfigError(f"instant_model must be an InstantModel, got {instant!r}")
+        self._init_moving_ends([instant, self._default_model, *self._models.values()])
         self._static = self._load_workloads(workloads)
         self._static_ids: set[str] | None = None
         self._registered: set[str] = set()
@@ -155,9 +162,8 @@ class Simulator(DecisionHandlers, Accounting):
                 raise ConfigError(f"two workloads are named '{name}'")
             if "!" in name:
                 raise ConfigError(f"workload name '{name}' may not contain '!'")
-            model = self._model_for(name)
             used = {job.profile for job in workload.jobs}
-            for profile in used:
+            for model, profile in self._models_used(workload):
                 try:
                     model.check(name, profile, workload.profiles)
                 except InputError as exc:
@@ -178,6 +184,39 @@ class Simulator(DecisionHandlers, Accounting):
 
     def _model_for(self, workload: str) -> JobModel:
         return self._models.get(workload, self._default_model)
+
+    def _named_model(self, name: str) -> JobModel:
+        """The model a job's ``job_model`` field names (one instance per name)."""
+        model = self._named.get(name)
+        if model is None:
+            model = self._named[name] = make_job_model(name)
+            if isinstance(model, InstantModel):
+                self._instant_models.append(model)
+                self._moving = True
+        return model
+
+    def _model_of(self, job: SimJob) -> JobModel:
+        """A job's model: its ``job_model`` field, else its workload's, else the default."""
+        name = job.fields.job_model
+        if name is None:
+            return self._models.get(job.workload, self._default_model)
+        return self._named_model(name)
+
+    def _models_used(self, workload: Workload) -> list[tuple[JobModel, str]]:
+        """Each (model, profile) pair the workload's jobs use; an unknown model is an error."""
+        default = self._model_for(workload.name)
+        pairs: dict[tuple[str | None, str], JobSpec] = {}
+        for job in workload.jobs:
+            pairs.setdefault((job.raw.get("job_model"), job.profile), job)
+        out = []
+        for (name, profile), job in pairs.items():
+            try:
+                model = default if name is None else self._named_model(str(name))
+            except ConfigError as exc:
+                raise InputError(str(exc), path=workload.source, job=job.id,
+                                 field="job_model") from None
+            out.append((model, profile))
+        return out
 
     def _seed_queue(self) -> None:
         queue = self._queue
@@ -254,6 +293,9 @@ class Simulator(DecisionHandlers, Accounting):
                 if self._outbox:
                     self._exchange(scheduler, self._outbox)
                     continue
+                if self._dirty:  # once per instant, after its starts and ends (.instant)
+                    self._end_of_instant()
+                    continue
                 if self._can_end():
                     self._end(scheduler)
                     break
@@ -309,8 +351,11 @@ class Simulator(DecisionHandlers, Accounting):
             self._perform_kills()
         resume = Resume(self)
         self._queue.schedule(resume, DECISION, at=at)
+        queue = self._queue
         while not resume.fired:
-            self._queue.step()
+            if self._dirty and queue.peek() > queue.now:
+                self._end_of_instant()
+            queue.step()
 
     def _simulation_begins(self) -> t.SimulationBegins:
         """SIMULATION_BEGINS as Batsim 4.2.1 sends it for the platform file.
@@ -402,7 +447,8 @@ class Simulator(DecisionHandlers, Accounting):
             data = tables[workload].definition(spec.profile)
             job = SimJob(spec.id, workload, spec.subtime, spec.res, spec.walltime, spec.profile,
                          data, spec.raw)
-            job.model = models.get(workload, default)
+            job.model = models.get(workload, default) if job.fields.job_model is None \
+                else self._named_model(job.fields.job_model)
             jobs[spec.id] = job
             out.append(t.JobSubmitted(stamp, spec.id, wire_json(spec.raw),
                                       wire_json(data) if forward else None))
@@ -475,6 +521,7 @@ class Simulator(DecisionHandlers, Accounting):
         """
         end = job.model.on_change(job, self._queue.now, self)
         if end != job.end:
+            self._dirty = self._moving
             job.end = end
             job.end_seq = self._queue.schedule(JobEnd(self, job), COMPLETION, at=end)
 

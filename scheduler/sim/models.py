@@ -25,10 +25,17 @@ model (bandwidth sharing, placement-dependent runtime) plugs in without touching
 - any other type (``smpi``, ``usage_trace``, ``parallel_homogeneous_pfs``,
   ``data_staging``) is refused with an :class:`~batpolicy.errors.InputError`.
 
-:class:`SpeedScaledModel` is the first model whose end moves: a job carries an amount
-of work (``delay`` seconds at ``reference_speed``, or ``cpu`` flop) done at the speed
-of the slowest machine of its allocation; when a speed changes, the remaining work is
-re-planned at the new speed.
+:class:`SpeedScaledModel` (``--job-model speed``) is the first model whose end moves: a
+job carries an amount of work (``delay`` seconds at ``reference_speed``, or ``cpu``
+flop) done at the speed of the slowest machine of its allocation; when a speed
+changes, the remaining work is re-planned at the new speed.
+
+:class:`PlacementModel` (``--job-model placement``, seed 001) runs a job its profile's
+delay on its preferred placement and its ``runtime_other`` field elsewhere.
+
+Ends that depend on *other* jobs (bandwidth shared by co-allocated jobs) are moved by
+an :class:`~batpolicy.scheduler.sim.instant.InstantModel`, once per instant, starting
+from each job model's :meth:`~JobModel.natural` end.
 """
 
 from __future__ import annotations
@@ -38,9 +45,13 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol
 
 from batpolicy.errors import ConfigError, InputError
+from batpolicy.platforms.model import Platform
 from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.jobfields import JobFields
+from batpolicy.scheduler.placement import is_preferred
 
-__all__ = ["JOB_MODELS", "JobModel", "ModelContext", "ProfileModel", "SpeedScaledModel",
+__all__ = ["JOB_MODELS", "JobModel", "ModelContext", "PlacementModel", "ProfileModel",
+           "SpeedScaledModel",
            "check_profile", "make_job_model"]
 
 #: Profile types whose tasks the models can run.
@@ -57,9 +68,10 @@ _WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
 
 
 class ModelContext(Protocol):
-    """What a job model may read of the Batsim side: machine speeds and profile texts."""
+    """What a job model may read of the Batsim side: speeds, platform, profile texts."""
 
     speeds: list[float]
+    platform: Platform
 
     def profile_definition(self, workload: str, name: str) -> dict[str, Any]:
         """A profile as registered, even if Batsim has since garbage-collected its name."""
@@ -79,6 +91,7 @@ class RunningJob(Protocol):
     outcome: JobState
     return_code: int
     mstate: Any
+    fields: JobFields
 
 
 class JobModel(ABC):
@@ -98,6 +111,14 @@ class JobModel(ABC):
     @abstractmethod
     def progress(self, job: RunningJob, now: float, ctx: ModelContext) -> dict[str, Any]:
         """The ``job_progress`` entry (``profile_name``, ``progress``...) of a kill at ``now``."""
+
+    def natural(self, job: RunningJob, ctx: ModelContext) -> tuple[float, JobState, int]:
+        """(end, outcome, return code) of the running job as if it had no walltime.
+
+        What an instant model (:mod:`.instant`) starts from. The default is the planned
+        end, right unless the walltime capped it: models that cap override it.
+        """
+        return job.end, job.outcome, job.return_code
 
     def check(self, workload: str, name: str, profiles: Mapping[str, dict[str, Any]]) -> None:
         """Raise :class:`InputError` if this model cannot run profile ``name``."""
@@ -224,6 +245,11 @@ class ProfileModel(JobModel):
             return t + duration, remaining, _outcome(ret), ret
         return t + remaining, 0.0, _WALLTIME, -1
 
+    def natural(self, job: RunningJob, ctx: ModelContext) -> tuple[float, JobState, int]:
+        """Batsim's arithmetic from the start without a walltime. O(tasks)."""
+        end, _, state, ret = self._run(job.profile_data, job, job.start, -1.0, ctx)
+        return end, state, ret
+
     def progress(self, job: RunningJob, now: float, ctx: ModelContext) -> dict[str, Any]:
         """Batsim's kill progress: leaf ``progress``, or the current task of a sequence."""
         entry, _ = self._progress(job.profile, job.profile_data, job, job.start, now, ctx)
@@ -251,11 +277,16 @@ class ProfileModel(JobModel):
 
 
 class SpeedScaledModel(JobModel):
-    """Work done at the speed of the slowest allocated machine; re-planned on speed changes.
+    """Work done at the speed of the allocated machines; re-planned on speed changes.
 
-    A ``delay`` profile is ``delay`` seconds of work at ``reference_speed`` (flop/s);
-    ``parallel_homogeneous`` is ``cpu`` flop per machine, ``parallel_homogeneous_total``
-    ``cpu / n`` flop per machine. The walltime caps the end as in Batsim.
+    A ``delay`` profile is ``delay`` seconds of work at ``reference_speed`` (flop/s)
+    done at the slowest allocated machine's speed; ``parallel_homogeneous`` is ``cpu``
+    flop per machine, ``parallel_homogeneous_total`` ``cpu / n`` flop per machine, at
+    the slowest machine's speed; ``parallel`` is ``cpu[i]`` flop on the i-th machine,
+    all executors progressing together (as a SimGrid parallel task does), so the
+    slowest executor sets the pace. For parallel profiles this is exactly Batsim's
+    computation-only duration; what it adds is that speed changes move the end.
+    The walltime caps the end as in Batsim.
 
     >>> from types import SimpleNamespace
     >>> ctx = SimpleNamespace(speeds=[2e9, 1e9])
@@ -270,50 +301,68 @@ class SpeedScaledModel(JobModel):
     """
 
     name = "speed"
+    KINDS: ClassVar[frozenset[str]] = frozenset({"delay", "parallel_homogeneous",
+                                                 "parallel_homogeneous_total", "parallel"})
 
     def __init__(self, reference_speed: float = 1e9) -> None:
         self.reference_speed = reference_speed
 
     def check(self, workload: str, name: str, profiles: Mapping[str, dict[str, Any]]) -> None:
-        """Only delay and parallel_homogeneous(_total) profiles carry a work amount."""
+        """Only delay and (computation-only) parallel profiles carry a work amount."""
         check_profile(workload, name, profiles)
         kind = profiles[name].get("type")
-        if kind not in ("delay", "parallel_homogeneous", "parallel_homogeneous_total"):
-            raise InputError(f"the speed-scaled model runs delay and parallel_homogeneous"
-                             f"(_total) profiles, not {kind!r}", field=f"{workload}!{name}")
+        if kind not in self.KINDS:
+            raise InputError(f"the speed-scaled model runs delay and parallel profiles "
+                             f"({', '.join(sorted(self.KINDS))}), not {kind!r}",
+                             field=f"{workload}!{name}")
 
-    def _work(self, job: RunningJob) -> float:
+    def _rate(self, job: RunningJob, ctx: ModelContext) -> tuple[float, float]:
+        """(work, rate) at the current speeds; ``parallel`` counts in start-time seconds."""
         profile = job.profile_data
         kind = profile["type"]
+        if kind == "parallel":
+            return _leaf_duration(profile, job, ctx), 1.0
+        rate = _slowest(job.alloc, ctx.speeds)
         if kind == "delay":
-            return float(profile["delay"]) * self.reference_speed
+            return float(profile["delay"]) * self.reference_speed, rate
         if kind == "parallel_homogeneous":
-            return float(profile["cpu"])
-        return float(profile["cpu"]) / len(job.alloc)
+            return float(profile["cpu"]), rate
+        return float(profile["cpu"]) / len(job.alloc), rate
 
     def start(self, job: RunningJob, now: float, ctx: ModelContext) -> float:
-        """Plan the whole work at the current slowest speed. Runtime complexity: O(res)."""
-        rate = _slowest(job.alloc, ctx.speeds)
-        job.mstate = [self._work(job), 0.0, rate, now]  # work, done, rate, since
+        """Plan the whole work at the current speeds. Runtime complexity: O(res)."""
+        work, rate = self._rate(job, ctx)
+        job.mstate = [work, 0.0, rate, now]  # work, done, rate, since
         return self._plan(job, now)
 
     def on_change(self, job: RunningJob, now: float, ctx: ModelContext) -> float:
         """Bank the work done at the old speed, re-plan the rest. Runtime complexity: O(res)."""
         state = job.mstate
         state[1] += (now - state[3]) * state[2]
-        state[2] = _slowest(job.alloc, ctx.speeds)
+        if job.profile_data["type"] == "parallel":  # start-time seconds per second
+            state[2] = state[0] / _leaf_duration(job.profile_data, job, ctx)
+        else:
+            state[2] = _slowest(job.alloc, ctx.speeds)
         state[3] = now
         return self._plan(job, now)
 
-    def _plan(self, job: RunningJob, now: float) -> float:
+    def _natural_end(self, job: RunningJob, now: float) -> float:
         work, done, rate, _ = job.mstate
-        natural = now + max(work - done, 0.0) / rate
+        return now + max(work - done, 0.0) / rate
+
+    def _plan(self, job: RunningJob, now: float) -> float:
+        natural = self._natural_end(job, now)
         ret = int(job.profile_data.get("ret", 0))
         if job.walltime is not None and natural - job.start >= job.walltime:
             job.outcome, job.return_code = _WALLTIME, -1
             return job.start + job.walltime
         job.outcome, job.return_code = _outcome(ret), ret
         return natural
+
+    def natural(self, job: RunningJob, ctx: ModelContext) -> tuple[float, JobState, int]:
+        """The planned end ignoring the walltime, at the speeds of the last re-plan."""
+        ret = int(job.profile_data.get("ret", 0))
+        return self._natural_end(job, job.mstate[3]), _outcome(ret), ret
 
     def progress(self, job: RunningJob, now: float, ctx: ModelContext) -> dict[str, Any]:
         """Fraction of the work done at ``now``."""
@@ -322,9 +371,70 @@ class SpeedScaledModel(JobModel):
         return {"profile_name": job.profile, "progress": min(value, 1.0)}
 
 
+class PlacementModel(JobModel):
+    """A runtime on the preferred placement and another elsewhere (seed 001).
+
+    Seed 001 (mixed GPU/CPU racks) gives each job two runtimes: one where it runs best
+    and one anywhere else. Here the profile's ``delay`` is the runtime on the preferred
+    placement and the job field ``runtime_other`` the runtime off it; which allocations
+    are preferred is :func:`batpolicy.scheduler.placement.is_preferred` (MPI jobs inside
+    one rack or cluster, GPU jobs on GPU machines, a ``preferred`` group), the rule the
+    policies use too. A job without ``runtime_other`` runs its delay anywhere. Speeds do
+    not matter; the walltime caps the end as in Batsim.
+
+    >>> from types import SimpleNamespace
+    >>> from batpolicy.platforms.model import Machine, Platform
+    >>> plat = Platform([Machine(0, "a", gpu=True), Machine(1, "b")])
+    >>> fields = SimpleNamespace(job_type="gpu", preferred=None, runtime_other=30.0)
+    >>> job = SimpleNamespace(profile_data={"type": "delay", "delay": 10}, walltime=None,
+    ...                       alloc=[0], fields=fields, start=0.0)
+    >>> ctx = SimpleNamespace(platform=plat)
+    >>> PlacementModel().start(job, 0.0, ctx), job.mstate
+    (10.0, 10.0)
+    >>> job.alloc = [1]; PlacementModel().start(job, 0.0, ctx)
+    30.0
+    """
+
+    name = "placement"
+
+    def check(self, workload: str, name: str, profiles: Mapping[str, dict[str, Any]]) -> None:
+        """The runtime on the preferred placement is a ``delay`` profile's delay."""
+        check_profile(workload, name, profiles)
+        kind = profiles[name].get("type")
+        if kind != "delay":
+            raise InputError(f"the placement model runs delay profiles (the runtime on the "
+                             f"preferred placement), not {kind!r}", field=f"{workload}!{name}")
+
+    def start(self, job: RunningJob, now: float, ctx: ModelContext) -> float:
+        """Pick the runtime of this allocation. Runtime complexity: O(groups + res)."""
+        runtime = float(job.profile_data["delay"])
+        other = job.fields.runtime_other
+        if other is not None and not is_preferred(job.fields, job.alloc, ctx.platform):
+            runtime = other
+        job.mstate = runtime
+        ret = int(job.profile_data.get("ret", 0))
+        if job.walltime is not None and runtime >= job.walltime:
+            job.outcome, job.return_code = _WALLTIME, -1
+            return now + job.walltime
+        job.outcome, job.return_code = _outcome(ret), ret
+        return now + runtime
+
+    def natural(self, job: RunningJob, ctx: ModelContext) -> tuple[float, JobState, int]:
+        """Start plus the runtime of the allocation, ignoring the walltime."""
+        ret = int(job.profile_data.get("ret", 0))
+        return job.start + job.mstate, _outcome(ret), ret
+
+    def progress(self, job: RunningJob, now: float, ctx: ModelContext) -> dict[str, Any]:
+        """Fraction of the runtime elapsed at ``now``."""
+        runtime = job.mstate
+        value = (now - job.start) / runtime if runtime > 0 else 1.0
+        return {"profile_name": job.profile, "progress": min(value, 1.0)}
+
+
 #: Job models by name (``SimOptions.job_models`` / ``default_job_model``).
 JOB_MODELS: dict[str, type[JobModel]] = {ProfileModel.name: ProfileModel,
-                                         SpeedScaledModel.name: SpeedScaledModel}
+                                         SpeedScaledModel.name: SpeedScaledModel,
+                                         PlacementModel.name: PlacementModel}
 
 
 def make_job_model(spec: str | JobModel) -> JobModel:

@@ -25,8 +25,10 @@ class SimOptions:
 
     ``job_models`` maps a workload name to a job model name of
     :data:`batpolicy.scheduler.sim.models.JOB_MODELS` (or to a model instance);
-    workloads not listed use ``default_job_model``. ``batsim_version`` is what
-    ``schedule.csv`` reports.
+    workloads not listed use ``default_job_model``; a job's ``job_model`` field overrides
+    both. ``instant_model`` is an :class:`~batpolicy.scheduler.sim.instant.InstantModel`
+    called once per instant to move ends (job models that are also instant models are
+    called anyway). ``batsim_version`` is what ``schedule.csv`` reports.
 
     >>> SimOptions(dynamic_jobs=True, profile_reuse=True).config()["profile-reuse-enabled"]
     True
@@ -42,6 +44,7 @@ class SimOptions:
     sched_config: str = ""
     job_models: Mapping[str, Any] = field(default_factory=dict)
     default_job_model: str = "profile"
+    instant_model: Any = None
     batsim_version: str = ""
 
     def __post_init__(self) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from procset import ProcSet
 
 from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.jobfields import EMPTY_FIELDS, JobFields
 
 __all__ = ["JobRecord", "SimResult"]
 
@@ -21,6 +22,8 @@ class JobRecord:
     ``start``, ``runtime`` and ``alloc`` are ``None`` for a rejected job. ``runtime`` is
     Batsim's: ``finish - start``, or 1e-5 s for a job that computed in null time, so
     ``finish`` (the time the job was reported complete) may be ``start + runtime - 1e-5``.
+    ``fields`` are the job's extra JSON fields (deadline, job type...), written as extra
+    ``jobs.csv`` columns when a workload uses them.
 
     >>> r = JobRecord("w0!3", "p", 2.0, 1, 10.0, JobState.COMPLETED_SUCCESSFULLY,
     ...               start=4.0, runtime=5.0, finish=9.0, alloc=ProcSet(0))
@@ -40,6 +43,7 @@ class JobRecord:
     alloc: ProcSet | None = None
     metadata: str = ""
     return_code: int = 0
+    fields: JobFields = EMPTY_FIELDS
 
     @property
     def workload(self) -> str:

@@ -33,6 +33,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from procset import ProcSet
+
 from batpolicy.errors import ConfigError, InputError
 from batpolicy.platforms.model import Platform
 from batpolicy.platforms.xml import read_platform
@@ -246,11 +248,13 @@ def _outcomes(records: Sequence[JobRecord]) -> list[JobOutcome]:
     triples = []
     for r in records:
         if r.start is None:
-            outcome = JobOutcome(r.submission_time, None, None, r.requested_resources, False)
+            outcome = JobOutcome(r.submission_time, None, None, r.requested_resources, False,
+                                 deadline=r.fields.deadline)
         else:
             outcome = JobOutcome(r.submission_time, r.start, r.completion_time,
                                  r.requested_resources, r.success,
-                                 killed=r.final_state in _KILLED)
+                                 killed=r.final_state in _KILLED, deadline=r.fields.deadline,
+                                 alloc=r.alloc)
         triples.append((r.job_id, r.metadata, outcome))
     return merge_copies(triples)
 
@@ -289,12 +293,17 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
                    tau: float = 10.0, record: Path | None = None, progress: bool = True,
                    describe: Mapping[str, Any] | None = None,
                    policy_stats: Callable[[], dict[str, Any]] | None = None,
-                   nb_decisions: Callable[[], int] | None = None) -> RunReport:
+                   nb_decisions: Callable[[], int] | None = None,
+                   extra_columns: tuple[str, ...] = (),
+                   groups: Mapping[str, ProcSet] | None = None) -> RunReport:
     """Simulate to the end, writing the outputs as it goes; they are complete on error too.
 
     ``simulator_factory`` builds the simulator given the per-job callback (so rows reach
-    ``jobs.csv`` as jobs end). Errors are re-raised after the outputs are written;
-    ``metrics.json`` then holds ``"error"`` and ``"complete": false``.
+    ``jobs.csv`` as jobs end). ``extra_columns`` are the job fields written after
+    Batsim's columns (:func:`~batpolicy.scheduler.jobfields.fields_used`); ``groups``
+    (name -> machines) adds utilisation per group to the metrics. Errors are re-raised
+    after the outputs are written; ``metrics.json`` then holds ``"error"`` and
+    ``"complete": false``.
     """
     paths.create_parents()
     began = time.perf_counter()
@@ -303,7 +312,7 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
     if record is not None:
         scheduler, close_record = _recording(scheduler, record)
     error: BaseException | None = None
-    with JobsCsvWriter(paths.jobs) as jobs:
+    with JobsCsvWriter(paths.jobs, extra_columns=extra_columns) as jobs:
         def on_record(r: JobRecord) -> None:
             """Append the job's row, advance the progress."""
             jobs.write(r)
@@ -322,7 +331,8 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
             result = simulator.result()
             wall = time.perf_counter() - began
             write_schedule_csv(paths.schedule, result)
-            metrics = _metrics(result, wall, tau, error, describe, policy_stats, nb_decisions)
+            metrics = _metrics(result, wall, tau, error, describe, policy_stats, nb_decisions,
+                               groups)
             _write_json(paths.metrics, metrics)
     return RunReport(result, metrics, paths, wall)
 
@@ -330,12 +340,16 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
 def _metrics(result: SimResult, wall: float, tau: float, error: BaseException | None,
              describe: Mapping[str, Any] | None,
              policy_stats: Callable[[], dict[str, Any]] | None,
-             nb_decisions: Callable[[], int] | None) -> dict[str, Any]:
+             nb_decisions: Callable[[], int] | None,
+             groups: Mapping[str, ProcSet] | None = None) -> dict[str, Any]:
     decisions = nb_decisions() if nb_decisions is not None else 0
     metrics: dict[str, Any] = dict(describe or {})
+    if groups and result.nb_machines:  # --mmax: only the simulated machines count
+        simulated = ProcSet((0, result.nb_machines - 1))
+        groups = {name: g & simulated for name, g in groups.items() if g & simulated}
     metrics.update(compute_metrics(_outcomes(result.records), nb_machines=result.nb_machines,
                                    tau=tau, scheduler_time_s=result.scheduling_time,
-                                   nb_decisions=decisions))
+                                   nb_decisions=decisions, groups=groups))
     metrics.update({
         "nb_machines": result.nb_machines,
         "nb_job_records": len(result.records),

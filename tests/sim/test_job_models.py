@@ -201,3 +201,110 @@ def test_a_new_model_plugs_in_without_touching_the_engine() -> None:
     with pytest.raises(ConfigError, match="unknown job model"):
         Simulator([one_job({"type": "delay", "delay": 10})], platform(1e9),
                   options=SimOptions(default_job_model="quantum"))
+
+
+# ------------------------------------------------------------------------------ chosen models
+def test_speed_model_scales_delays_by_the_slowest_allocated_machine() -> None:
+    options = SimOptions(default_job_model="speed")
+    delay = {"type": "delay", "delay": 10}  # 10 s at 1 Gflop/s = 1e10 flop
+    assert end(run(one_job(delay, res=2), platform(4e9, 2e9, 1e9), ProcSet(0, 1),
+                   options=options)) == (5.0, JobState.COMPLETED_SUCCESSFULLY, 0)
+    assert end(run(one_job(delay, res=2, walltime=8.0), platform(4e9, 2e9, 1e9), ProcSet(0, 2),
+                   options=options)) == (8.0, JobState.COMPLETED_WALLTIME_REACHED, -1)
+
+
+def test_speed_model_runs_parallel_profiles_as_batsim_and_moves_them() -> None:
+    options = SimOptions(default_job_model="speed")
+    parallel = {"type": "parallel", "cpu": [1e9, 8e9], "com": [0, 0, 0, 0]}
+    speeds = platform(1e9, 2e9, 4e9, 4e9)
+    # executor 1 (8 Gflop) on machine 2 (4 Gflop/s) sets the pace: 2 s, as Batsim
+    assert end(run(one_job(parallel, res=2), speeds, ProcSet(0, 2), options=options))[0] == 2.0
+    runner = Runner(ProcSet(0, 2))
+    sim = Simulator([one_job(parallel, res=2)], speeds, options=options)
+    # at t=1 machine 2 halves its speed: half the task is done, the other half takes 2 s
+    sim.schedule_speed_change(1.0, ProcSet(2), 2e9)
+    sim.run(runner)
+    assert end(runner)[0] == 3.0
+
+
+def placement_job(job_type: str | None, runtime_other: float | None, *,
+                  walltime: float | None = None, res: int = 2,
+                  preferred: str | None = None) -> Workload:
+    raw: dict[str, Any] = {"id": "w0!j", "subtime": 0, "res": res, "profile": "p"}
+    for key, value in (("job_type", job_type), ("runtime_other", runtime_other),
+                       ("preferred", preferred)):
+        if value is not None:
+            raw[key] = value
+    job = JobSpec("w0!j", 0.0, res, "p", walltime, raw)
+    return Workload("w0", [job], {"p": {"type": "delay", "delay": 10}})
+
+
+def racks() -> Platform:
+    """Rack r0: machines 0-1 (GPUs), rack r1: machines 2-3 (CPUs)."""
+    return Platform([Machine(i, f"m{i}", rack=f"r{i // 2}", gpu=i < 2) for i in range(4)])
+
+
+@pytest.mark.parametrize("job_type,preferred,alloc,expected", [
+    ("mpi", None, ProcSet((0, 1)), 10.0),   # one rack: preferred
+    ("mpi", None, ProcSet(1, 2), 25.0),     # across racks: runtime_other
+    ("gpu", None, ProcSet(0, 1), 10.0),
+    ("gpu", None, ProcSet(0, 2), 25.0),     # machine 2 has no GPU
+    (None, "r1", ProcSet(2, 3), 10.0),
+    (None, "r1", ProcSet(1, 2), 25.0),
+    ("seq", None, ProcSet(1, 3), 10.0),     # no preference: anywhere is preferred
+])
+def test_placement_model_runtime_depends_on_the_allocation(
+        job_type: str | None, preferred: str | None, alloc: ProcSet, expected: float) -> None:
+    options = SimOptions(default_job_model="placement")
+    done = end(run(placement_job(job_type, 25.0, preferred=preferred), racks(), alloc,
+                   options=options))
+    assert done == (expected, JobState.COMPLETED_SUCCESSFULLY, 0)
+
+
+def test_placement_model_walltime_and_missing_runtime_other() -> None:
+    options = SimOptions(default_job_model="placement")
+    assert end(run(placement_job("mpi", 25.0, walltime=20.0), racks(), ProcSet(1, 2),
+                   options=options)) == (20.0, JobState.COMPLETED_WALLTIME_REACHED, -1)
+    assert end(run(placement_job("mpi", None), racks(), ProcSet(1, 2), options=options))[0] \
+        == 10.0
+    runner = run(placement_job("mpi", 25.0), racks(), ProcSet(1, 2), kill_at=5.0,
+                 options=options)
+    assert runner.killed[0].job_progress == {"w0!j": {"profile_name": "p", "progress": 0.2}}
+
+
+def test_placement_model_refuses_profiles_without_a_delay() -> None:
+    with pytest.raises(InputError, match="placement model runs delay profiles"):
+        Simulator([one_job({"type": "parallel_homogeneous", "cpu": 1e9})], platform(1e9),
+                  options=SimOptions(default_job_model="placement"))
+
+
+def test_a_jobs_job_model_field_overrides_the_run_and_the_workload() -> None:
+    profiles = {"p": {"type": "delay", "delay": 10}}
+    jobs = []
+    for name, model in (("a", None), ("b", "speed"), ("c", "profile")):
+        raw: dict[str, Any] = {"id": f"w0!{name}", "subtime": 0, "res": 1, "profile": "p"}
+        if model:
+            raw["job_model"] = model
+        jobs.append(JobSpec(f"w0!{name}", 0.0, 1, "p", None, raw))
+    ends: dict[str, float] = {}
+
+    def scheduler(request: t.Request) -> t.Reply:
+        out = [t.ExecuteJob(e.job_id, ProcSet("abc".index(e.job_id[-1])))
+               for e in request.events if isinstance(e, t.JobSubmitted)]
+        ends.update({e.job_id: e.timestamp for e in request.events
+                     if isinstance(e, t.JobCompleted)})
+        return t.Reply(request.now, tuple(out))
+
+    # workload w0 uses speed; on 2 Gflop/s machines a speed job runs 5 s, a profile job 10 s
+    Simulator([Workload("w0", jobs, profiles)], platform(2e9, 2e9, 2e9),
+              options=SimOptions(job_models={"w0": "speed"})).run(scheduler)
+    assert ends == {"w0!a": 5.0, "w0!b": 5.0, "w0!c": 10.0}
+
+
+def test_an_unknown_job_model_field_names_the_job_and_field() -> None:
+    raw = {"id": "w0!j", "subtime": 0, "res": 1, "profile": "p", "job_model": "quantum"}
+    workload = Workload("w0", [JobSpec("w0!j", 0.0, 1, "p", None, raw)],
+                        {"p": {"type": "delay", "delay": 1}}, source="w.json")
+    with pytest.raises(InputError, match="unknown job model 'quantum'") as info:
+        Simulator([workload], platform(1e9))
+    assert info.value.job == "w0!j" and info.value.field == "job_model"
