@@ -24,7 +24,9 @@ each row of one results table. The file::
 
 Keys of a run (scalars, or lists in a ``[[grid]]``): ``policy``, ``params`` (a table of
 policy parameters), ``workload`` (a path, or a list of paths given as one run's
-workloads with ``workloads``), ``platform``, ``nb_res``, ``events``, ``max_jobs``,
+workloads with ``workloads``) or ``preset`` (a synthetic workload preset, generated
+with the run's ``seed`` and ``preset_params``), ``platform``, ``nb_res``, ``events``,
+``max_jobs``, ``job_model``,
 ``start``, ``end``, ``lenient``, ``job_model``, ``tau``, ``seed`` (handed to the
 policy as parameter ``seed`` when it declares one, and recorded), ``label`` (free text),
 and Batsim's flags ``enable_dynamic_jobs``, ``acknowledge_dynamic_jobs``,
@@ -54,7 +56,8 @@ RUN_KEYS: Mapping[str, type | tuple[type, ...]] = {
     "policy": str, "params": dict, "workload": str, "workloads": list, "platform": str,
     "nb_res": int, "events": list, "max_jobs": int, "start": (int, float),
     "end": (int, float), "lenient": bool, "job_model": str, "tau": (int, float),
-    "seed": int, "label": str, "enable_dynamic_jobs": bool,
+    "seed": int, "label": str, "preset": str, "preset_params": dict,
+    "enable_dynamic_jobs": bool,
     "acknowledge_dynamic_jobs": bool, "enable_profile_reuse": bool,
     "forward_profiles": bool, "mmax": int,
 }
@@ -79,6 +82,8 @@ class RunSpec:
     seed: int | None = None
     label: str = ""
     flags: tuple[tuple[str, Any], ...] = ()
+    preset: str | None = None
+    preset_params: tuple[tuple[str, Any], ...] = ()
     index: int = field(default=0, compare=False)
 
     def describe(self) -> dict[str, Any]:
@@ -88,7 +93,9 @@ class RunSpec:
                 "nb_res": self.nb_res, "events": list(self.events),
                 "max_jobs": self.max_jobs, "start": self.start, "end": self.end,
                 "lenient": self.lenient, "job_model": self.job_model, "tau": self.tau,
-                "seed": self.seed, "label": self.label, "flags": dict(self.flags)}
+                "seed": self.seed, "label": self.label, "flags": dict(self.flags),
+                **({"preset": self.preset, "preset_params": dict(self.preset_params)}
+                   if self.preset else {})}
 
     @property
     def run_id(self) -> str:
@@ -192,9 +199,9 @@ def _expand(grid: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """
     axes: list[tuple[tuple[str, ...], list[Any]]] = []
     for key, value in grid.items():
-        if key == "params":
+        if key in ("params", "preset_params"):
             for pkey, pvalue in dict(value).items():
-                axes.append((("params", pkey), pvalue if isinstance(pvalue, list) else [pvalue]))
+                axes.append(((key, pkey), pvalue if isinstance(pvalue, list) else [pvalue]))
         elif key in ("workloads", "events"):  # already lists per run; a list of lists varies
             if value and all(isinstance(v, list) for v in value):
                 axes.append(((key,), list(value)))
@@ -205,8 +212,8 @@ def _expand(grid: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     for combo in itertools.product(*(values for _, values in axes)):
         run: dict[str, Any] = {"params": {}}
         for (keys, _), value in zip(axes, combo, strict=True):
-            if keys[0] == "params":
-                run["params"][keys[1]] = value
+            if keys[0] in ("params", "preset_params"):
+                run.setdefault(keys[0], {})[keys[1]] = value
             else:
                 run[keys[0]] = value
         yield run
@@ -221,6 +228,9 @@ def _spec(run: Mapping[str, Any], base: Path, path: Path, index: int) -> RunSpec
                              path=str(path), field=key)
     if "policy" not in run:
         raise InputError(f"{where}: no 'policy'", path=str(path), field="policy")
+    if "preset" in run and ("workload" in run or "workloads" in run):
+        raise InputError(f"{where}: give a workload or a preset, not both", path=str(path),
+                         field="preset")
 
     def resolve(p: str) -> str:
         """A path relative to the campaign file's folder, made absolute."""
@@ -241,4 +251,5 @@ def _spec(run: Mapping[str, Any], base: Path, path: Path, index: int) -> RunSpec
         end=float(run["end"]) if "end" in run else None,
         lenient=bool(run.get("lenient", False)), job_model=str(run.get("job_model", "profile")),
         tau=float(run.get("tau", 10.0)), seed=run.get("seed"), label=str(run.get("label", "")),
-        flags=tuple(sorted(flags.items())), index=index)
+        flags=tuple(sorted(flags.items())), preset=run.get("preset"),
+        preset_params=tuple(sorted(dict(run.get("preset_params", {})).items())), index=index)

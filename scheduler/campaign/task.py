@@ -70,8 +70,11 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
             profile_reuse=bool(flags.get("enable_profile_reuse")),
             forward_profiles=bool(flags.get("forward_profiles")),
             mmax=flags.get("mmax"), default_job_model=spec.job_model)
+        inputs = spec.workloads
+        if spec.preset is not None:  # generated here: the run's inputs stay in its folder
+            inputs = (str(_synthesize(spec, folder)),)
         workloads, platform, events = load_inputs(InputSpec(
-            workloads=spec.workloads, platform=spec.platform, nb_res=spec.nb_res,
+            workloads=inputs, platform=spec.platform, nb_res=spec.nb_res,
             events=spec.events, lenient=spec.lenient, max_jobs=spec.max_jobs,
             start=spec.start, end=spec.end))
         dispatcher = Dispatcher(policy)
@@ -94,6 +97,18 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     return row
 
 
+def _synthesize(spec: RunSpec, folder: Path) -> Path:
+    """Write the run's synthetic workload (preset, its parameters, the run's seed)."""
+    from batpolicy.scheduler.io.presets import preset
+    from batpolicy.scheduler.io.synth import generate
+    from batpolicy.scheduler.io.writer import write_batsim_workload
+
+    path = folder / "workload.json"
+    write_batsim_workload(generate(preset(spec.preset, **dict(spec.preset_params)),
+                                   spec.seed or 0), path)
+    return path
+
+
 def _with_seed(spec: RunSpec, params: dict[str, Any]) -> dict[str, Any]:
     """Give the policy the run's seed when it declares a ``seed`` parameter."""
     from batpolicy.policies.registry import available_policies
@@ -110,7 +125,8 @@ def _flat_spec(spec: RunSpec) -> dict[str, Any]:
     desc = spec.describe()
     row: dict[str, Any] = {
         "policy": spec.policy, "label": spec.label, "seed": spec.seed,
-        "workload": ";".join(os.path.basename(w) for w in spec.workloads) or "bundled",
+        "workload": (f"preset:{spec.preset}" if spec.preset else
+                     ";".join(os.path.basename(w) for w in spec.workloads) or "bundled"),
         "platform": os.path.basename(spec.platform) if spec.platform else
         (f"{spec.nb_res} machines" if spec.nb_res else ""),
         "job_model": spec.job_model, "tau": spec.tau, "max_jobs": spec.max_jobs,
@@ -120,6 +136,8 @@ def _flat_spec(spec: RunSpec) -> dict[str, Any]:
         row[f"param.{key}"] = value
     for key, value in desc["flags"].items():
         row[f"flag.{key}"] = value
+    for key, value in desc.get("preset_params", {}).items():
+        row[f"preset.{key}"] = value
     return row
 
 

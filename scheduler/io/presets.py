@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.scheduler.io.synth import GroupSpec, SynthSpec
+from batpolicy.scheduler.io.synth import GroupSpec, JobType, SynthSpec
 
 __all__ = ["PRESETS", "Preset", "parse_overrides", "preset", "register"]
 
@@ -140,3 +140,58 @@ def uniform(nb_jobs: int = 200, nb_res: int = 32, mean_interarrival: float = 60.
                                 res_range=(res_min, res_max or max(1, nb_res // 2)),
                                 walltime_factor=walltime_factor,
                                 slack_range=slack),), nb_res=nb_res)
+
+
+@register("nstep")
+def nstep(mpi_max: int = 4, mpi_load: float = 0.8, gpu_max: int = 4, gpu_load: float = 0.8,
+          nb_jobs: int = 150, racks: int = 4, nodes: int = 6, gpu_racks: int = 1,
+          runtime_min: float = 60.0, runtime_max: float = 240.0,
+          mpi_other_factor: float = 1.5, gpu_other_factor: float = 2.0) -> SynthSpec:
+    """Wu & Chen's traces: an MPI stream and a GPU stream on racks with GPU racks.
+
+    ``traceMPI-c2x<mpi_max>-rho<mpi_load>`` + ``traceGPU-c2x<gpu_max>-rho<gpu_load>``
+    (seed 001, Table 1's footnotes), read as: ``nb_jobs`` jobs per stream of 2 to
+    ``*_max`` machines, uniform run times on preferred machines (MPI: one rack, GPU: a GPU
+    rack), ``*_other_factor`` times longer elsewhere (``runtime_other``), Poisson arrivals
+    loading the stream's preferred machines to ``*_load`` (MPI: the non-GPU racks). The
+    platform is ``batpolicy platform racks --racks R --nodes N --gpu-racks G``.
+    """
+    mean_run = (runtime_min + runtime_max) / 2
+
+    def stream(kind: str, top: int, load: float, machines: int, factor: float) -> GroupSpec:
+        """One trace: its arrival rate sets the load of its preferred machines."""
+        mean_size = (2 + top) / 2
+        gap = mean_size * mean_run / (load * max(machines, 1))
+        return GroupSpec(nb_jobs=nb_jobs, mean_interarrival=gap, service="uniform",
+                         service_range=(runtime_min, runtime_max), res_range=(2, top),
+                         walltime_factor=None,
+                         job_types=(JobType(kind, runtime_other_factor=factor),))
+
+    return SynthSpec((stream("mpi", mpi_max, mpi_load, (racks - gpu_racks) * nodes,
+                             mpi_other_factor),
+                      stream("gpu", gpu_max, gpu_load, gpu_racks * nodes, gpu_other_factor)),
+                     nb_res=racks * nodes)
+
+
+@register("nstep-exp1")
+def nstep_exp1(nb_jobs: int = 150) -> SynthSpec:
+    """Table 1, Exp1: traceMPI-c2x6-rho0.70 + traceGPU-c2x4-rho0.80."""
+    return nstep(mpi_max=6, mpi_load=0.7, gpu_max=4, gpu_load=0.8, nb_jobs=nb_jobs)
+
+
+@register("nstep-exp2")
+def nstep_exp2(nb_jobs: int = 150) -> SynthSpec:
+    """Table 1, Exp2: traceMPI-c2x4-rho0.80 + traceGPU-c2x4-rho0.80."""
+    return nstep(mpi_max=4, mpi_load=0.8, gpu_max=4, gpu_load=0.8, nb_jobs=nb_jobs)
+
+
+@register("nstep-exp3")
+def nstep_exp3(nb_jobs: int = 150) -> SynthSpec:
+    """Table 1, Exp3 ("rho00.80", read as a light load): both streams c2x4 at rho 0.5."""
+    return nstep(mpi_max=4, mpi_load=0.5, gpu_max=4, gpu_load=0.5, nb_jobs=nb_jobs)
+
+
+@register("nstep-exp4")
+def nstep_exp4(nb_jobs: int = 150) -> SynthSpec:
+    """Table 1, Exp4 ("advcc10 rho0.90", read as a heavy load): both c2x4 at rho 0.9."""
+    return nstep(mpi_max=4, mpi_load=0.9, gpu_max=4, gpu_load=0.9, nb_jobs=nb_jobs)

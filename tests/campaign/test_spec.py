@@ -55,3 +55,30 @@ def test_bad_campaign_files_give_one_error_naming_file_and_key(
     assert "bad.toml" in message
     for word in words:
         assert word in message
+
+
+def test_a_preset_run_generates_its_workload_with_the_run_seed(tmp_path: Path) -> None:
+    from batpolicy.scheduler.campaign.executors import LocalPool
+    from batpolicy.scheduler.campaign.runner import run_campaign
+
+    path = tmp_path / "c.toml"
+    path.write_text('[[grid]]\npolicy = "fcfs"\npreset = "uniform"\nnb_res = 8\n'
+                    'preset_params = { nb_jobs = [5, 7], nb_res = 8 }\nseed = [1, 2]\n')
+    campaign = load_campaign(path)
+    assert [(dict(r.preset_params)["nb_jobs"], r.seed) for r in campaign.runs] == [
+        (5, 1), (5, 2), (7, 1), (7, 2)]
+    report = run_campaign(campaign, LocalPool(1), progress=False)
+    assert report.failed == 0
+    table = (campaign.output / "results.csv").read_text().splitlines()
+    assert table[0].count("preset.nb_jobs") == 1 and len(table) == 5
+    runs = campaign.runs
+    first = (campaign.output / "runs" / runs[0].run_id / "workload.json").read_text()
+    again = (campaign.output / "runs" / runs[1].run_id / "workload.json").read_text()
+    assert first != again  # another seed, another workload
+
+
+def test_a_workload_and_a_preset_together_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[[run]]\npolicy = "fcfs"\npreset = "uniform"\nworkload = "w.json"\n')
+    with pytest.raises(InputError, match="not both"):
+        load_campaign(path)

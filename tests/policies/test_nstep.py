@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -172,3 +173,16 @@ def test_searches_run_on_snapshots_and_stats_reach_metrics(tmp_path: Path) -> No
     stats = json.loads((out / "metrics.json").read_text())["policy_stats"]
     assert stats["nstep_mode"] == "soft" and stats["nb_searches"] > 0
     assert stats["nb_jobs_utility"] + 0 > 0 and stats["average_utility"] > 0
+
+
+def test_nstep_presets_load_their_streams_as_asked() -> None:
+    from batpolicy.scheduler.io.presets import preset
+    from batpolicy.scheduler.io.synth import generate
+
+    workload = generate(preset("nstep-exp1"), seed=3)
+    kinds = [j.raw["job_type"] for j in workload.jobs]
+    assert kinds.count("mpi") == kinds.count("gpu") == 150 and workload.nb_res == 24
+    mpi = [j for j in workload.jobs if j.raw["job_type"] == "mpi"]
+    assert {j.res for j in mpi} == {2, 3, 4, 5, 6}
+    assert all(j.raw["runtime_other"] == pytest.approx(1.5 * float(
+        workload.profiles[j.profile]["delay"]), abs=1.0) for j in mpi)
