@@ -62,7 +62,8 @@ def test_every_policy_module_cites_its_paper() -> None:
     # authors then a year, e.g. "Lifka, ... 1995" or "Grudenic & Bogunovic (2008)"; an
     # undated report by its authors and title, e.g. "Wu & Chen, *N-step search ...*"
     citation = re.compile(r"[A-Z][a-z\u00c0-\u017f'-]+.{0,200}?\b(19|20)\d\d\b", re.S)
-    undated = re.compile(r"[A-Z][a-z\u00c0-\u017f'-]+ (&|and) [A-Z][a-z\u00c0-\u017f'-]+, \*[^*]+\*")
+    name = r"[A-Z][a-z\u00c0-\u017f'-]+"
+    undated = re.compile(rf"{name} (&|and) {name}, \*[^*]+\*")
     for name, cls in POLICIES.items():
         doc = sys.modules[cls.__module__].__doc__ or ""
         assert citation.search(doc[:600]) or undated.search(doc[:600]), \
