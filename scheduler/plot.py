@@ -287,20 +287,23 @@ def heatmap(path: Path, x: str, y: str, metric: str, output: Path, *,
     return _save(fig, output)
 
 
-def bars(path: Path, metric: str, output: Path, *, baseline: str | None = None) -> Path:
-    """``metric`` per workload, one bar per policy; relative to ``baseline`` if given.
+def bars(path: Path, metric: str, output: Path, *, baseline: str | None = None,
+         by: str = "policy") -> Path:
+    """``metric`` per workload, one bar per policy (or per value of column ``by``).
 
-    With a baseline each bar is the change in percent against the baseline policy on
-    the same workload (the DPSA paper's Fig. 3 presentation); seeds are averaged.
+    With a baseline each bar is the change in percent against the baseline on the same
+    workload (the DPSA paper's Fig. 3 presentation); seeds are averaged, and the error
+    bar spans their min-max.
     """
     plt = _pyplot()
     rows = _results(path)
     mcol = _column(rows, metric, path)
+    bcol = _column(rows, by, path)
     cells: dict[tuple[str, str], list[float]] = defaultdict(list)
     for row in rows:
         value = _number(row.get(mcol))
         if value is not None:
-            cells[(row.get("workload", ""), row.get("policy", ""))].append(value)
+            cells[(row.get("workload", ""), row.get(bcol, ""))].append(value)
     workloads = sorted({w for w, _ in cells})
     policies = sorted({p for _, p in cells} - ({baseline} if baseline else set()))
     if baseline is not None and not any(p == baseline for _, p in cells):
@@ -308,18 +311,24 @@ def bars(path: Path, metric: str, output: Path, *, baseline: str | None = None) 
     fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(workloads)), 4.5))
     width = 0.8 / max(len(policies), 1)
     for k, policy in enumerate(policies):
-        heights = []
+        heights, low, high = [], [], []
         for workload in workloads:
-            mine = cells.get((workload, policy))
-            value = statistics.fmean(mine) if mine else math.nan
+            mine = cells.get((workload, policy)) or [math.nan]
+            value = statistics.fmean(mine)
+            spread = (value - min(mine), max(mine) - value)
             if baseline is not None:
                 ref = cells.get((workload, baseline))
                 base = statistics.fmean(ref) if ref else math.nan
                 value = 100.0 * (value - base) / base if base else math.nan
+                spread = (0.0, 0.0)
             heights.append(value)
-        ax.bar([i + k * width for i in range(len(workloads))], heights, width, label=policy)
+            low.append(spread[0])
+            high.append(spread[1])
+        ax.bar([i + k * width for i in range(len(workloads))], heights, width, label=policy,
+               yerr=[low, high] if baseline is None else None, capsize=2)
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(workloads))],
-                  [w.split(".swf")[0] for w in workloads], rotation=30, ha="right",
+                  [w.split(".swf")[0].removeprefix("preset:") for w in workloads], rotation=30,
+        ha="right",
                   fontsize=8)
     ax.axhline(0, color="black", linewidth=0.6)
     ax.set_ylabel(f"{metric}, % vs {baseline}" if baseline else metric)

@@ -29,7 +29,7 @@ def _plot(args: argparse.Namespace) -> int:
                                   tau=args.tau)
     elif args.bars:
         done = plot.bars(first, args.metric, out or _default(first, f"{args.metric}_bars"),
-                         baseline=args.baseline)
+                         baseline=args.baseline, by=args.by)
     elif args.line:
         done = plot.sweep(first, args.line, args.metric,
                           out or _default(first, f"{args.metric}_vs_{args.line}"))
@@ -64,6 +64,9 @@ def add_commands(sub: Any) -> None:
                       help="a metric over two parameters")
     kind.add_argument("--bars", action="store_true",
                       help="a metric per workload, one bar per policy")
+    p.add_argument("--by", default="policy", metavar="COLUMN",
+                   help="--bars: one bar per value of this column (default: policy; e.g. "
+                        "mode for param.mode)")
     p.add_argument("--baseline", metavar="POLICY",
                    help="--bars: plot the change in %% against this policy")
     p.add_argument("--metric", help="results.csv column, e.g. mean_bounded_slowdown")
