@@ -23,14 +23,21 @@ Jobs larger than the platform, or asking for no machine, are rejected on submiss
 
 Options: ``order=sjf`` sorts the queue by walltime (shortest first) instead of FCFS;
 ``on_unavailable=kill|requeue`` kills (and requeues a copy of) the jobs running on machines
-that become unavailable (:mod:`batpolicy.policies.unavailable`; default ``keep``, as Batsim).
+that become unavailable (:mod:`batpolicy.policies.unavailable`; default ``keep``, as Batsim);
+``allocator=`` chooses the machines (:mod:`batpolicy.scheduler.allocation`; default
+``lowest``, batsched's) and ``one_group=true`` keeps every job inside one platform group.
+With a group-aware allocator a job fits when the allocator finds it machines, and the
+head's reservation holds the machines the allocator would give it at the shadow time
+(:func:`~batpolicy.policies.reservation.plan_allocated_reservation`): EASY's guarantee
+holds exactly, since backfilled jobs still only use reserved machines until the shadow
+time.
 """
 
 from __future__ import annotations
 
 from procset import ProcInt, ProcSet
 
-from batpolicy.policies.base import Decisions, Parameter, Policy
+from batpolicy.policies.base import PLACEMENT_PARAMETERS, Decisions, Parameter, Placement, Policy
 from batpolicy.policies.queue import ORDERS, VECTOR_MIN, JobQueue
 from batpolicy.policies.reservation import (
     Reservation,
@@ -43,7 +50,7 @@ from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
 from batpolicy.scheduler.intervalset import difference, make, size
 from batpolicy.scheduler.jobs import Job, JobStatus
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.view import PolicyView
 
 
 class EasyBackfilling(Policy):
@@ -53,7 +60,8 @@ class EasyBackfilling(Policy):
     parameters = (Parameter("order", str, "fcfs", "queue order", choices=tuple(ORDERS)),
                   Parameter("on_unavailable", str, "keep", "jobs running on machines that "
                             "become unavailable: keep, kill, or kill and requeue a copy "
-                            "(needs Batsim's dynamic jobs, acknowledged)", choices=MODES))
+                            "(needs Batsim's dynamic jobs, acknowledged)", choices=MODES),
+                  *PLACEMENT_PARAMETERS)
 
     def __init__(self, params=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(params)
@@ -64,6 +72,7 @@ class EasyBackfilling(Policy):
         self._last_head: Job | None = None
         self._reservation: Reservation | None = None
         self.evacuation = Evacuation(self.params["on_unavailable"])
+        self.placement = Placement(self.params)
 
     @property
     def last_reservation(self) -> Reservation | None:
@@ -74,33 +83,33 @@ class EasyBackfilling(Policy):
         return self._reservation
 
     # ------------------------------------------------------------------- hooks
-    def on_simulation_begins(self, state: ClusterState) -> Decisions:
+    def on_simulation_begins(self, state: PolicyView) -> Decisions:
         """Check Batsim's flags allow ``on_unavailable``."""
         self.evacuation.begin(state)
         return None
 
-    def on_job_submitted(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
         """Queue the job (or mark it for rejection if it can never run)."""
-        if job.res > state.nb_machines or job.res <= 0:
+        if not self.placement.can_ever_run(job, state):
             self._rejected.append(job)
         else:
             self.queue.add(job)
             self._new.append(job)
         return None
 
-    def on_job_completed(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
         """Machines were released: the next decision rescans the whole queue."""
         self._released = True
         return None
 
-    def on_resources_changed(self, event: Event, state: ClusterState) -> Decisions:
+    def on_resources_changed(self, event: Event, state: PolicyView) -> Decisions:
         """Availability changed: rescan the whole queue and re-plan the reservation."""
         self._released = True
         self.evacuation.machines_changed(event)
         return None
 
     # ------------------------------------------------------------------ decide
-    def decide(self, now: float, state: ClusterState) -> list[Decision]:
+    def decide(self, now: float, state: PolicyView) -> list[Decision]:
         """Kill/requeue on failed machines if asked, then EASY's decision."""
         if self.evacuation.mode == "keep":
             return self._decide(now, state)
@@ -110,12 +119,15 @@ class EasyBackfilling(Policy):
         out = first + self._decide(now, state)
         return out + self.evacuation.finish(state, out)
 
-    def _decide(self, now: float, state: ClusterState) -> list[Decision]:
+    def _decide(self, now: float, state: PolicyView) -> list[Decision]:
         """Start heads, reserve for the first that does not fit, backfill the rest."""
         out: list[Decision] = [RejectJob(job.id) for job in self._rejected]
         self._rejected.clear()
         queue = self.queue
-        heads = start_heads(queue, state.free, now)  # 1. start heads while they fit
+        placement = self.placement
+        plain, allocator = placement.plain, placement.allocator
+        platform = placement.platform(state)
+        heads = start_heads(queue, state.free, now, allocator, platform)  # 1. start heads
         out.extend(heads.decisions)
         free, nfree, started, head = heads.free, heads.nfree, heads.started, heads.head
         if head is None or nfree == 0:
@@ -124,12 +136,14 @@ class EasyBackfilling(Policy):
         if rescan or started:
             started.sort(key=lambda item: item[0])
             reservation = plan_reservation(head, now, free,  # 2. reserve for the head
-                                           expected_releases(state, started), state.unavailable)
+                                           expected_releases(state, started), state.unavailable,
+                                           allocator, platform)
         else:
             reservation = self._reservation
         assert reservation is not None
         shadow = reservation.shadow_time
-        extra = _above_reservation(free, reservation.machines)
+        extra = (_above_reservation(free, reservation.machines) if plain
+                 else difference(free, reservation.machines))
         nextra = size(extra)
         # Long FCFS queues: the next job that may start is found by a vectorised scan
         # (policies.queue) instead of visiting every queued job; same jobs, same order.
@@ -153,11 +167,18 @@ class EasyBackfilling(Policy):
                 queue.remove(job)
                 continue
             if now + job.planned_walltime <= shadow:
-                alloc = take_lowest(free, job.res)
+                within = free
             elif job.res <= nextra:
-                alloc = take_lowest(extra, job.res)
+                within = extra
             else:
                 continue
+            if plain:
+                alloc = take_lowest(within, job.res)
+            else:
+                found = allocator.allocate(within, job, platform)
+                if found is None:
+                    continue
+                alloc = found
             free = difference(free, alloc)
             nfree -= job.res
             extra = difference(extra, alloc)
