@@ -141,10 +141,10 @@ class Placement:
         With ``one_group`` the bound is the largest group of the view's machines.
         Runtime complexity: O(1), O(G·k) once per platform with ``one_group``.
         """
+        if not self.allocator.one_group:
+            return 0 < job.res <= view.nb_machines
         if job.res <= 0:
             return False
-        if not self.allocator.one_group:
-            return job.res <= view.nb_machines
         platform, nb_machines = view.platform, view.nb_machines
         cached = self._largest
         if cached is None or cached[0] is not platform or cached[1] != nb_machines:

@@ -125,8 +125,9 @@ class EasyBackfilling(Policy):
         self._rejected.clear()
         queue = self.queue
         placement = self.placement
-        plain, allocator = placement.plain, placement.allocator
-        platform = placement.platform(state)
+        plain = placement.plain
+        allocator = None if plain else placement.allocator  # None: lowest ids, fast paths
+        platform = None if plain else placement.platform(state)
         heads = start_heads(queue, state.free, now, allocator, platform)  # 1. start heads
         out.extend(heads.decisions)
         free, nfree, started, head = heads.free, heads.nfree, heads.started, heads.head
@@ -175,7 +176,7 @@ class EasyBackfilling(Policy):
             if plain:
                 alloc = take_lowest(within, job.res)
             else:
-                found = allocator.allocate(within, job, platform)
+                found = allocator.allocate(within, job, platform)  # type: ignore[union-attr]
                 if found is None:
                     continue
                 alloc = found

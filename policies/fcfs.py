@@ -55,7 +55,7 @@ class Fcfs(Policy):
         nfree = size(free)
         placement = self.placement
         plain, allocate = placement.plain, placement.allocator.allocate
-        platform = placement.platform(state)
+        platform = None if plain else placement.platform(state)
         while queue:
             job = queue[0]
             if job.status is not JobStatus.WAITING:  # started or rejected outside this policy

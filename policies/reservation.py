@@ -69,7 +69,7 @@ def start_heads(queue: JobQueue, free: ProcSet, now: float, allocator: Allocator
     started: list[tuple[float, ProcSet]] = []
     nfree = size(free)
     head = queue.first_waiting()
-    plain = allocator is None or is_plain_lowest(allocator)
+    plain = allocator is None or is_plain_lowest(allocator)  # callers pass None for it
     while head is not None and head.res <= nfree:
         if plain:
             alloc = take_lowest(free, head.res)

@@ -103,8 +103,9 @@ cluster state changes jobs; keep policy data on the policy)
         job.__class__ = cls
         return job  # type: ignore[return-value]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        """Built by :meth:`__new__` already."""
+    # Built by __new__ already: object.__init__ (a C no-op here, since __new__ is
+    # overridden) instead of a Python-level no-op call per job.
+    __init__ = object.__init__  # type: ignore[assignment]
 
     def __setattr__(self, name: str, value: Any) -> NoReturn:
         raise ReadOnlyError(f"job '{self.id}': attribute '{name}' is read-only (only the "

@@ -66,11 +66,16 @@ class PolicyView:
     running jobs) and the first :attr:`platform` read of a run (O(n) machines).
     """
 
-    __slots__ = ("_PolicyView__state", "_PolicyView__platform")
+    __slots__ = ("_PolicyView__state", "_PolicyView__platform", "_PolicyView__running",
+                 "_PolicyView__free")
 
+    # The view is the state's companion: its hot properties read the state's private
+    # fields directly (one attribute access instead of a second property call).
     def __init__(self, state: ClusterState) -> None:
         object.__setattr__(self, "_PolicyView__state", state)
         object.__setattr__(self, "_PolicyView__platform", None)
+        object.__setattr__(self, "_PolicyView__running", None)
+        object.__setattr__(self, "_PolicyView__free", freeze(ProcSet(), "state.free"))
 
     def __setattr__(self, name: str, value: Any) -> NoReturn:
         raise ReadOnlyError(f"state.{name} is read-only: a policy cannot change the cluster "
@@ -153,7 +158,7 @@ class PolicyView:
     @property
     def nb_machines(self) -> int:
         """Number of compute machines. Runtime complexity: O(1)."""
-        return self.__state.nb_machines
+        return len(self.__state.resources)
 
     @property
     def all_machines(self) -> FrozenProcSet:
@@ -163,12 +168,17 @@ class PolicyView:
     @property
     def free(self) -> FrozenProcSet:
         """Idle, available machines, frozen (``free - alloc`` is new). Runtime complexity: O(1)."""
-        return freeze(self.__state.free, "state.free")
+        itvs = self.__state._free._itvs  # noqa: SLF001 (never changed in place: readonly.py)
+        frozen = self.__free
+        if frozen._itvs is not itvs:  # the state's free set changed since the last read
+            frozen = freeze(self.__state._free, "state.free")  # noqa: SLF001
+            object.__setattr__(self, "_PolicyView__free", frozen)
+        return frozen
 
     @property
     def unavailable(self) -> FrozenProcSet:
         """Machines made unavailable by external events, frozen. Runtime complexity: O(1)."""
-        return freeze(self.__state.unavailable, "state.unavailable")
+        return freeze(self.__state._unavailable, "state.unavailable")  # noqa: SLF001
 
     def busy_machines(self) -> ProcSet:
         """Machines allocated to running jobs (a new set). Runtime complexity: O(r)."""
@@ -191,23 +201,27 @@ class PolicyView:
     @property
     def jobs(self) -> Mapping[str, Job]:
         """Every job ever submitted or registered, by id, read-only. Runtime complexity: O(1)."""
-        return self.__state.jobs
+        return MappingProxyType(self.__state._jobs)  # noqa: SLF001
 
     @property
     def waiting(self) -> Mapping[str, Job]:
         """Waiting jobs in submission order, read-only. Runtime complexity: O(1)."""
-        return self.__state.waiting
+        return MappingProxyType(self.__state._waiting)  # noqa: SLF001
 
     @property
     def running(self) -> Mapping[str, Job]:
         """Running jobs by id, read-only. Runtime complexity: O(1)."""
-        return self.__state.running
+        return MappingProxyType(self.__state._running)  # noqa: SLF001
 
     @property
     def running_by_expected_end(self) -> ReadOnlySequence:
         """Running jobs by (expected end, submission rank), read-only. Runtime complexity: O(1)."""
-        return ReadOnlySequence(self.__state.running_by_expected_end,
-                                "state.running_by_expected_end")
+        items = self.__state._running_by_end  # noqa: SLF001
+        cached = self.__running
+        if cached is None or cached[0] is not items:  # the state keeps one sorted list
+            cached = (items, ReadOnlySequence(items, "state.running_by_expected_end"))
+            object.__setattr__(self, "_PolicyView__running", cached)
+        return cached[1]
 
     def job(self, job_id: str) -> Job:
         """The job with this full id (``KeyError`` if unknown). Runtime complexity: O(1)."""

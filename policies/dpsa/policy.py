@@ -193,9 +193,9 @@ class Dpsa(Policy):
         self._new = []
         began = self.clock()
         placement = self.placement
-        platform = placement.platform(state)
-        heads = start_heads(self.queue, state.free, now, placement.allocator,  # Fig. 2, l. 3-7
-                            platform)
+        allocator = None if placement.plain else placement.allocator  # None: lowest ids
+        platform = None if placement.plain else placement.platform(state)
+        heads = start_heads(self.queue, state.free, now, allocator, platform)  # Fig. 2, l. 3-7
         out.extend(heads.decisions)
         free, started, head = heads.free, heads.started, heads.head
         if head is None or heads.nfree == 0:
@@ -212,7 +212,7 @@ class Dpsa(Policy):
             started.sort(key=lambda item: item[0])
             reservation = plan_reservation(head, now, free,  # Fig. 2, l. 8
                                            expected_releases(state, started), state.unavailable,
-                                           placement.allocator, platform)
+                                           allocator, platform)
             candidates = self.queue
         self.last_reservation = reservation
         filling = self.clock()
