@@ -116,6 +116,9 @@ with the cluster state): write 'unavailable = unavailable - other' to get a new 
     def __rxor__(self, other: Any) -> ProcSet:
         return _plain(other).__xor__(self._thaw())
 
+    def __reduce__(self) -> tuple[object, ...]:
+        return _unpickle, (list(self._itvs), self._label)
+
     def aggregate(self) -> ProcSet:
         """The convex hull, as a plain set. Runtime complexity: O(1)."""
         return self._thaw().aggregate()
@@ -124,6 +127,12 @@ with the cluster state): write 'unavailable = unavailable - other' to get a new 
 
 
 _set_label = FrozenProcSet._label.__set__  # type: ignore[attr-defined]
+
+
+def _unpickle(itvs: list[Any], label: str) -> FrozenProcSet:
+    plain = _new_set(ProcSet)
+    _set_itvs(plain, itvs)
+    return freeze(plain, label)
 
 
 def _plain(other: Any) -> Any:

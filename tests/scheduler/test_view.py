@@ -216,3 +216,22 @@ def test_simulate_reports_the_mutation_on_one_line_without_traceback(
     assert f"test_view.py:{line} `free -= alloc" in errors[0], errors[0]
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["complete"] is False and "state.free is read-only" in metrics["error"]
+
+
+def test_frozen_sets_and_jobs_survive_pickling_and_copies() -> None:
+    import copy
+    import pickle
+
+    from batpolicy.scheduler.jobs import Job
+    from batpolicy.scheduler.readonly import freeze
+
+    frozen = freeze(ProcSet((0, 3), 7), "job.allocation")
+    job = Job("w0!1", 0.0, 5, 10.0, "p", seq=0, allocation=frozen, start=2.0)
+    back = pickle.loads(pickle.dumps(job))
+    assert type(back) is Job and back.start == 2.0 and str(back.allocation) == "0-3 7"
+    assert isinstance(back.allocation, FrozenProcSet)
+    with pytest.raises(ReadOnlyError, match="job.allocation is read-only"):
+        back.allocation -= ProcSet(7)
+    mutable = copy.copy(frozen)  # copies are the caller's own, mutable sets
+    mutable -= ProcSet(7)
+    assert type(mutable) is ProcSet and str(mutable) == "0-3" and str(frozen) == "0-3 7"
