@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from batpolicy.errors import BatpolicyError, InvalidDecision, PolicyError
+from batpolicy.errors import BatpolicyError, InvalidDecision, PolicyError, clip
 from batpolicy.policies.base import Policy
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.checker import check_decisions
@@ -172,4 +172,8 @@ def _where(exc: BaseException) -> str:
         return ""
     path, line = found
     source = linecache.getline(path, line).strip()
-    return f", at {path}:{line}" + (f" `{source}`" if source else "")
+    try:  # relative to the working directory when below it: shorter, still clickable
+        shown = Path(path).relative_to(Path.cwd())
+    except ValueError:
+        shown = Path(path)
+    return f", at {shown}:{line}" + (f" `{clip(source, 120)}`" if source else "")
