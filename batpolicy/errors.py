@@ -104,3 +104,12 @@ class InputError(BatpolicyError):
 
 class PeerTimeout(BatpolicyError):
     """The peer on the socket did not answer within the timeout."""
+
+
+class ReadOnlyError(TypeError):
+    """A policy tried to change something it may only read (a set, job or view attribute).
+
+    Deliberately *not* a :class:`BatpolicyError`: the dispatcher turns it, like any
+    other exception raised inside a policy, into a :class:`PolicyError` naming the
+    policy, the event, and the policy's line that tried the change.
+    """

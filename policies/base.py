@@ -8,7 +8,8 @@ checks every returned decision before applying it. Hooks may return decisions to
 own bookkeeping in hooks (queue, counters) and answer in ``decide``.
 
 Nothing in a policy knows which driver runs it: no sockets, no clocks, no JSON.
-The state is read-only to policies.
+Hooks and ``decide`` receive a :class:`~batpolicy.scheduler.view.PolicyView`: the state,
+read-only (changing a set, mapping, job or view attribute raises at that line).
 
 Example — a complete policy that starts jobs in submission order, skipping none::
 
@@ -42,11 +43,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from procset import ProcSet
+
 from batpolicy.errors import ConfigError
+from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
+from batpolicy.scheduler.allocation import ALLOCATORS, Allocator, is_plain_lowest, make_allocator
 from batpolicy.scheduler.clock import WallClock
+from batpolicy.scheduler.intervalset import intersection, size
 from batpolicy.scheduler.jobs import Job
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.view import PolicyView
 
 Decisions = Iterable[t.Decision] | None
 
@@ -95,6 +101,62 @@ class Parameter:
         return f"{self.name}: {kind} = {self.default!r}  {self.help}{extra}"
 
 
+#: ``allocator`` and ``one_group``: the parameters of every policy that places jobs
+#: (:class:`Placement`, :mod:`batpolicy.scheduler.allocation`).
+PLACEMENT_PARAMETERS = (
+    Parameter("allocator", str, "lowest", "which free machines a job gets: the lowest ids "
+              "(batsched's choice), one group (tightest fit), the fewest groups, or the "
+              "job's preferred groups first", choices=tuple(ALLOCATORS)),
+    Parameter("one_group", bool, False, "a job runs inside one platform group (cluster, "
+              "rack, multi-CPU machine) or waits; larger jobs are rejected"),
+)
+
+
+class Placement:
+    """A policy's allocator, with what it needs from the view (platform, group sizes).
+
+    Built from the :data:`PLACEMENT_PARAMETERS` values. ``plain`` is True for the default
+    (unconstrained lowest ids), for which policies keep their count-based fast paths.
+
+    >>> Placement({"allocator": "lowest", "one_group": False}).plain
+    True
+    """
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self.allocator: Allocator = make_allocator(params["allocator"], params["one_group"])
+        self.plain = is_plain_lowest(self.allocator)
+        self._largest: tuple[Any, int, int] | None = None
+
+    def platform(self, view: PolicyView) -> Platform | None:
+        """The platform if the allocator reads it, else None. Runtime complexity: O(1)."""
+        return view.platform if self.allocator.needs_platform else None
+
+    def allocate(self, free: ProcSet, job: Job, view: PolicyView) -> ProcSet | None:
+        """``job.res`` machines of ``free``, or None. Runtime complexity: the allocator's."""
+        return self.allocator.allocate(free, job, self.platform(view))
+
+    def can_ever_run(self, job: Job, view: PolicyView) -> bool:
+        """False for a job asking for no machine, or more than the view (or a group) holds.
+
+        With ``one_group`` the bound is the largest group of the view's machines.
+        Runtime complexity: O(1), O(G·k) once per platform with ``one_group``.
+        """
+        if not self.allocator.one_group:
+            return 0 < job.res <= view.nb_machines
+        if job.res <= 0:
+            return False
+        platform, nb_machines = view.platform, view.nb_machines
+        cached = self._largest
+        if cached is None or cached[0] is not platform or cached[1] != nb_machines:
+            mine = view.all_machines
+            groups = getattr(self.allocator, "groups", None)  # every built-in allocator's
+            sets = groups(platform).sets if groups is not None else [("", mine)]
+            largest = max((size(intersection(machines, mine)) for _, machines in sets),
+                          default=0)
+            cached = self._largest = (platform, nb_machines, largest)
+        return job.res <= cached[2]
+
+
 class Policy:
     """Base class of every policy; override the hooks you need and :meth:`decide`."""
 
@@ -123,40 +185,40 @@ class Policy:
             self.params[p.name] = value
 
     # ------------------------------------------------------------------------ hooks
-    def on_simulation_begins(self, state: ClusterState) -> Decisions:
+    def on_simulation_begins(self, state: PolicyView) -> Decisions:
         """The platform and configuration are known (``state`` holds them)."""
         return None
 
-    def on_job_submitted(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
         """A new job waits (static submission or dynamic registration)."""
         return None
 
-    def on_job_completed(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
         """A running job ended (``job.final_state`` says how); its machines are free."""
         return None
 
-    def on_job_killed(self, event: t.JobKilled, state: ClusterState) -> Decisions:
+    def on_job_killed(self, event: t.JobKilled, state: PolicyView) -> Decisions:
         """A KILL_JOB was acknowledged; completions of killed jobs came before."""
         return None
 
-    def on_resources_changed(self, event: t.Event, state: ClusterState) -> Decisions:
+    def on_resources_changed(self, event: t.Event, state: PolicyView) -> Decisions:
         """Machines became (un)available or changed power state."""
         return None
 
-    def on_requested_call(self, now: float, state: ClusterState) -> Decisions:
+    def on_requested_call(self, now: float, state: PolicyView) -> Decisions:
         """A CALL_ME_LATER fired."""
         return None
 
-    def on_notify(self, event: t.Notify, state: ClusterState) -> Decisions:
+    def on_notify(self, event: t.Notify, state: PolicyView) -> Decisions:
         """Any other NOTIFY, forwarded external events included."""
         return None
 
-    def on_simulation_ends(self, state: ClusterState) -> Decisions:
+    def on_simulation_ends(self, state: PolicyView) -> Decisions:
         """Batsim ends the simulation; decisions returned here are not sent."""
         return None
 
     # ----------------------------------------------------------------------- decide
-    def decide(self, now: float, state: ClusterState) -> list[t.Decision]:
+    def decide(self, now: float, state: PolicyView) -> list[t.Decision]:
         """Return the decisions to send for this message (after every hook ran)."""
         return []
 

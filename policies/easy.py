@@ -25,14 +25,21 @@ Options: ``order=sjf|ljf|smallest|largest`` sorts the queue by walltime (shortes
 longest first) or by size instead of FCFS; ``no_walltime=run`` runs jobs without a
 walltime (batsched's easy_bf, the default, rejects them);
 ``on_unavailable=kill|requeue`` kills (and requeues a copy of) the jobs running on machines
-that become unavailable (:mod:`batpolicy.policies.unavailable`; default ``keep``, as Batsim).
+that become unavailable (:mod:`batpolicy.policies.unavailable`; default ``keep``, as Batsim);
+``allocator=`` chooses the machines (:mod:`batpolicy.scheduler.allocation`; default
+``lowest``, batsched's) and ``one_group=true`` keeps every job inside one platform group.
+With a group-aware allocator a job fits when the allocator finds it machines, and the
+head's reservation holds the machines the allocator would give it at the shadow time
+(:func:`~batpolicy.policies.reservation.plan_allocated_reservation`): EASY's guarantee
+holds exactly, since backfilled jobs still only use reserved machines until the shadow
+time.
 """
 
 from __future__ import annotations
 
 from procset import ProcInt, ProcSet
 
-from batpolicy.policies.base import Decisions, Parameter, Policy
+from batpolicy.policies.base import PLACEMENT_PARAMETERS, Decisions, Parameter, Placement, Policy
 from batpolicy.policies.queue import ORDERS, VECTOR_MIN, JobQueue
 from batpolicy.policies.reservation import (
     Reservation,
@@ -45,7 +52,7 @@ from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
 from batpolicy.scheduler.intervalset import difference, make, size
 from batpolicy.scheduler.jobs import Job, JobStatus
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.view import PolicyView
 
 
 class EasyBackfilling(Policy):
@@ -58,7 +65,8 @@ class EasyBackfilling(Policy):
                             "(needs Batsim's dynamic jobs, acknowledged)", choices=MODES),
                   Parameter("no_walltime", str, "reject", "jobs without a walltime: reject "
                             "them as batsched's easy_bf does, or run them (they then "
-                            "reserve as if they never end)", choices=("reject", "run")))
+                            "reserve as if they never end)", choices=("reject", "run")),
+                  *PLACEMENT_PARAMETERS)
 
     def __init__(self, params=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(params)
@@ -70,6 +78,7 @@ class EasyBackfilling(Policy):
         self._reservation: Reservation | None = None
         self.evacuation = Evacuation(self.params["on_unavailable"])
         self._reject_no_walltime = self.params["no_walltime"] == "reject"
+        self.placement = Placement(self.params)
 
     @property
     def last_reservation(self) -> Reservation | None:
@@ -80,18 +89,18 @@ class EasyBackfilling(Policy):
         return self._reservation
 
     # ------------------------------------------------------------------- hooks
-    def on_simulation_begins(self, state: ClusterState) -> Decisions:
+    def on_simulation_begins(self, state: PolicyView) -> Decisions:
         """Check Batsim's flags allow ``on_unavailable``."""
         self.evacuation.begin(state)
         return None
 
-    def on_job_submitted(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
         """Queue the job, or mark it for rejection if it can never run.
 
         Without a walltime it is rejected when ``no_walltime=reject``, as batsched's
         easy_bf does (easy_bf.cpp l. 55-59).
         """
-        if job.res > state.nb_machines or job.res <= 0 or (
+        if not self.placement.can_ever_run(job, state) or (
                 job.walltime is None and self._reject_no_walltime):
             self._rejected.append(job)
         else:
@@ -99,19 +108,19 @@ class EasyBackfilling(Policy):
             self._new.append(job)
         return None
 
-    def on_job_completed(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
         """Machines were released: the next decision rescans the whole queue."""
         self._released = True
         return None
 
-    def on_resources_changed(self, event: Event, state: ClusterState) -> Decisions:
+    def on_resources_changed(self, event: Event, state: PolicyView) -> Decisions:
         """Availability changed: rescan the whole queue and re-plan the reservation."""
         self._released = True
         self.evacuation.machines_changed(event)
         return None
 
     # ------------------------------------------------------------------ decide
-    def decide(self, now: float, state: ClusterState) -> list[Decision]:
+    def decide(self, now: float, state: PolicyView) -> list[Decision]:
         """Kill/requeue on failed machines if asked, then EASY's decision."""
         if self.evacuation.mode == "keep":
             return self._decide(now, state)
@@ -121,12 +130,16 @@ class EasyBackfilling(Policy):
         out = first + self._decide(now, state)
         return out + self.evacuation.finish(state, out)
 
-    def _decide(self, now: float, state: ClusterState) -> list[Decision]:
+    def _decide(self, now: float, state: PolicyView) -> list[Decision]:
         """Start heads, reserve for the first that does not fit, backfill the rest."""
         out: list[Decision] = [RejectJob(job.id) for job in self._rejected]
         self._rejected.clear()
         queue = self.queue
-        heads = start_heads(queue, state.free, now)  # 1. start heads while they fit
+        placement = self.placement
+        plain = placement.plain
+        allocator = None if plain else placement.allocator  # None: lowest ids, fast paths
+        platform = None if plain else placement.platform(state)
+        heads = start_heads(queue, state.free, now, allocator, platform)  # 1. start heads
         out.extend(heads.decisions)
         free, nfree, started, head = heads.free, heads.nfree, heads.started, heads.head
         if head is None or nfree == 0:
@@ -135,12 +148,14 @@ class EasyBackfilling(Policy):
         if rescan or started:
             started.sort(key=lambda item: item[0])
             reservation = plan_reservation(head, now, free,  # 2. reserve for the head
-                                           expected_releases(state, started), state.unavailable)
+                                           expected_releases(state, started), state.unavailable,
+                                           allocator, platform)
         else:
             reservation = self._reservation
         assert reservation is not None
         shadow = reservation.shadow_time
-        extra = _above_reservation(free, reservation.machines)
+        extra = (_above_reservation(free, reservation.machines) if plain
+                 else difference(free, reservation.machines))
         nextra = size(extra)
         # Long FCFS queues: the next job that may start is found by a vectorised scan
         # (policies.queue) instead of visiting every queued job; same jobs, same order.
@@ -164,11 +179,18 @@ class EasyBackfilling(Policy):
                 queue.remove(job)
                 continue
             if now + job.planned_walltime <= shadow:
-                alloc = take_lowest(free, job.res)
+                within = free
             elif job.res <= nextra:
-                alloc = take_lowest(extra, job.res)
+                within = extra
             else:
                 continue
+            if plain:
+                alloc = take_lowest(within, job.res)
+            else:
+                found = allocator.allocate(within, job, platform)  # type: ignore[union-attr]
+                if found is None:
+                    continue
+                alloc = found
             free = difference(free, alloc)
             nfree -= job.res
             extra = difference(extra, alloc)

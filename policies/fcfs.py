@@ -12,56 +12,74 @@ the waiting jobs that can now start, then the new submissions in order.
 
 Deviation: batsched only re-tries the queue after a completion; we also re-try after
 machines become available again (batsched ignores availability events).
+
+Placement: ``allocator=`` chooses the machines (:mod:`batpolicy.scheduler.allocation`;
+default ``lowest``, batsched's); with a group-aware allocator the head starts when the
+allocator finds it machines, and ``one_group=true`` rejects jobs larger than every group.
 """
 
 from __future__ import annotations
 
 from collections import deque
 
-from batpolicy.policies.base import Decisions, Policy
+from batpolicy.policies.base import PLACEMENT_PARAMETERS, Decisions, Placement, Policy
 from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
 from batpolicy.scheduler.intervalset import difference, size
 from batpolicy.scheduler.jobs import Job, JobStatus
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.view import PolicyView
 
 
 class Fcfs(Policy):
-    """Strict first come, first served on the lowest free machine ids."""
+    """Strict first come, first served, on the lowest free ids unless ``allocator`` says."""
 
     name = "fcfs"
+    parameters = PLACEMENT_PARAMETERS
 
     def __init__(self, params=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(params)
+        self.placement = Placement(self.params)
         self._queue: deque[Job] = deque()
         self._incoming: list[Job] = []
 
-    def on_job_submitted(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
         """Remember the submission; it is queued or started in :meth:`decide`."""
         self._incoming.append(job)
         return None
 
-    def decide(self, now: float, state: ClusterState) -> list[Decision]:
+    def decide(self, now: float, state: PolicyView) -> list[Decision]:
         """Start queue heads while they fit, then handle new submissions in order."""
         out: list[Decision] = []
         queue = self._queue
         free = state.free
         nfree = size(free)
-        while queue and (queue[0].status is not JobStatus.WAITING or queue[0].res <= nfree):
-            job = queue.popleft()
+        placement = self.placement
+        plain, allocate = placement.plain, placement.allocator.allocate
+        platform = None if plain else placement.platform(state)
+        while queue:
+            job = queue[0]
             if job.status is not JobStatus.WAITING:  # started or rejected outside this policy
+                queue.popleft()
                 continue
-            alloc = take_lowest(free, job.res)
+            if job.res > nfree:
+                break
+            alloc = take_lowest(free, job.res) if plain else allocate(free, job, platform)
+            if alloc is None:
+                break
+            queue.popleft()
             free = difference(free, alloc)
             nfree -= job.res
             out.append(ExecuteJob(job.id, alloc))
         for job in self._incoming:
-            if job.res > state.nb_machines or job.res <= 0:
+            if not placement.can_ever_run(job, state):
                 out.append(RejectJob(job.id))
-            elif queue or job.res > nfree:
+                continue
+            alloc = None
+            if not queue and job.res <= nfree:
+                alloc = take_lowest(free, job.res) if plain else allocate(free, job, platform)
+            if alloc is None:
                 queue.append(job)
             else:
-                alloc = take_lowest(free, job.res)
                 free = difference(free, alloc)
                 nfree -= job.res
                 out.append(ExecuteJob(job.id, alloc))

@@ -10,6 +10,13 @@ As in batsched's ``easy_bf`` (the Batsim team's reference), the reservation hold
 backfilled job may use a reserved machine only if it ends (by its walltime) at or before
 the shadow time; otherwise it must fit in the non-reserved free machines, which is the
 "extra processors" rule expressed on machines instead of counts.
+
+With an allocator other than plain lowest ids (:mod:`batpolicy.scheduler.allocation`,
+e.g. one group per job), the shadow time is the earliest expected release after which
+the *allocator* finds machines for the head among those free then, and the reservation
+holds exactly the machines it chose: machines the head can really use, so the rule
+above keeps EASY's guarantee (backfilled jobs never delay the head) under any
+allocator that finds an allocation whenever one satisfying its constraint exists.
 """
 
 from __future__ import annotations
@@ -21,12 +28,13 @@ from heapq import merge
 
 from procset import ProcSet
 
+from batpolicy.platforms.model import Platform
 from batpolicy.policies.queue import JobQueue
 from batpolicy.protocol.types import ExecuteJob
-from batpolicy.scheduler.allocation import take_lowest
-from batpolicy.scheduler.intervalset import difference, lowest_of_union, size
+from batpolicy.scheduler.allocation import Allocator, is_plain_lowest, take_lowest
+from batpolicy.scheduler.intervalset import difference, lowest_of_union, size, union_all
 from batpolicy.scheduler.jobs import Job
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.view import PolicyView
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,18 +57,27 @@ class HeadsStarted:
     head: Job | None  # the first waiting job that did not fit, or None
 
 
-def start_heads(queue: JobQueue, free: ProcSet, now: float) -> HeadsStarted:
-    """Start queue heads on the lowest free ids while they fit (EASY's first step).
+def start_heads(queue: JobQueue, free: ProcSet, now: float, allocator: Allocator | None = None,
+                platform: Platform | None = None) -> HeadsStarted:
+    """Start queue heads while they fit (EASY's first step): lowest free ids by default.
 
     The same step opens DPSA (Grudenic & Bogunovic 2011, Fig. 2, l. 3-7). Started jobs
-    leave the queue; ``started`` feeds :func:`expected_releases`.
+    leave the queue; ``started`` feeds :func:`expected_releases`. With an ``allocator``,
+    a head fits when the allocator finds it machines (in ``platform``'s groups).
     """
     decisions: list[ExecuteJob] = []
     started: list[tuple[float, ProcSet]] = []
     nfree = size(free)
     head = queue.first_waiting()
+    plain = allocator is None or is_plain_lowest(allocator)  # callers pass None for it
     while head is not None and head.res <= nfree:
-        alloc = take_lowest(free, head.res)
+        if plain:
+            alloc = take_lowest(free, head.res)
+        else:
+            found = allocator.allocate(free, head, platform)  # type: ignore[union-attr]
+            if found is None:
+                break
+            alloc = found
         free = difference(free, alloc)
         nfree -= head.res
         queue.remove(head)
@@ -70,7 +87,7 @@ def start_heads(queue: JobQueue, free: ProcSet, now: float) -> HeadsStarted:
     return HeadsStarted(decisions, free, nfree, started, head)
 
 
-def expected_releases(state: ClusterState, started: Iterable[tuple[float, ProcSet]] = ()
+def expected_releases(state: PolicyView, started: Iterable[tuple[float, ProcSet]] = ()
                       ) -> Iterable[tuple[float, ProcSet]]:
     """Running jobs' (expected end, machines), earliest first, merged with ``started``.
 
@@ -89,12 +106,16 @@ def expected_releases(state: ClusterState, started: Iterable[tuple[float, ProcSe
 
 def plan_reservation(job: Job, now: float, free: ProcSet,
                      releases: Iterable[tuple[float, ProcSet]],
-                     unavailable: ProcSet) -> Reservation:
+                     unavailable: ProcSet, allocator: Allocator | None = None,
+                     platform: Platform | None = None) -> Reservation:
     """Earliest time at which ``job`` fits, and the lowest machine ids free then.
 
     ``free`` are the machines free now (after this decision's starts); ``releases`` the
     (end, machines) of running jobs, earliest first. Unavailable machines never count.
     If the job can never fit, the shadow time is infinite and no machine is reserved.
+    With an ``allocator`` other than plain lowest ids, the earliest time the allocator
+    finds machines among those free then, and the machines it finds
+    (:func:`plan_allocated_reservation`).
     Runtime complexity: O(k + i log i) for ``k`` releases up to the shadow time holding
     ``i`` intervals with the free machines (one sort, not ``k`` successive unions).
 
@@ -105,6 +126,9 @@ def plan_reservation(job: Job, now: float, free: ProcSet,
     >>> r.shadow_time, str(r.machines)
     (5.0, '0-1 4')
     """
+    if allocator is not None and not is_plain_lowest(allocator):
+        return plan_allocated_reservation(job, now, free, releases, unavailable, allocator,
+                                          platform)
     need = job.res
     count = size(free)
     if count >= need:
@@ -126,3 +150,49 @@ def plan_reservation(job: Job, now: float, free: ProcSet,
     # one sort of all intervals: k successive |= were O(k * intervals), seconds per decision
     # with thousands of running jobs on 100,000 machines; the walk stops at the need-th id
     return Reservation(job, shadow, lowest_of_union([free, *pending], need))
+
+
+def plan_allocated_reservation(job: Job, now: float, free: ProcSet,
+                               releases: Iterable[tuple[float, ProcSet]], unavailable: ProcSet,
+                               allocator: Allocator, platform: Platform | None) -> Reservation:
+    """The reservation under a group-aware allocator: earliest time it finds machines.
+
+    The allocator is asked at ``now`` and then after each expected release instant (all
+    releases of one instant together), once enough machines are free in count; the
+    machines it returns are reserved. Finding an allocation is monotone in the machines
+    free, so the first instant found is the earliest. Runtime complexity: O(k) releases
+    up to the shadow time, one allocator call and one union per instant tried.
+
+    >>> from batpolicy.platforms.model import Machine, Platform
+    >>> from batpolicy.scheduler.allocation import make_allocator
+    >>> two_racks = Platform([Machine(i, f"m{i}", cluster=f"r{i // 4}") for i in range(8)])
+    >>> head = Job("w0!1", 0.0, 3, 10.0, "p", seq=1)
+    >>> r = plan_allocated_reservation(head, 0.0, ProcSet(0, 1, 4, 5),
+    ...     [(5.0, ProcSet(2)), (6.0, ProcSet(6))], ProcSet(), make_allocator("one-group"),
+    ...     two_racks)
+    >>> r.shadow_time, str(r.machines)
+    (5.0, '0-2')
+    """
+    found = allocator.allocate(free, job, platform)
+    if found is not None:
+        return Reservation(job, now, found)
+    need = job.res
+    available = [free]
+    count = size(free)
+    at: float | None = None
+    some_unavailable = bool(unavailable)
+    for end, machines in releases:
+        if at is not None and end > at and count >= need:
+            found = allocator.allocate(union_all(available), job, platform)
+            if found is not None:
+                return Reservation(job, at, found)
+        if some_unavailable:
+            machines = difference(machines, unavailable)
+        available.append(machines)
+        count += size(machines)
+        at = end
+    if at is not None and count >= need:
+        found = allocator.allocate(union_all(available), job, platform)
+        if found is not None:
+            return Reservation(job, at, found)
+    return Reservation(job, math.inf, ProcSet())

@@ -35,7 +35,7 @@ from batpolicy.errors import ConfigError
 from batpolicy.policies.redirection.copies import SAME_WORKLOAD, CopyPlanner
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.jobs import Job, JobStatus
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.view import PolicyView
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class Evacuation:
         #: Number of copies registered so far.
         self.requeued = 0
 
-    def begin(self, state: ClusterState) -> None:
+    def begin(self, state: PolicyView) -> None:
         """Check that Batsim's flags allow the mode; raise :class:`ConfigError` if not."""
         if self.mode != "requeue":
             return
@@ -84,7 +84,7 @@ class Evacuation:
                 and event.kind == t.NotifyType.EVENT_MACHINE_UNAVAILABLE:
             self._down |= event.resources
 
-    def decide(self, state: ClusterState) -> tuple[list[t.Decision], list[Job]]:
+    def decide(self, state: PolicyView) -> tuple[list[t.Decision], list[Job]]:
         """Kills, copy registrations, and the copies acknowledged since the last call.
 
         Runtime complexity: O(running jobs) after a failure, O(pending copies) otherwise.
@@ -111,7 +111,7 @@ class Evacuation:
         self._copies.difference_update(job.id for job in arrived)
         return out, arrived
 
-    def finish(self, state: ClusterState, sent: Iterable[t.Decision]) -> list[t.Decision]:
+    def finish(self, state: PolicyView, sent: Iterable[t.Decision]) -> list[t.Decision]:
         """NOTIFY registration_finished once nothing can need a copy any more, for now."""
         if self.mode != "requeue" or not state.no_more_static_jobs:
             return []
@@ -122,7 +122,7 @@ class Evacuation:
             return []
         return [t.RegistrationFinished()]
 
-    def _may_kill(self, job: Job, state: ClusterState) -> bool:
+    def _may_kill(self, job: Job, state: PolicyView) -> bool:
         if self.mode != "requeue":
             return True
         assert self._planner is not None
@@ -132,7 +132,7 @@ class Evacuation:
                     "cannot be registered again: it is left running", job.id, job.profile)
         return False
 
-    def _register_copy(self, job: Job, state: ClusterState, reopen: bool) -> list[t.Decision]:
+    def _register_copy(self, job: Job, state: PolicyView, reopen: bool) -> list[t.Decision]:
         assert self._planner is not None
         copy_id = self._planner.copy_id(job, lambda i: i in state.jobs or i in self._copies)
         plan = self._planner.plan(job, copy_id, state.profiles)

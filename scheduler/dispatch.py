@@ -1,20 +1,27 @@
 """The one event path: events → state → policy hooks → decisions → checker → state.
 
 Both drivers (:mod:`batpolicy.scheduler.daemon` and the embedded simulator) hand each
-Batsim message to :meth:`Dispatcher.handle` and send back what it returns.
+Batsim message to :meth:`Dispatcher.handle` and send back what it returns. Policies get
+the state only through one :class:`~batpolicy.scheduler.view.PolicyView`, built here; an
+exception raised inside a policy (a refused change of that view included) becomes one
+:class:`~batpolicy.errors.PolicyError` naming the policy, the event and the policy's line.
 """
 
 from __future__ import annotations
 
+import linecache
+import sysconfig
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
-from batpolicy.errors import BatpolicyError, InvalidDecision, PolicyError
+from batpolicy.errors import BatpolicyError, InvalidDecision, PolicyError, clip
 from batpolicy.policies.base import Policy
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.checker import check_decisions
 from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.view import PolicyView
 
 
 class Dispatcher:
@@ -28,16 +35,18 @@ class Dispatcher:
                  paranoid: bool = False) -> None:
         self.policy = policy
         self.state = state if state is not None else ClusterState()
+        #: What the policy sees of :attr:`state`: read-only, built once.
+        self.view = view = PolicyView(self.state)
         self.paranoid = paranoid
         self.scheduler_time_s = 0.0
         self.nb_messages = 0
         self.nb_decisions = 0
         self._hooks: dict[type, Callable[[Any], Any]] = {
-            t.SimulationBegins: lambda ev: policy.on_simulation_begins(self.state),
-            t.SimulationEnds: lambda ev: policy.on_simulation_ends(self.state),
-            t.JobKilled: lambda ev: policy.on_job_killed(ev, self.state),
-            t.ResourceStateChanged: lambda ev: policy.on_resources_changed(ev, self.state),
-            t.RequestedCall: lambda ev: policy.on_requested_call(ev.timestamp, self.state),
+            t.SimulationBegins: lambda ev: policy.on_simulation_begins(view),
+            t.SimulationEnds: lambda ev: policy.on_simulation_ends(view),
+            t.JobKilled: lambda ev: policy.on_job_killed(ev, view),
+            t.ResourceStateChanged: lambda ev: policy.on_resources_changed(ev, view),
+            t.RequestedCall: lambda ev: policy.on_requested_call(ev.timestamp, view),
         }
 
     def handle(self, request: t.Request) -> t.Reply:
@@ -99,7 +108,7 @@ class Dispatcher:
             return out
         began = clock()
         try:
-            out.extend(policy.decide(request.now, state))
+            out.extend(policy.decide(request.now, self.view))
         except BatpolicyError:
             raise
         except Exception as exc:
@@ -110,15 +119,16 @@ class Dispatcher:
 
     def _hook(self, event: t.Event, job: Any) -> Iterable[t.Decision] | None:
         kind = type(event)
+        view = self.view
         if kind is t.JobSubmitted:
-            return self.policy.on_job_submitted(job, self.state) if job is not None else None
+            return self.policy.on_job_submitted(job, view) if job is not None else None
         if kind is t.JobCompleted:
-            return self.policy.on_job_completed(job, self.state)
+            return self.policy.on_job_completed(job, view)
         if kind is t.Notify:
             if event.kind in (t.NotifyType.EVENT_MACHINE_AVAILABLE,  # type: ignore[union-attr]
                               t.NotifyType.EVENT_MACHINE_UNAVAILABLE):
-                return self.policy.on_resources_changed(event, self.state)
-            return self.policy.on_notify(event, self.state)  # type: ignore[arg-type]
+                return self.policy.on_resources_changed(event, view)
+            return self.policy.on_notify(event, view)  # type: ignore[arg-type]
         hook = self._hooks.get(kind)
         return hook(event) if hook is not None else None
 
@@ -133,4 +143,37 @@ class Dispatcher:
         job_id = getattr(job, "id", None) or getattr(event, "job_id", None)
         job_part = f", job '{job_id}'" if job_id else ""
         return PolicyError(f"policy '{self.policy.name}' raised {type(exc).__name__}: {exc} "
-                           f"(while handling {what} at t={self.state.now}{job_part})")
+                           f"(while handling {what} at t={self.state.now}{job_part}"
+                           f"{_where(exc)})")
+
+
+_STDLIB = sysconfig.get_paths()["stdlib"]
+#: Files whose frames are never "the policy's line": the read-only machinery itself.
+_MACHINERY = frozenset(str(Path(__file__).with_name(name)) for name in
+                       ("view.py", "readonly.py", "jobs.py", "dispatch.py"))
+
+
+def _where(exc: BaseException) -> str:
+    """``, at FILE:LINE `source```: the innermost frame of the policy's own code.
+
+    Frames of the standard library, of installed packages and of the read-only machinery
+    are skipped, so a refused ``free -= alloc`` points at the policy's line, not at the
+    frozen set's method.
+    """
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        path = tb.tb_frame.f_code.co_filename
+        if path not in _MACHINERY and not path.startswith(_STDLIB) and not path.startswith("<") \
+                and ("site-packages" not in path or "batpolicy" in path):
+            found = (path, tb.tb_lineno)
+        tb = tb.tb_next
+    if found is None:
+        return ""
+    path, line = found
+    source = linecache.getline(path, line).strip()
+    try:  # relative to the working directory when below it: shorter, still clickable
+        shown = Path(path).relative_to(Path.cwd())
+    except ValueError:
+        shown = Path(path)
+    return f", at {shown}:{line}" + (f" `{clip(source, 120)}`" if source else "")

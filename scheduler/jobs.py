@@ -1,14 +1,23 @@
-"""The one job model of batpolicy: a job as the scheduler knows it, from submission to end."""
+"""The one job model of batpolicy: a job as the scheduler knows it, from submission to end.
+
+A :class:`Job` is read-only once built: assigning one of its attributes raises
+:class:`~batpolicy.errors.ReadOnlyError` naming the job and the attribute, so a policy
+cannot change a job behind the state's back. :class:`~batpolicy.scheduler.state.ClusterState`
+changes jobs through the slot setters of :func:`job_setter`, which cost no more than a
+plain assignment (a guarding ``__setattr__`` would slow every assignment).
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, NoReturn
 
 from procset import ProcSet
 
+from batpolicy.errors import ReadOnlyError
 from batpolicy.protocol.types import JobState
 
 
@@ -22,7 +31,7 @@ class JobStatus(str, Enum):
 
 
 @dataclass(slots=True, eq=False)
-class Job:
+class _JobFields:
     """A submitted job. Policies read it; only :class:`ClusterState` changes it.
 
     ``walltime`` is ``None`` when the job has none. ``expected_end`` is the end the
@@ -79,3 +88,60 @@ class Job:
     def planned_walltime(self) -> float:
         """Walltime used for planning: ``inf`` when the job has none."""
         return math.inf if self.walltime is None else self.walltime
+
+
+class Job(_JobFields):
+    """A submitted job, read-only to everyone but :class:`ClusterState` (see the module doc).
+
+    >>> job = Job("w0!1", 0.0, 4, 100.0, "p", seq=0)
+    >>> job.res, job.name, job.planned_walltime
+    (4, '1', 100.0)
+    >>> job.res = 2
+    Traceback (most recent call last):
+    ...
+    batpolicy.errors.ReadOnlyError: job 'w0!1': attribute 'res' is read-only (only the \
+cluster state changes jobs; keep policy data on the policy)
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Job:
+        # the generated __init__ of _JobFields assigns every slot at C speed; the object
+        # then becomes a Job (same slot layout), whose __setattr__ refuses
+        job = _JobFields(*args, **kwargs)
+        job.__class__ = cls
+        return job  # type: ignore[return-value]
+
+    # Built by __new__ already: object.__init__ (a C no-op here, since __new__ is
+    # overridden) instead of a Python-level no-op call per job.
+    __init__ = object.__init__  # type: ignore[assignment]
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise ReadOnlyError(f"job '{self.id}': attribute '{name}' is read-only (only the "
+                            "cluster state changes jobs; keep policy data on the policy)")
+
+    __delattr__ = __setattr__  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuild, (type(self), tuple(getattr(self, f) for f in _FIELDS))
+
+
+_FIELDS = tuple(_JobFields.__dataclass_fields__)
+
+
+def _rebuild(cls: type[Job], values: tuple[Any, ...]) -> Job:
+    return cls(*values)
+
+
+def job_setter(name: str) -> Callable[[Job, Any], None]:
+    """The slot setter of a :class:`Job` attribute: how :class:`ClusterState` changes jobs.
+
+    Runtime complexity: O(1); calling the setter costs about a plain assignment.
+
+    >>> job = Job("w0!1", 0.0, 4, 100.0, "p", seq=0)
+    >>> job_setter("start")(job, 5.0); job.start
+    5.0
+    """
+    if name not in _JobFields.__dataclass_fields__:
+        raise AttributeError(f"Job has no attribute '{name}'")
+    return getattr(_JobFields, name).__set__  # type: ignore[no-any-return]

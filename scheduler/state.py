@@ -2,7 +2,8 @@
 
 Both drivers (the daemon talking to Batsim, the embedded simulator) feed it the same
 typed events (:meth:`ClusterState.apply`) and the checked decisions of the policy
-(:meth:`ClusterState.apply_decision`). Policies only read it.
+(:meth:`ClusterState.apply_decision`). Policies read it through a
+:class:`~batpolicy.scheduler.view.PolicyView` only.
 
 What it holds: the simulated time; the machines with their availability and power
 state; every job ever submitted (waiting, running with its allocation and expected end,
@@ -27,10 +28,17 @@ from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.intervalset import difference, union
 from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
-from batpolicy.scheduler.jobs import Job, JobStatus
+from batpolicy.scheduler.jobs import Job, JobStatus, job_setter
+from batpolicy.scheduler.readonly import freeze
 
 #: Power states in which Batsim lets a machine compute (PROTOCOL.md §1.4, EXECUTE_JOB).
 COMPUTING_POWER_STATES = frozenset({"idle", "computing"})
+
+# Jobs are read-only to everyone else (scheduler/jobs.py): the state sets their slots.
+(_set_allocation, _set_expected_end, _set_final_state, _set_finish, _set_kill_requested,
+ _set_metadata, _set_profile_data, _set_return_code, _set_start, _set_status) = map(
+    job_setter, ("allocation", "expected_end", "final_state", "finish", "kill_requested",
+                 "metadata", "profile_data", "return_code", "start", "status"))
 
 
 @dataclass(slots=True)
@@ -56,9 +64,8 @@ def _expected_end_key(job: Job) -> tuple[float, int]:
 class ClusterState:
     """Machines, jobs and time of one run; changed only by events and checked decisions.
 
-    Read-only views for policies: :attr:`free` (idle, available machines),
-    :attr:`waiting` (submission order), :attr:`running`, :attr:`running_by_expected_end`,
-    :attr:`jobs`. Treat every returned object as read-only.
+    Policies never see it: they get a :class:`~batpolicy.scheduler.view.PolicyView`,
+    whose sets, sequences and mappings are read-only (:attr:`free` here is the live set).
     """
 
     def __init__(self, platform_file: Platform | None = None) -> None:
@@ -231,7 +238,7 @@ class ClusterState:
             raise ProtocolError("JOB_SUBMITTED without the job's description (Redis mode is "
                                 "not supported)", field="job", event_type="JOB_SUBMITTED")
         job = self._new_job(ev.job_id, ev.job, dynamic=False)
-        job.profile_data = ev.profile
+        _set_profile_data(job, ev.profile)
         if ev.profile is not None:
             self.profiles.setdefault(job.workload, {})[job.profile] = ev.profile
         return job
@@ -264,10 +271,10 @@ class ClusterState:
                                 "running", field="job_id", event_type="JOB_COMPLETED")
         self._running_by_end.remove(job)
         del self._running[job.id]
-        job.status = JobStatus.COMPLETED
-        job.finish = ev.timestamp
-        job.final_state = ev.job_state
-        job.return_code = ev.return_code
+        _set_status(job, JobStatus.COMPLETED)
+        _set_finish(job, ev.timestamp)
+        _set_final_state(job, ev.job_state)
+        _set_return_code(job, ev.return_code)
         assert job.allocation is not None
         released = job.allocation
         if self._unavailable:
@@ -279,7 +286,7 @@ class ClusterState:
         for job_id in ev.job_ids:
             job = self._jobs.get(job_id)
             if job is not None:
-                job.kill_requested = False
+                _set_kill_requested(job, False)
 
     def _on_resource_state(self, ev: t.ResourceStateChanged) -> None:
         for rid in ev.resources:
@@ -331,7 +338,7 @@ class ClusterState:
         Runtime complexity: O(log r).
         """
         self._running_by_end.remove(job)
-        job.expected_end = expected_end
+        _set_expected_end(job, expected_end)
         self._running_by_end.add(job)
 
     # -------------------------------------------------------------- applying decisions
@@ -344,22 +351,22 @@ class ClusterState:
 
     def _do_execute(self, d: t.ExecuteJob) -> None:
         job = self._waiting.pop(d.job_id)
-        job.status = JobStatus.RUNNING
-        job.allocation = d.alloc
-        job.start = self.now
-        job.expected_end = self.now + job.walltime if job.walltime is not None else math.inf
+        _set_status(job, JobStatus.RUNNING)
+        _set_allocation(job, freeze(d.alloc, "job.allocation"))
+        _set_start(job, self.now)
+        _set_expected_end(job, self.now + job.walltime if job.walltime is not None else math.inf)
         self._running[job.id] = job
         self._running_by_end.add(job)
         self._free = difference(self._free, d.alloc)
 
     def _do_reject(self, d: t.RejectJob) -> None:
         job = self._waiting.pop(d.job_id)
-        job.status = JobStatus.REJECTED
-        job.final_state = t.JobState.REJECTED
+        _set_status(job, JobStatus.REJECTED)
+        _set_final_state(job, t.JobState.REJECTED)
 
     def _do_kill(self, d: t.KillJob) -> None:
         for job_id in d.job_ids:
-            self._jobs[job_id].kill_requested = True
+            _set_kill_requested(self._jobs[job_id], True)
 
     def _do_call_me_later(self, d: t.CallMeLater) -> None:
         self.pending_calls.append(d.at)
@@ -379,18 +386,18 @@ class ClusterState:
         self.registration_finished = False
 
     def _do_set_metadata(self, d: t.SetJobMetadata) -> None:
-        self._jobs[d.job_id].metadata = d.metadata
+        _set_metadata(self._jobs[d.job_id], d.metadata)
 
     def _do_change_job_state(self, d: t.ChangeJobState) -> None:
         job = self._jobs[d.job_id]
         if d.job_state is t.JobState.RUNNING:
             self._waiting.pop(job.id, None)
-            job.status = JobStatus.RUNNING
-            job.start = self.now
+            _set_status(job, JobStatus.RUNNING)
+            _set_start(job, self.now)
         elif d.job_state is t.JobState.REJECTED:
             self._waiting.pop(job.id, None)
-            job.status = JobStatus.REJECTED
-            job.final_state = d.job_state
+            _set_status(job, JobStatus.REJECTED)
+            _set_final_state(job, d.job_state)
         elif d.job_state.value.startswith("COMPLETED"):
             if job.id in self._running:
                 self._running_by_end.remove(job)
@@ -398,9 +405,9 @@ class ClusterState:
                 if job.allocation is not None:
                     self._free = union(self._free,
                                        difference(job.allocation, self._unavailable))
-            job.status = JobStatus.COMPLETED
-            job.final_state = d.job_state
-            job.finish = self.now
+            _set_status(job, JobStatus.COMPLETED)
+            _set_final_state(job, d.job_state)
+            _set_finish(job, self.now)
 
     # ---------------------------------------------------------------------- invariants
     def check(self) -> None:

@@ -46,6 +46,16 @@ and exact search, the reservation is kept (the previous decision's starts cannot
 it: short jobs end by the shadow time, long ones avoid its machines) and only the new
 jobs are searched — after an optimal decision no older job fits what is left, or adding
 it would have used more machines, and a set containing it cannot fit either.
+
+Placement: ``allocator=`` and ``one_group=`` (:mod:`batpolicy.scheduler.allocation`;
+default ``lowest``, the paper's "least available feasible machines first" on the lowest
+ids). With a group-aware allocator, heads start and the reservation is planned as in
+EASY (:func:`.reservation.plan_allocated_reservation`: the head's machines are ones it
+can use); OptimizeUtilization still counts machines (Fig. 2's model has no groups), and a
+chosen job the allocator cannot place (a short one: on reserved machines first; a long
+one: on unreserved machines only) stays queued, so the reservation is never violated
+but the subset started may use fewer machines than the optimum; the incremental
+shortcut above is off (its argument is about counts).
 """
 
 from __future__ import annotations
@@ -59,7 +69,7 @@ from typing import Any, ClassVar
 from procset import ProcSet
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.base import Decisions, Parameter, Policy
+from batpolicy.policies.base import PLACEMENT_PARAMETERS, Decisions, Parameter, Placement, Policy
 from batpolicy.policies.dpsa.exact import solve_exact
 from batpolicy.policies.dpsa.problem import Instance
 from batpolicy.policies.dpsa.search import search_exhaustive
@@ -74,7 +84,7 @@ from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
 from batpolicy.scheduler.intervalset import difference, intersection, size, union
 from batpolicy.scheduler.jobs import Job, JobStatus
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.view import PolicyView
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +134,7 @@ class Dpsa(Policy):
                   "exhaustive search: bound on OptimizeUtilization calls (0: none)"),
         Parameter("prune", bool, False, "exhaustive search: skip subtrees that cannot beat the "
                   "best found (same result when not cut)"),
+        *PLACEMENT_PARAMETERS,
     )
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
@@ -131,6 +142,7 @@ class Dpsa(Policy):
         if self.params["time_bound_ms"] < 0 or self.params["max_nodes"] < 0:
             raise ConfigError(f"policy '{self.name}': time_bound_ms and max_nodes must be >= 0")
         self.queue = JobQueue()
+        self.placement = Placement(self.params)
         self._rejected: list[Job] = []
         self._changed = True
         self._released = True
@@ -149,9 +161,9 @@ class Dpsa(Policy):
         self._nodes = 0
 
     # ------------------------------------------------------------------- hooks
-    def on_job_submitted(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
         """Queue the job (or mark it for rejection if it can never run)."""
-        if job.res > state.nb_machines or job.res <= 0:
+        if not self.placement.can_ever_run(job, state):
             self._rejected.append(job)
         else:
             self.queue.add(job)
@@ -159,18 +171,18 @@ class Dpsa(Policy):
         self._changed = True
         return None
 
-    def on_job_completed(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
         """Machines were released: decide again, replanning the reservation."""
         self._changed = self._released = True
         return None
 
-    def on_resources_changed(self, event: Event, state: ClusterState) -> Decisions:
+    def on_resources_changed(self, event: Event, state: PolicyView) -> Decisions:
         """Machine availability changed: decide again, replanning the reservation."""
         self._changed = self._released = True
         return None
 
     # ------------------------------------------------------------------ decide
-    def decide(self, now: float, state: ClusterState) -> list[Decision]:
+    def decide(self, now: float, state: PolicyView) -> list[Decision]:
         """Fig. 2: start heads, reserve for the first that does not fit, start the best subset."""
         out: list[Decision] = [RejectJob(job.id) for job in self._rejected]
         self._rejected.clear()
@@ -180,14 +192,18 @@ class Dpsa(Policy):
         self._changed = self._released = False
         self._new = []
         began = self.clock()
-        heads = start_heads(self.queue, state.free, now)  # Fig. 2, l. 3-7
+        placement = self.placement
+        allocator = None if placement.plain else placement.allocator  # None: lowest ids
+        platform = None if placement.plain else placement.platform(state)
+        heads = start_heads(self.queue, state.free, now, allocator, platform)  # Fig. 2, l. 3-7
         out.extend(heads.decisions)
         free, started, head = heads.free, heads.started, heads.head
         if head is None or heads.nfree == 0:
             self.last_reservation = None
             return out
         last = self.last_reservation
-        if (self.incremental and not released and not started and last is not None
+        if (self.incremental and placement.plain and not released and not started
+                and last is not None
                 and last.job is head and last.shadow_time > now
                 and self.params["search"] == "exact"):
             reservation = last  # nothing released: the reservation stands, and only new
@@ -195,18 +211,19 @@ class Dpsa(Policy):
         else:
             started.sort(key=lambda item: item[0])
             reservation = plan_reservation(head, now, free,  # Fig. 2, l. 8
-                                           expected_releases(state, started), state.unavailable)
+                                           expected_releases(state, started), state.unavailable,
+                                           allocator, platform)
             candidates = self.queue
         self.last_reservation = reservation
         filling = self.clock()
-        out.extend(self._fill(now, head, free, reservation, candidates))
+        out.extend(self._fill(now, head, free, reservation, candidates, platform))
         ended = self.clock()
         self._times.append(ended - began)
         self._fill_times.append(ended - filling)
         return out
 
     def _fill(self, now: float, head: Job, free: ProcSet, reservation: Reservation,
-              candidates: Iterable[Job]) -> list[Decision]:
+              candidates: Iterable[Job], platform: Any = None) -> list[Decision]:
         """Fig. 2, l. 9-12 and 21-23: the best subset of eligible jobs, mapped and started."""
         shadow = reservation.shadow_time
         reserved = intersection(free, reservation.machines)
@@ -235,8 +252,22 @@ class Dpsa(Policy):
         self._eligible += len(eligible)
         self._by_search += len(chosen)
         decisions: list[tuple[int, Decision]] = []
+        placement = self.placement
         for index in chosen:  # Fig. 2, l. 23: least available feasible machines first
             job, is_long = eligible[index]
+            if not placement.plain:
+                allocate = placement.allocator.allocate
+                alloc = None if is_long else allocate(reserved, job, platform)
+                if alloc is None:
+                    alloc = allocate(unreserved if is_long else union(reserved, unreserved),
+                                     job, platform)
+                if alloc is None:
+                    continue  # not placeable in groups: stays queued (module docstring)
+                reserved = difference(reserved, alloc)
+                unreserved = difference(unreserved, alloc)
+                self.queue.remove(job)
+                decisions.append((job.seq, ExecuteJob(job.id, alloc)))
+                continue
             need = job.res
             alloc = ProcSet()
             if not is_long and nreserved:

@@ -118,8 +118,8 @@ def choose(candidates: Iterable[Job], counters: Mapping[str, int] | PressureCoun
     submitted first (lowest submission rank), so the choice is deterministic.
 
     >>> from batpolicy.scheduler.jobs import Job
-    >>> a, b = Job("w0!a", 0, 1, 500.0, "p", 0), Job("w0!b", 0, 1, 900.0, "p", 1)
-    >>> a.start, b.start = 10.0, 5.0
+    >>> a = Job("w0!a", 0, 1, 500.0, "p", 0, start=10.0)
+    >>> b = Job("w0!b", 0, 1, 900.0, "p", 1, start=5.0)
     >>> counts = {"w0!a": 7, "w0!b": 4}
     >>> [choose([a, b], counts, r).id for r in CONFLICTS]
     ['w0!b', 'w0!b', 'w0!a']

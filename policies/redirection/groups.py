@@ -15,21 +15,24 @@ Sizes and placement (our choices, documented in ``docs/redirection.md``):
   the principal group is its m lowest ids (``principal_size_of_grown`` recovers m).
 
 :class:`GroupView` is how two unmodified base policies share one
-:class:`~batpolicy.scheduler.state.ClusterState`: each gets a read-only view that looks
-like the state of a smaller cluster holding only its group's machines and jobs.
+:class:`~batpolicy.scheduler.view.PolicyView`: each gets a read-only view that looks
+like the view of a smaller cluster holding only its group's machines and jobs.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NoReturn
 
 from procset import ProcSet
 
-from batpolicy.errors import ConfigError
+from batpolicy.errors import ConfigError, ReadOnlyError
+from batpolicy.scheduler.intervalset import intersection
 from batpolicy.scheduler.jobs import Job
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.readonly import FrozenProcSet, freeze
+from batpolicy.scheduler.view import PolicyView
 
 
 def redirection_group_size(m: int, alpha: float) -> int:
@@ -116,103 +119,133 @@ def split_machines(nb_machines: int, alpha: float, grow: bool,
 
 
 class GroupView:
-    """A read-only :class:`ClusterState` restricted to one group's machines and jobs.
+    """A read-only policy view restricted to one group's machines and jobs.
 
     A base policy written for a whole cluster runs unchanged on one group: everything it
-    reads about machines and jobs is filtered to its group; everything else (time,
-    configuration, profiles, flags, ``resources`` indexed by global id) is the real
-    state's, through ``__getattr__``. Machine ids stay global, so its decisions need no
-    translation.
+    reads about machines and jobs is filtered to its group; time, configuration,
+    profiles, flags and the platform are the whole view's (explicit delegations, listed
+    in ``_SHARED``: nothing else of the whole view, let alone of the state, is
+    reachable). Machine ids stay global, so its decisions need no translation. Sets are
+    frozen and collections read-only, as in :class:`~batpolicy.scheduler.view.PolicyView`.
 
     ``member`` tells whether a job id belongs to the group. ``pending`` holds jobs the
     wrapper registered in the reply being built (REGISTER_JOB is applied to the state
     only after ``decide``): the view shows them as waiting until the state has them.
 
     Runtime complexity: ``free``/``unavailable`` O(k) interval operations; ``waiting``,
-    ``running``, ``running_by_expected_end`` O(n) filters over the state's collections.
+    ``running``, ``running_by_expected_end`` O(n) filters over the whole view's collections.
     """
 
-    __slots__ = ("_state", "_machines", "_member", "_pending", "group")
+    __slots__ = ("_GroupView__view", "_GroupView__machines", "_GroupView__member",
+                 "_GroupView__pending", "_GroupView__group")
 
-    def __init__(self, state: ClusterState, machines: ProcSet, member: Callable[[str], bool],
+    def __init__(self, view: PolicyView, machines: ProcSet, member: Callable[[str], bool],
                  pending: Mapping[str, Job], group: str) -> None:
-        self._state = state
-        self._machines = machines
-        self._member = member
-        self._pending = pending
-        self.group = group
+        init = object.__setattr__
+        init(self, "_GroupView__view", view)
+        init(self, "_GroupView__machines", freeze(machines, "state.all_machines"))
+        init(self, "_GroupView__member", member)
+        init(self, "_GroupView__pending", pending)
+        init(self, "_GroupView__group", group)
 
-    def __getattr__(self, name: str) -> Any:
-        """Anything not about machines or jobs is the real state's (time, config, flags...)."""
-        return getattr(self._state, name)
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise ReadOnlyError(f"state.{name} is read-only: a policy cannot change the cluster "
+                            "state (keep its own data on the policy object)")
+
+    __delattr__ = __setattr__  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"GroupView({self.group!r}, machines='{self._machines}')"
+        return f"GroupView({self.__group!r}, machines='{self.__machines}')"
+
+    @property
+    def group(self) -> str:
+        """Name of the group (``principal`` or ``redirection``). Runtime complexity: O(1)."""
+        return self.__group
 
     # ----------------------------------------------------------------- machines
     @property
-    def now(self) -> float:
-        """Simulated time. Runtime complexity: O(1)."""
-        return self._state.now
-
-    @property
     def nb_machines(self) -> int:
         """Machines of the group. Runtime complexity: O(1)."""
-        return len(self._machines)
+        return len(self.__machines)
 
     @property
-    def all_machines(self) -> ProcSet:
-        """Machine ids of the group (global ids). Runtime complexity: O(1)."""
-        return self._machines
+    def all_machines(self) -> FrozenProcSet:
+        """Machine ids of the group (global ids), frozen. Runtime complexity: O(1)."""
+        return self.__machines
 
     @property
-    def free(self) -> ProcSet:
-        """Free machines of the group. Runtime complexity: O(k) intervals."""
-        return self._state.free & self._machines
+    def free(self) -> FrozenProcSet:
+        """Free machines of the group, frozen. Runtime complexity: O(k) intervals."""
+        return freeze(intersection(self.__view.free, self.__machines), "state.free")
 
     @property
-    def unavailable(self) -> ProcSet:
-        """Unavailable machines of the group. Runtime complexity: O(k) intervals."""
-        return self._state.unavailable & self._machines
+    def unavailable(self) -> FrozenProcSet:
+        """Unavailable machines of the group, frozen. Runtime complexity: O(k) intervals."""
+        return freeze(intersection(self.__view.unavailable, self.__machines),
+                      "state.unavailable")
 
     def busy_machines(self) -> ProcSet:
-        """Machines of the group allocated to running jobs. Runtime complexity: O(r)."""
-        return self._state.busy_machines() & self._machines
+        """Machines of the group allocated to running jobs (a new set). Runtime complexity: O(r)."""
+        return self.__view.busy_machines() & self.__machines
 
     # --------------------------------------------------------------------- jobs
+    def profile_of(self, job: Job) -> Mapping[str, Any] | None:
+        """The job's profile, read-only, if known. Runtime complexity: O(1)."""
+        return self.__view.profile_of(job)
+
     def _fresh_pending(self) -> Iterator[Job]:
-        jobs = self._state.jobs
-        return (job for jid, job in self._pending.items() if jid not in jobs)
+        jobs = self.__view.jobs
+        return (job for jid, job in self.__pending.items() if jid not in jobs)
 
     @property
     def jobs(self) -> Mapping[str, Job]:
         """Every job of the group, pending registrations included. Runtime complexity: O(n)."""
-        out = {jid: job for jid, job in self._state.jobs.items() if self._member(jid)}
+        member = self.__member
+        out = {jid: job for jid, job in self.__view.jobs.items() if member(jid)}
         out.update((job.id, job) for job in self._fresh_pending())
-        return out
+        return MappingProxyType(out)
 
     def job(self, job_id: str) -> Job:
         """The job with this id (a pending registration included). Runtime complexity: O(1)."""
-        if job_id in self._pending and job_id not in self._state.jobs:
-            return self._pending[job_id]
-        if not self._member(job_id):
+        if job_id in self.__pending and job_id not in self.__view.jobs:
+            return self.__pending[job_id]
+        if not self.__member(job_id):
             raise KeyError(job_id)
-        return self._state.job(job_id)
+        return self.__view.job(job_id)
 
     @property
     def waiting(self) -> Mapping[str, Job]:
         """Waiting jobs of the group in submission order. Runtime complexity: O(n)."""
-        out = {jid: job for jid, job in self._state.waiting.items() if self._member(jid)}
+        member = self.__member
+        out = {jid: job for jid, job in self.__view.waiting.items() if member(jid)}
         out.update((job.id, job) for job in self._fresh_pending())
-        return out
+        return MappingProxyType(out)
 
     @property
     def running(self) -> Mapping[str, Job]:
         """Running jobs of the group. Runtime complexity: O(r)."""
-        return {jid: job for jid, job in self._state.running.items() if self._member(jid)}
+        member = self.__member
+        return MappingProxyType({jid: job for jid, job in self.__view.running.items()
+                                 if member(jid)})
 
     @property
-    def running_by_expected_end(self) -> list[Job]:
+    def running_by_expected_end(self) -> tuple[Job, ...]:
         """Running jobs of the group by (expected end, rank). Runtime complexity: O(r)."""
-        member = self._member
-        return [job for job in self._state.running_by_expected_end if member(job.id)]
+        member = self.__member
+        return tuple(job for job in self.__view.running_by_expected_end if member(job.id))
+
+
+#: What a group view reads from the whole view unchanged (time, flags, configuration).
+_SHARED = ("now", "started", "ended", "config", "workloads", "profiles",
+           "dynamic_jobs_enabled", "dynamic_jobs_acknowledged", "registration_finished",
+           "no_more_static_jobs", "no_more_external_events", "pending_calls", "platform")
+
+
+def _shared(name: str) -> property:
+    def _get(self: GroupView) -> Any:
+        return getattr(self._GroupView__view, name)  # type: ignore[attr-defined]
+    return property(_get, doc=f"The whole view's ``{name}``. Runtime complexity: O(1).")
+
+
+for _name in _SHARED:
+    setattr(GroupView, _name, _shared(_name))

@@ -49,7 +49,7 @@ from typing import Any, cast
 from procset import ProcSet
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.base import Decisions, Parameter, Policy
+from batpolicy.policies.base import PLACEMENT_PARAMETERS, Decisions, Parameter, Policy
 from batpolicy.policies.redirection.copies import (
     COPY_KEY,
     CopyPlanner,
@@ -63,7 +63,7 @@ from batpolicy.protocol import types as t
 from batpolicy.scheduler.clock import Clock
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.metrics import compute_metrics
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.view import PolicyView
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +115,7 @@ class Redirection(Policy):
                   "register copies): refuse, or run the principal policy on every machine",
                   choices=("error", "fallback")),
         Parameter("bsld_tau", float, 60.0, "τ of the bounded slowdown in stats() (paper: 60 s)"),
+        *PLACEMENT_PARAMETERS,  # handed to both base policies unless their params set them
     )
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
@@ -133,17 +134,17 @@ class Redirection(Policy):
         for key in ("principal_policy", "redirection_policy"):
             if p[key] == self.name:
                 raise ConfigError(f"policy 'redirection': {key} cannot be 'redirection' itself")
-        self.principal_policy = registry.make_policy(p["principal_policy"],
-                                              parse_sub_params(p["principal_params"]))
-        self.redirection_policy = registry.make_policy(p["redirection_policy"],
-                                               parse_sub_params(p["redirection_params"]))
+        self.principal_policy = registry.make_policy(
+            p["principal_policy"], self._base_params(registry, "principal"))
+        self.redirection_policy = registry.make_policy(
+            p["redirection_policy"], self._base_params(registry, "redirection"))
         self.clock = self._clock  # hand the clock to both base policies
         self.counters = PressureCounters(p["theta"], p["filter"])
         self.active = False
         self.principal_machines = ProcSet()
         self.redirection_machines = ProcSet()
         self.planner: CopyPlanner | None = None
-        self._state: ClusterState | None = None
+        self._state: PolicyView | None = None
         self._views: dict[str, GroupView] = {}
         self._copies: dict[str, str] = {}  # copy id -> original id
         self._alive_copies: set[str] = set()  # copies not yet completed
@@ -160,6 +161,21 @@ class Redirection(Policy):
         self.wasted_processor_seconds = 0.0
         #: original id -> copy id of every restarted job
         self.redirected_ids: dict[str, str] = {}
+
+    def _base_params(self, registry: Any, group: str) -> dict[str, Any]:
+        """A base policy's parameters: its own, plus this policy's placement ones."""
+        name = self.params[f"{group}_policy"]
+        sub: dict[str, Any] = parse_sub_params(self.params[f"{group}_params"])
+        declared = {q.name for q in getattr(registry.POLICIES.get(name), "parameters", ())}
+        for param in PLACEMENT_PARAMETERS:
+            value = self.params[param.name]
+            if param.name in declared:
+                sub.setdefault(param.name, value)
+            elif value != param.default:
+                raise ConfigError(f"policy 'redirection': {param.name}={value} cannot be "
+                                  f"handed to {group}_policy '{name}', which has no such "
+                                  "parameter")
+        return sub
 
     @property
     def needs_dynamic_jobs(self) -> bool:
@@ -189,22 +205,22 @@ class Redirection(Policy):
                 base.clock = value
 
     # -------------------------------------------------------------------- views
-    def _view(self, group: str) -> ClusterState:
-        return cast(ClusterState, self._views[group])
+    def _view(self, group: str) -> PolicyView:
+        return cast(PolicyView, self._views[group])
 
-    def _group_policy(self, job_id: str) -> tuple[Policy, ClusterState]:
+    def _group_policy(self, job_id: str) -> tuple[Policy, PolicyView]:
         if job_id in self._copies:
             return self.redirection_policy, self._view(REDIRECTION)
         return self.principal_policy, self._view(PRINCIPAL)
 
-    def _sync_pending(self, state: ClusterState) -> None:
+    def _sync_pending(self, state: PolicyView) -> None:
         if self._pending:
             jobs = state.jobs
             for jid in [j for j in self._pending if j in jobs]:
                 del self._pending[jid]
 
     # -------------------------------------------------------------------- hooks
-    def on_simulation_begins(self, state: ClusterState) -> Decisions:
+    def on_simulation_begins(self, state: PolicyView) -> Decisions:
         """Split the machines, check Batsim's configuration, start both base policies."""
         self._state = state
         p = self.params
@@ -270,14 +286,14 @@ class Redirection(Policy):
             out += _as_list(self.redirection_policy.on_simulation_begins(self._view(REDIRECTION)))
         return out
 
-    def on_job_submitted(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
         """Alg. 1, l. 2–5 and Alg. 2, l. 2–6: count the pressure of a job that must wait."""
         self._sync_pending(state)
         if self.active:
             self._count_submission(job, state)
         return self.principal_policy.on_job_submitted(job, self._view(PRINCIPAL))
 
-    def _count_submission(self, job: Job, state: ClusterState) -> None:
+    def _count_submission(self, job: Job, state: PolicyView) -> None:
         nb_principal = len(self.principal_machines)
         if job.res > nb_principal or job.res <= 0:
             self._batch_skip.add(job.id)  # the principal policy will reject it
@@ -300,7 +316,7 @@ class Redirection(Policy):
         if self.counters.count(job, running):  # Alg. 1, l. 5 -> Alg. 2, l. 2-6
             self._select = True
 
-    def on_job_completed(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
         """Forget the job's counter, account a killed run, tell its group's policy."""
         self._sync_pending(state)
         self.counters.forget(job.id)
@@ -311,7 +327,7 @@ class Redirection(Policy):
         policy, view = self._group_policy(job.id)
         return policy.on_job_completed(job, view)
 
-    def on_job_killed(self, event: t.JobKilled, state: ClusterState) -> Decisions:
+    def on_job_killed(self, event: t.JobKilled, state: PolicyView) -> Decisions:
         """Alg. 1, l. 8: register the copies of the jobs we killed, queue them in SP2."""
         self._sync_pending(state)
         out: list[t.Decision] = []
@@ -330,7 +346,7 @@ class Redirection(Policy):
                     out += _as_list(policy.on_job_killed(sub, self._view(group)))
         return out
 
-    def _restart(self, original: Job, copy_id: str, state: ClusterState) -> list[t.Decision]:
+    def _restart(self, original: Job, copy_id: str, state: PolicyView) -> list[t.Decision]:
         self._reserved.discard(copy_id)
         if original.final_state is not t.JobState.COMPLETED_KILLED:
             self.nb_redirections_moot += 1
@@ -355,19 +371,19 @@ class Redirection(Policy):
         out += _as_list(self.redirection_policy.on_job_submitted(copy, self._view(REDIRECTION)))
         return out
 
-    def on_resources_changed(self, event: t.Event, state: ClusterState) -> Decisions:
+    def on_resources_changed(self, event: t.Event, state: PolicyView) -> Decisions:
         """Both base policies hear of availability changes."""
         return self._both(lambda pol, view: pol.on_resources_changed(event, view))
 
-    def on_requested_call(self, now: float, state: ClusterState) -> Decisions:
+    def on_requested_call(self, now: float, state: PolicyView) -> Decisions:
         """Both base policies hear of a REQUESTED_CALL (they ignore calls they did not ask)."""
         return self._both(lambda pol, view: pol.on_requested_call(now, view))
 
-    def on_notify(self, event: t.Notify, state: ClusterState) -> Decisions:
+    def on_notify(self, event: t.Notify, state: PolicyView) -> Decisions:
         """Both base policies hear of other NOTIFY events."""
         return self._both(lambda pol, view: pol.on_notify(event, view))
 
-    def on_simulation_ends(self, state: ClusterState) -> Decisions:
+    def on_simulation_ends(self, state: PolicyView) -> Decisions:
         """Both base policies hear of the end."""
         return self._both(lambda pol, view: pol.on_simulation_ends(view))
 
@@ -378,7 +394,7 @@ class Redirection(Policy):
         return out
 
     # ------------------------------------------------------------------- decide
-    def decide(self, now: float, state: ClusterState) -> list[t.Decision]:
+    def decide(self, now: float, state: PolicyView) -> list[t.Decision]:
         """Alg. 1, l. 5–12: maybe redirect one job, then schedule both groups."""
         self._sync_pending(state)
         out: list[t.Decision] = []
@@ -404,7 +420,7 @@ class Redirection(Policy):
             out.append(t.RegistrationFinished())
         return out
 
-    def _choose(self, state: ClusterState) -> Job | None:
+    def _choose(self, state: PolicyView) -> Job | None:
         capacity = len(self.redirection_machines)
         running = state.running
         assert self.planner is not None
@@ -417,7 +433,7 @@ class Redirection(Policy):
                 candidates.append(job)
         return choose(candidates, self.counters, self.params["conflict"])  # Alg. 2, l. 9
 
-    def _reserve_copy_id(self, original: Job, state: ClusterState) -> str:
+    def _reserve_copy_id(self, original: Job, state: PolicyView) -> str:
         assert self.planner is not None
         jobs = state.jobs
         copy_id = self.planner.copy_id(original, lambda j: j in jobs or j in self._reserved)

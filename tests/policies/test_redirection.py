@@ -228,7 +228,10 @@ def test_group_views_split_machines_and_jobs() -> None:
     assert [j.id for j in redirection.running_by_expected_end] == ["redir!w0.B"]
     assert str(redirection.free) == "18-19" and not principal.free & ProcSet((15, 19))
     assert all(not j.id.startswith("redir!") for j in principal.waiting.values())
-    assert principal.config is d.state.config  # everything else is the real state's
+    assert principal.config == d.state.config  # everything else is the whole view's
+    with pytest.raises(TypeError):  # ... read-only: no path back to the state's own dict
+        principal.config["dynamic-jobs-enabled"] = False  # type: ignore[index]
+    assert not hasattr(principal, "_state") and not hasattr(principal, "busy")
 
 
 def test_base_policies_are_chosen_by_name() -> None:

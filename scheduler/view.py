@@ -1,0 +1,222 @@
+"""``PolicyView``: the read-only face of the cluster state that every policy receives.
+
+The dispatcher (:mod:`batpolicy.scheduler.dispatch`) builds one view over its
+:class:`~batpolicy.scheduler.state.ClusterState` and passes it to every hook and to
+``decide``; both drivers (``serve`` and ``simulate``) go through the dispatcher, so a
+policy sees the same object both ways.
+
+What a policy can reach from it is read-only:
+
+- machine sets (:attr:`PolicyView.free`, ``all_machines``, ``unavailable``) are
+  :class:`~batpolicy.scheduler.readonly.FrozenProcSet`: ``free - alloc`` gives a new
+  set, ``free -= alloc`` raises;
+- job collections are :class:`types.MappingProxyType` (``jobs``, ``waiting``,
+  ``running``) or a :class:`~batpolicy.scheduler.readonly.ReadOnlySequence`
+  (``running_by_expected_end``); jobs themselves refuse attribute assignment
+  (:class:`~batpolicy.scheduler.jobs.Job`) and their allocations are frozen;
+- configuration, workloads and profiles are read-only mappings; pending calls a tuple;
+- the view has no attribute leading to the state: its one slot is name-mangled, and
+  setting any attribute of the view raises.
+
+Each of those raises :class:`~batpolicy.errors.ReadOnlyError` (a ``TypeError``), which the
+dispatcher reports as a :class:`~batpolicy.errors.PolicyError` naming the policy, the
+event and the policy's offending line. This stops accidents, not abuse: Python cannot
+hide an object from code determined to reach it (``gc.get_referrers``, frames,
+``object.__getattribute__``). Nested values inside ``config``, a profile or a job's
+``raw`` description are the state's own and must be treated as read-only.
+
+>>> from batpolicy.scheduler.state import ClusterState
+>>> view = PolicyView(ClusterState())
+>>> view.now, view.nb_machines, str(view.free)
+(0.0, 0, '')
+>>> view.now = 5.0
+Traceback (most recent call last):
+...
+batpolicy.errors.ReadOnlyError: state.now is read-only: a policy cannot change the cluster \
+state (keep its own data on the policy object)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, NoReturn
+
+from procset import ProcSet
+
+from batpolicy.errors import ReadOnlyError
+from batpolicy.platforms.model import Platform
+from batpolicy.scheduler.jobs import Job
+from batpolicy.scheduler.readonly import (
+    FrozenProcSet,
+    ReadOnlyNested,
+    ReadOnlySequence,
+    freeze,
+)
+from batpolicy.scheduler.state import ClusterState
+
+__all__ = ["PolicyView"]
+
+
+class PolicyView:
+    """Everything a policy may read about the run; nothing it could change the run with.
+
+    Runtime complexity: every property is O(1) (a frozen set shares the live set's
+    intervals, a mapping proxy wraps the live dict), except :meth:`busy_machines` (O(r)
+    running jobs) and the first :attr:`platform` read of a run (O(n) machines).
+    """
+
+    __slots__ = ("_PolicyView__state", "_PolicyView__running",
+                 "_PolicyView__free")
+
+    # The view is the state's companion: its hot properties read the state's private
+    # fields directly (one attribute access instead of a second property call).
+    def __init__(self, state: ClusterState) -> None:
+        object.__setattr__(self, "_PolicyView__state", state)
+        object.__setattr__(self, None)
+        object.__setattr__(self, "_PolicyView__running", None)
+        object.__setattr__(self, "_PolicyView__free", freeze(ProcSet(), "state.free"))
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise ReadOnlyError(f"state.{name} is read-only: a policy cannot change the cluster "
+                            "state (keep its own data on the policy object)")
+
+    __delattr__ = __setattr__  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        state = self.__state
+        return (f"PolicyView(now={state.now}, free='{state.free}', "
+                f"waiting={len(state.waiting)}, running={len(state.running)})")
+
+    # ------------------------------------------------------------------ time, flags
+    @property
+    def now(self) -> float:
+        """Simulated time of the message being handled. Runtime complexity: O(1)."""
+        return self.__state.now
+
+    @property
+    def started(self) -> bool:
+        """SIMULATION_BEGINS was received. Runtime complexity: O(1)."""
+        return self.__state.started
+
+    @property
+    def ended(self) -> bool:
+        """SIMULATION_ENDS was received. Runtime complexity: O(1)."""
+        return self.__state.ended
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        """Batsim's configuration from SIMULATION_BEGINS, read-only. Runtime complexity: O(1)."""
+        return MappingProxyType(self.__state.config)
+
+    @property
+    def workloads(self) -> Mapping[str, str]:
+        """Workload name → file, read-only. Runtime complexity: O(1)."""
+        return MappingProxyType(self.__state.workloads)
+
+    @property
+    def profiles(self) -> Mapping[str, Mapping[str, Any]]:
+        """Profiles by workload then name, read-only on both levels. Runtime complexity: O(1)."""
+        return ReadOnlyNested(self.__state.profiles)
+
+    def profile_of(self, job: Job) -> Mapping[str, Any] | None:
+        """The job's profile, read-only, if known. Runtime complexity: O(1)."""
+        profile = self.__state.profile_of(job)
+        return None if profile is None else MappingProxyType(profile)
+
+    @property
+    def dynamic_jobs_enabled(self) -> bool:
+        """Batsim accepts REGISTER_JOB / REGISTER_PROFILE. Runtime complexity: O(1)."""
+        return self.__state.dynamic_jobs_enabled
+
+    @property
+    def dynamic_jobs_acknowledged(self) -> bool:
+        """Batsim echoes a JOB_SUBMITTED for every registered job. Runtime complexity: O(1)."""
+        return self.__state.dynamic_jobs_acknowledged
+
+    @property
+    def registration_finished(self) -> bool:
+        """REGISTRATION_FINISHED was sent (and not reopened). Runtime complexity: O(1)."""
+        return self.__state.registration_finished
+
+    @property
+    def no_more_static_jobs(self) -> bool:
+        """Batsim said every static job was submitted. Runtime complexity: O(1)."""
+        return self.__state.no_more_static_jobs
+
+    @property
+    def no_more_external_events(self) -> bool:
+        """Batsim said no external event remains. Runtime complexity: O(1)."""
+        return self.__state.no_more_external_events
+
+    @property
+    def pending_calls(self) -> tuple[float, ...]:
+        """Dates of the CALL_ME_LATER not fired yet. Runtime complexity: O(c)."""
+        return tuple(self.__state.pending_calls)
+
+    # --------------------------------------------------------------------- machines
+    @property
+    def nb_machines(self) -> int:
+        """Number of compute machines. Runtime complexity: O(1)."""
+        return len(self.__state.resources)
+
+    @property
+    def all_machines(self) -> FrozenProcSet:
+        """Every compute machine id, frozen. Runtime complexity: O(1)."""
+        return freeze(self.__state.all_machines, "state.all_machines")
+
+    @property
+    def free(self) -> FrozenProcSet:
+        """Idle, available machines, frozen (``free - alloc`` is new). Runtime complexity: O(1)."""
+        itvs = self.__state._free._itvs  # noqa: SLF001 (never changed in place: readonly.py)
+        frozen = self.__free
+        if frozen._itvs is not itvs:  # the state's free set changed since the last read
+            frozen = freeze(self.__state._free, "state.free")  # noqa: SLF001
+            object.__setattr__(self, "_PolicyView__free", frozen)
+        return frozen
+
+    @property
+    def unavailable(self) -> FrozenProcSet:
+        """Machines made unavailable by external events, frozen. Runtime complexity: O(1)."""
+        return freeze(self.__state._unavailable, "state.unavailable")  # noqa: SLF001
+
+    def busy_machines(self) -> ProcSet:
+        """Machines allocated to running jobs (a new set). Runtime complexity: O(r)."""
+        return self.__state.busy_machines()
+
+    @property
+    def platform(self) -> Platform:
+        """The machines with speed, GPU flag and group (groups read-only). Runtime: O(1)."""
+        return self.__state.platform
+
+    # ------------------------------------------------------------------------- jobs
+    @property
+    def jobs(self) -> Mapping[str, Job]:
+        """Every job ever submitted or registered, by id, read-only. Runtime complexity: O(1)."""
+        return MappingProxyType(self.__state._jobs)  # noqa: SLF001
+
+    @property
+    def waiting(self) -> Mapping[str, Job]:
+        """Waiting jobs in submission order, read-only. Runtime complexity: O(1)."""
+        return MappingProxyType(self.__state._waiting)  # noqa: SLF001
+
+    @property
+    def running(self) -> Mapping[str, Job]:
+        """Running jobs by id, read-only. Runtime complexity: O(1)."""
+        return MappingProxyType(self.__state._running)  # noqa: SLF001
+
+    @property
+    def running_by_expected_end(self) -> ReadOnlySequence:
+        """Running jobs by (expected end, submission rank), read-only. Runtime complexity: O(1)."""
+        items = self.__state._running_by_end  # noqa: SLF001
+        cached = self.__running
+        if cached is None or cached[0] is not items:  # the state keeps one sorted list
+            cached = (items, ReadOnlySequence(items, "state.running_by_expected_end"))
+            object.__setattr__(self, "_PolicyView__running", cached)
+        return cached[1]
+
+    def job(self, job_id: str) -> Job:
+        """The job with this full id (``KeyError`` if unknown). Runtime complexity: O(1)."""
+        return self.__state.job(job_id)
+
+
