@@ -63,7 +63,7 @@ class PolicyView:
 
     Runtime complexity: every property is O(1) (a frozen set shares the live set's
     intervals, a mapping proxy wraps the live dict), except :meth:`busy_machines` (O(r)
-    running jobs) and the first :attr:`platform` read of a run (O(n) machines).
+    running jobs).
     """
 
     __slots__ = ("_PolicyView__state", "_PolicyView__running",
@@ -73,7 +73,6 @@ class PolicyView:
     # fields directly (one attribute access instead of a second property call).
     def __init__(self, state: ClusterState) -> None:
         object.__setattr__(self, "_PolicyView__state", state)
-        object.__setattr__(self, None)
         object.__setattr__(self, "_PolicyView__running", None)
         object.__setattr__(self, "_PolicyView__free", freeze(ProcSet(), "state.free"))
 
