@@ -20,7 +20,7 @@ from typing import Any
 from batpolicy.errors import ConfigError
 from batpolicy.policies.registry import make_policy, parse_params
 from batpolicy.protocol import types as t
-from batpolicy.scheduler.sim.engine import Simulator
+from batpolicy.scheduler.sim.latency import make_simulator
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.run import InputSpec, OutputPaths, load_inputs, run_simulation
 
@@ -60,6 +60,9 @@ def _add_batsim_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mmax", type=int, metavar="N", help="use the first N machines only")
     g.add_argument("--sched-cfg", default="", metavar="TEXT",
                    help="forwarded to the scheduler in SIMULATION_BEGINS")
+    g.add_argument("--zero-latency", action="store_true",
+                   help="ignore the platform's link latencies (Batsim's message timing is "
+                        "modelled by default when the platform has latencies)")
     g.add_argument("--job-model", default="profile", choices=("profile", "speed"),
                    help="profile: Batsim's profiles (default); speed: delays scale with "
                         "machine speed and the end moves when speeds change")
@@ -121,8 +124,8 @@ def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
                 "platform": platform.source or f"{platform.nb_machines} identical machines"}
     paths = _paths(args)
     report = run_simulation(
-        lambda on_record: Simulator(workloads, platform, events=events, options=options,
-                                    on_record=on_record),
+        lambda on_record: make_simulator(workloads, platform, events=events, options=options,
+                                         on_record=on_record, zero_latency=args.zero_latency),
         scheduler, paths, nb_jobs=nb_jobs, tau=args.bsld_tau,
         record=Path(args.record) if args.record else None,
         progress=not (args.no_progress or args.quiet),

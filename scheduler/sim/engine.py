@@ -380,15 +380,25 @@ class Simulator(DecisionHandlers, Accounting):
         """
         queue = self._queue
         now = queue.now
-        stamp = round(now, 6)
         static, i, n = self._static, self._cursor, len(self._static)
+        while i < n and static[i].subtime <= now:
+            i += 1
+        self.submit_static(static[self._cursor:i])
+        self._cursor = i
+        if i < n:
+            queue.schedule(Submitter(self), SUBMISSION, at=static[i].subtime)
+        else:
+            queue.schedule(EndOfInput(self, t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value),
+                           END_OF_INPUT)
+
+    def submit_static(self, specs: Sequence[JobSpec]) -> None:
+        """Batsim's server receiving static jobs: JOB_SUBMITTED for each, now. O(len(specs))."""
+        stamp = round(self._queue.now, 6)
         tables, jobs, out = self.tables, self.jobs, self._outbox
         forward = self.options.forward_profiles
         models = self._models
         default = self._default_model
-        while i < n and static[i].subtime <= now:
-            spec = static[i]
-            i += 1
+        for spec in specs:
             workload = spec.id.split("!", 1)[0]
             data = tables[workload].definition(spec.profile)
             job = SimJob(spec.id, workload, spec.subtime, spec.res, spec.walltime, spec.profile,
@@ -397,13 +407,7 @@ class Simulator(DecisionHandlers, Accounting):
             jobs[spec.id] = job
             out.append(t.JobSubmitted(stamp, spec.id, wire_json(spec.raw),
                                       wire_json(data) if forward else None))
-        self._nb_open += i - self._cursor
-        self._cursor = i
-        if i < n:
-            queue.schedule(Submitter(self), SUBMISSION, at=static[i].subtime)
-        else:
-            queue.schedule(EndOfInput(self, t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value),
-                           END_OF_INPUT)
+        self._nb_open += len(specs)
 
     def on_end_of_input(self, kind: str) -> None:
         """A submitter is done: NOTIFY ``kind`` (no more static job / external event)."""
