@@ -60,6 +60,7 @@ from batpolicy.scheduler.sim.core import (
     EventQueue,
 )
 from batpolicy.scheduler.sim.decisions import DecisionHandlers
+from batpolicy.scheduler.sim.instant import InstantMessages
 from batpolicy.scheduler.sim.models import JobModel, make_job_model
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
@@ -141,6 +142,9 @@ class Simulator(DecisionHandlers, Accounting):
             t.SetResourceState: self._do_set_resource_state, t.Query: self._do_query,
             t.Answer: lambda d: None, t.ToJobMsg: self._do_to_job_msg,
         }
+        self._instant = InstantMessages(platform)
+        self._start_rank: dict[str, tuple[float, int]] = {}
+        self._kill_rank: dict[str, int] = {}
         self._result = SimResult(nb_machines=self.machines.n, batsim_version=(
             self.options.batsim_version or f"batpolicy-{__version__}"))
         self._started = False
@@ -245,7 +249,8 @@ class Simulator(DecisionHandlers, Accounting):
         began = _time.perf_counter()
         queue = self._queue
         try:
-            self._exchange(scheduler, [self._simulation_begins()])
+            self._instant.tick(0.0)  # SUBMITTER_HELLO
+            self._exchange(scheduler, [self._simulation_begins()], first=True)
             while True:
                 now = queue.now
                 while queue.peek() == now:  # caused by the last decisions at this instant
@@ -265,12 +270,19 @@ class Simulator(DecisionHandlers, Accounting):
             self._result.simulation_time += _time.perf_counter() - began
         return self.result()
 
-    def _exchange(self, scheduler: Scheduler, events: list[t.Event]) -> None:
+    def _exchange(self, scheduler: Scheduler, events: list[t.Event], first: bool = False
+                  ) -> None:
         """Send one message, delete the jobs it reports (Batsim 4), apply the reply.
 
         Each decision applies at its timestamp (the reply's ``now`` if it has none) or
         at Batsim's clock if that is later; Batsim is ready again at the reply's ``now``.
         Events happening meanwhile wait for the next message, as in Batsim.
+
+        ``first``: the reply to SIMULATION_BEGINS. Batsim's server receives the job
+        submitter's SUBMITTER_HELLO, then this reply's first message (its first decision,
+        or SCHED_READY), and only then the jobs submitted at t = 0 (the submitter sends
+        them once its HELLO is received): they come between the first and second
+        decisions (issue 17, case 2: batsched ``submitter``).
         """
         queue = self._queue
         now = queue.now
@@ -295,12 +307,17 @@ class Simulator(DecisionHandlers, Accounting):
             if stamp is None:
                 stamp = reply.now
             if stamp > queue.now:
+                self._instant.sleep_until(queue.now, stamp)
                 self._advance_to(stamp)
+            if self._instant.tick(queue.now) == 2 and first:
+                self._submit_at_start()
             handler(decision)
         if reply.now > queue.now:
             self._advance_to(reply.now)
         elif self._kills:
             self._perform_kills()
+        if self._instant.tick(queue.now) <= 2 and first:  # SCHED_READY
+            self._submit_at_start()
 
     def _advance_to(self, at: float) -> None:
         """Let simulated time run until ``at`` (Batsim sleeping before a decision)."""
@@ -383,6 +400,8 @@ class Simulator(DecisionHandlers, Accounting):
         static, i, n = self._static, self._cursor, len(self._static)
         while i < n and static[i].subtime <= now:
             i += 1
+        if i == self._cursor:
+            return  # already submitted by _submit_at_start
         self.submit_static(static[self._cursor:i])
         self._cursor = i
         if i < n:
@@ -390,6 +409,12 @@ class Simulator(DecisionHandlers, Accounting):
         else:
             queue.schedule(EndOfInput(self, t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value),
                            END_OF_INPUT)
+
+    def _submit_at_start(self) -> None:
+        """The jobs due at t = 0, if the submitter has not sent them yet."""
+        if self._queue.now == 0.0 and self._cursor == 0 and self._static \
+                and self._static[0].subtime <= 0.0:
+            self.on_submission_time()
 
     def submit_static(self, specs: Sequence[JobSpec]) -> None:
         """Batsim's server receiving static jobs: JOB_SUBMITTED for each, now. O(len(specs))."""

@@ -28,6 +28,7 @@ bookkeeping (jobs, profiles, machines, checks, records), unchanged.
 from __future__ import annotations
 
 import logging
+import time as _time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -35,7 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from batpolicy.errors import InvalidDecision
+from batpolicy.errors import ConfigError, InvalidDecision
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.io.model import JobSpec, Workload
@@ -59,7 +60,7 @@ class MessageDelays:
     def __init__(self, routes: Routes, master: str, machines: Sequence[str]) -> None:
         self._routes = routes
         self.master = master
-        self._machines = list(machines)
+        self.machines = list(machines)
         self._to_master = lru_cache(maxsize=None)(self._compute)
         self.from_master = self._to_master(master)
 
@@ -68,12 +69,12 @@ class MessageDelays:
 
     def from_machine(self, machine: int) -> tuple[float, float]:
         """(latency, transfer) of a message from machine id ``machine`` to the server."""
-        return self._to_master(self._machines[machine])
+        return self._to_master(self.machines[machine])
 
     def has_latency(self) -> bool:
         """Whether any message of this platform takes a non-zero latency."""
         return self.from_master[0] > 0 or any(
-            self._to_master(name)[0] > 0 for name in self._machines)
+            self._to_master(name)[0] > 0 for name in self.machines)
 
 
 def _master_name(routes: Routes, platform: Platform) -> str | None:
@@ -85,8 +86,11 @@ def _master_name(routes: Routes, platform: Platform) -> str | None:
 
 
 def message_delays(platform: Platform, mmax: int | None = None) -> MessageDelays | None:
-    """The message delays of ``platform``'s file; None if it has no file or its routing is
-    not modelled (then the simulator runs without latencies, with a warning)."""
+    """The message delays of ``platform``'s file, or None.
+
+    None if it has no file or its routing is not modelled (then the simulator runs
+    without latencies, with a warning).
+    """
     if platform.source is None or not Path(platform.source).is_file():
         return None
     try:
@@ -96,9 +100,10 @@ def message_delays(platform: Platform, mmax: int | None = None) -> MessageDelays
             raise UnsupportedRoute("cannot tell which host is the master")
         machines = [m.name for m in platform.machines]
         delays = MessageDelays(routes, master, machines[:mmax] if mmax else machines)
-        delays.has_latency()  # computes every route: fails here, not mid-run
+        for machine in range(len(delays.machines)):  # every route now: fail here, not mid-run
+            delays.from_machine(machine)
         return delays
-    except (UnsupportedRoute, KeyError, ValueError) as exc:
+    except (UnsupportedRoute, KeyError, ValueError, OSError) as exc:
         log.warning("platform %s: message latencies not modelled (%s); simulating as on a "
                     "zero-latency platform", platform.source, exc)
         return None
@@ -108,8 +113,10 @@ def make_simulator(workloads: Sequence[Workload], platform: Platform, *,
                    events: Iterable[Any] = (), options: SimOptions | None = None,
                    on_record: Callable[[JobRecord], None] | None = None,
                    zero_latency: bool = False) -> Simulator:
-    """A :class:`LatencySimulator` if the platform's messages take time, else a
-    :class:`Simulator` (also with ``zero_latency``: Batsim on a zero-latency platform)."""
+    """A :class:`LatencySimulator` if the platform's messages take time, else a :class:`Simulator`.
+
+    With ``zero_latency``, always a :class:`Simulator` (Batsim on a zero-latency platform).
+    """
     if not zero_latency:
         delays = message_delays(platform, options.mmax if options else None)
         if delays is not None and delays.has_latency():
@@ -267,7 +274,6 @@ class LatencySimulator(Simulator):
         request = t.Request(round(now, 6), tuple(events))
         if self._to_delete:
             self._collect()
-        import time as _time
         began = _time.perf_counter()
         reply = self._scheduler(request)  # type: ignore[misc]
         self._result.scheduling_time += _time.perf_counter() - began
@@ -296,6 +302,7 @@ class LatencySimulator(Simulator):
 
     def _applier(self, handler: Callable[[Any], None], decision: Any) -> Callable[[], None]:
         def apply() -> None:
+            """The server applies the decision (a killer kills at once)."""
             handler(decision)
             if self._kills:
                 self._kill_now()
@@ -316,6 +323,7 @@ class LatencySimulator(Simulator):
                       then: Callable[[], None] | None = None) -> None:
         """An actor without a continuation puts events for the server (stamped on arrival)."""
         def on_receive() -> None:
+            """The server receives the events, stamped now."""
             if then is not None:
                 then()
             self._outbox.extend(_restamp(events, round(self.now, 6)))
@@ -368,6 +376,7 @@ class LatencySimulator(Simulator):
 
     def _occurrence(self, events: list[Any]) -> Callable[[], None]:
         def occur() -> None:
+            """The server receives the external events."""
             for event in events:
                 Simulator.on_external_event(self, event)
         return occur
@@ -394,6 +403,7 @@ class LatencySimulator(Simulator):
             return
 
         def arrived() -> None:
+            """The server receives WAITING_DONE: REQUESTED_CALL."""
             self._waiters -= 1
             self._outbox.append(t.RequestedCall(round(self.now, 6)))
         self.post(_Put(self.delays.from_master, arrived))
@@ -402,11 +412,9 @@ class LatencySimulator(Simulator):
     def run(self, scheduler: Scheduler) -> SimResult:
         """Simulate until SIMULATION_ENDS, asking ``scheduler`` whenever Batsim would."""
         if self._started:
-            from batpolicy.errors import ConfigError
             raise ConfigError("a Simulator runs once; build a new one")
         self._started = True
         self._scheduler = scheduler
-        import time as _time
         began = _time.perf_counter()
         queue = self._queue
         try:

@@ -9,7 +9,8 @@ routes in the platform file the way SimGrid does (``NetZoneImpl::get_global_rout
 
 - a ``Full`` zone routes with its ``route`` / ``zoneRoute`` (``ASroute``) elements,
   symmetrical unless ``symmetrical="NO"``; a host with no route to itself uses SimGrid's
-  loopback link (``network/loopback-lat`` 15 us, ``network/loopback-bw`` 498 MBps);
+  loopback link (``network/loopback-lat`` 15 us, ``network/loopback-bw`` 498 MBps); two
+  hosts with no route element between them have no link (the message is instant);
 - a ``cluster`` (flat topology) or a ``routing="Cluster"`` zone (``cabinet``, ``host_link``,
   ``backbone``): host -> host is the source's private link, the backbone, the
   destination's private link (``ClusterZone::get_local_route``); the loopback link
@@ -130,9 +131,7 @@ class Routes:
                 return found
             if src == dst and src in zone.hosts:
                 return [Hop(*LOOPBACK)], None, None
-            if zone.routing == "None":
-                return [], None, None
-            raise UnsupportedRoute(f"no route {src} -> {dst} in zone {zone.id}")
+            return [], None, None  # SimGrid: no route element, no link (an instant message)
         raise UnsupportedRoute(f"zone {zone.id}: routing {zone.routing!r} is not modelled")
 
     @staticmethod
@@ -169,6 +168,7 @@ class _Builder:
         self.zone_of: dict[str, _Zone] = {}
 
     def zone(self, node: ET.Element, parent: _Zone | None) -> _Zone:
+        """A ``zone`` (``AS``) element and everything in it."""
         zone = _Zone(node.get("id", ""), node.get("routing", "None"), parent)
         if parent is not None:
             parent.children.append(zone)
@@ -209,9 +209,11 @@ class _Builder:
         return zone
 
     def hop(self, node: ET.Element, lat: str, bw: str) -> Hop:
+        """A link from an element's latency and bandwidth attributes."""
         return Hop(parse_time(node.get(lat, "0")), parse_bandwidth(node.get(bw, "0")))
 
     def route(self, node: ET.Element, zone: _Zone) -> None:
+        """A ``route`` / ``zoneRoute`` element, and its reverse if symmetrical."""
         links = [self.links[ctn.get("id", "")] for ctn in node if ctn.tag == "link_ctn"]
         src, dst = node.get("src", ""), node.get("dst", "")
         gw_src, gw_dst = node.get("gw_src"), node.get("gw_dst")
@@ -220,6 +222,7 @@ class _Builder:
             zone.routes[(dst, src)] = (links[::-1], gw_dst, gw_src)
 
     def cluster(self, node: ET.Element, parent: _Zone) -> None:
+        """A ``cluster`` element: hosts with private links, backbone, loopback, limiter."""
         topology = node.get("topology", "FLAT").upper()
         if topology != "FLAT":
             raise UnsupportedRoute(f"cluster {node.get('id')}: {topology} topology is not "
@@ -253,9 +256,11 @@ class _Builder:
 
 def read_routes(path: str | Path) -> Routes:
     """The routes of platform file ``path``; :class:`UnsupportedRoute` if not modelled."""
-    tree = ET.parse(path)
+    try:
+        root = ET.fromstring(Path(path).read_text().lstrip())
+    except ET.ParseError as exc:
+        raise UnsupportedRoute(f"cannot parse {path}: {exc}") from None
     builder = _Builder()
-    root = tree.getroot()
     zones = [child for child in root if child.tag in ("zone", "AS")]
     if len(zones) != 1:
         raise UnsupportedRoute("the platform must have one root zone")
