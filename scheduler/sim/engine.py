@@ -145,6 +145,8 @@ class Simulator(DecisionHandlers, Accounting):
         self._instant = InstantMessages(platform)
         self._start_rank: dict[str, tuple[float, int]] = {}
         self._kill_rank: dict[str, int] = {}
+        self._bye_pending = False
+        self._advancing = False
         self._result = SimResult(nb_machines=self.machines.n, batsim_version=(
             self.options.batsim_version or f"batpolicy-{__version__}"))
         self._started = False
@@ -316,6 +318,9 @@ class Simulator(DecisionHandlers, Accounting):
             self._advance_to(reply.now)
         elif self._kills:
             self._perform_kills()
+        if self._bye_pending:  # issue 17, case 4: received before what the reply causes
+            queue.schedule(EndOfInput(self, t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value),
+                           SUBMISSION)
         if self._instant.tick(queue.now) <= 2 and first:  # SCHED_READY
             self._submit_at_start()
 
@@ -325,8 +330,10 @@ class Simulator(DecisionHandlers, Accounting):
             self._perform_kills()
         resume = Resume(self)
         self._queue.schedule(resume, DECISION, at=at)
+        self._advancing = True
         while not resume.fired:
             self._queue.step()
+        self._advancing = False
 
     def _simulation_begins(self) -> t.SimulationBegins:
         resources = []
@@ -435,8 +442,24 @@ class Simulator(DecisionHandlers, Accounting):
         self._nb_open += len(specs)
 
     def on_end_of_input(self, kind: str) -> None:
-        """A submitter is done: NOTIFY ``kind`` (no more static job / external event)."""
+        """A submitter is done: NOTIFY ``kind`` (no more static job / external event).
+
+        Batsim's job submitter says goodbye once its last batch is received; if that
+        batch is the last event of its instant and the scheduler is ready, Batsim has
+        already sent it, so the NOTIFY comes in the next message, at the same time
+        (issue 17, case 4); otherwise it joins the instant's message.
+        """
         if kind == t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value:
+            out = self._outbox
+            if not self._bye_pending and not self._advancing and out \
+                    and isinstance(out[-1], t.JobSubmitted):
+                self._bye_pending = True
+                return
+            if self._bye_pending:  # received before what the reply caused: first
+                self._bye_pending = False
+                self._static_done = True
+                self._outbox.insert(0, t.Notify(round(self._queue.now, 6), kind))
+                return
             self._static_done = True
         else:
             self._events_done = True
