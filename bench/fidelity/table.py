@@ -55,17 +55,19 @@ BEGIN, END = "<!-- fidelity-table:begin -->", "<!-- fidelity-table:end -->"
 
 @dataclass
 class Agreement:
-    """How one run of ours agrees with Batsim's, job by job."""
+    """How one run of ours agrees with Batsim's, job by job (on jobs.csv's 6 decimals)."""
 
     jobs: int
     same_alloc: int
+    same_start: int
     start_1us: int
     worst: float
 
-    def cells(self) -> str:
-        """The table cells: allocations, starts within 1 us, worst start difference."""
-        return (f"{self.same_alloc}/{self.jobs} | {self.start_1us}/{self.jobs} | "
-                f"{self.worst:.6f}")
+    def cells(self, *, equal: bool = True) -> str:
+        """Table cells: allocations, [starts equal,] starts within 1 us, worst difference."""
+        n = self.jobs
+        middle = f"{self.same_start}/{n} | " if equal else ""
+        return f"{self.same_alloc}/{n} | {middle}{self.start_1us}/{n} | {self.worst:.6f}"
 
 
 def compare(batsim_csv: Path, ours_csv: Path) -> Agreement:
@@ -74,7 +76,7 @@ def compare(batsim_csv: Path, ours_csv: Path) -> Agreement:
         with path.open() as f:
             return {row["job_id"]: row for row in csv.DictReader(f)}
     ref, ours = load(batsim_csv), load(ours_csv)
-    same_alloc = start_1us = 0
+    same_alloc = same_start = start_1us = 0
     worst = 0.0
     for job, row in ref.items():
         other = ours.get(job)
@@ -84,9 +86,10 @@ def compare(batsim_csv: Path, ours_csv: Path) -> Agreement:
         same_alloc += row["allocated_resources"] == other["allocated_resources"]
         a, b = row["starting_time"], other["starting_time"]
         diff = abs(float(a) - float(b)) if a and b else (0.0 if a == b else float("inf"))
-        start_1us += diff <= 1.0000001e-6
+        same_start += a == b
+        start_1us += diff <= 1e-6 + 1e-9  # one unit of the 6th decimal, read back as floats
         worst = max(worst, diff)
-    return Agreement(len(ref), same_alloc, start_1us, worst)
+    return Agreement(len(ref), same_alloc, same_start, start_1us, worst)
 
 
 def free_port() -> int:
@@ -102,6 +105,7 @@ class Runner:
     def __init__(self, batsim: str, batsched: str, work: Path, timeout: float) -> None:
         self.batsim, self.batsched, self.work, self.timeout = batsim, batsched, work, timeout
         self.batpolicy = [sys.executable, "-m", "batpolicy"]
+        self.failure = ""
 
     def _scheduler(self, kind: str, port: int) -> subprocess.Popen[bytes]:
         if kind == "easy_bf":
@@ -117,11 +121,17 @@ class Runner:
         sched = self._scheduler(kind, port)
         time.sleep(0.5)
         prefix = self.work / f"{name}-batsim"
+        self.failure = ""
         try:
-            subprocess.run([self.batsim, "-p", str(platform), "-w", str(workload), "-e",
-                            str(prefix), "-s", f"tcp://localhost:{port}", *flags],
-                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           timeout=self.timeout)
+            run = subprocess.run([self.batsim, "-p", str(platform), "-w", str(workload), "-e",
+                                  str(prefix), "-s", f"tcp://localhost:{port}", *flags],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                 timeout=self.timeout)
+            if run.returncode != 0:
+                critical = [line.split("] ", 1)[-1] for line in run.stderr.splitlines()
+                            if "CRITICAL" in line or "ERROR" in line]
+                self.failure = (critical[0] if critical else f"exit {run.returncode}")[:90]
+                raise subprocess.CalledProcessError(run.returncode, self.batsim)
         finally:
             sched.kill()
             sched.wait()
@@ -210,13 +220,13 @@ def main() -> None:
                 try:
                     real = runner.real(name, platform, workload, kind, flags)
                 except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-                    rows.append(f"| {platform.name} | {kind} | {status} | Batsim failed "
-                                f"({type(exc).__name__}) | | | | | |")  # 9 columns
+                    rows.append(f"| {platform.name} | {kind} | {status} | Batsim fails: "
+                                f"{runner.failure or type(exc).__name__} | | | | | | |")
                     continue
                 cells = []
                 for zero in (False, True):
                     ours = runner.ours(name, platform, workload, kind, flags, zero)
-                    cells.append(compare(real, ours).cells())
+                    cells.append(compare(real, ours).cells(equal=not zero))
                 rows.append(f"| {platform.name} ({nb} machines) | {kind} | {status} | "
                             f"{cells[0]} | {cells[1]} |")
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
@@ -227,10 +237,10 @@ def main() -> None:
         f"Measured at commit `{commit}` with `{command}` (Batsim 4.2.1, batsched 1.4; "
         f"workload `{args.workload.name}`, `--mmax` as shown).",
         "",
-        "| platform | scheduler | routes | allocations equal | starts within 1 us | "
-        "worst start diff (s) | zero-latency: allocations | starts within 1 us | "
-        "worst (s) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| platform | scheduler | routes | allocations equal | starts equal | "
+        "starts within 1 us | worst start diff (s) | `--zero-latency`: allocations | "
+        "starts within 1 us | worst (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         *rows])
     print(table)
     if args.write:
