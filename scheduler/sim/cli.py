@@ -212,8 +212,8 @@ def add_commands(sub: Any, add_policy_options: Callable[[argparse.ArgumentParser
     simulate = sub.add_parser(
         "simulate", help="run a policy on a workload without Batsim",
         description="Simulate a workload with one of our policies in-process, as Batsim "
-                    "4.2.1 would on a zero-latency platform; write Batsim's jobs.csv and "
-                    "schedule.csv and a metrics.json.")
+                    "4.2.1 would (with its message latencies if the platform has some); "
+                    "write Batsim's jobs.csv and schedule.csv and a metrics.json.")
     add_policy_options(simulate)
     _add_inputs(simulate)
     _add_batsim_flags(simulate)

@@ -20,6 +20,9 @@ docs/simulator.md (``bench/fidelity/table.py``).
 from __future__ import annotations
 
 import logging
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -33,6 +36,8 @@ from batpolicy.scheduler.io.outputs import format_job_row
 from batpolicy.scheduler.sim import SimOptions, Simulator
 from batpolicy.scheduler.sim.latency import LatencySimulator, make_simulator, message_delays
 from batpolicy.scheduler.sim.routes import UnsupportedRoute, read_routes
+
+from clirun import free_port
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "batsim421"
 RUNS = {"easy_bf-walltime120-cluster512": ("walltime_mix_120.json", "cluster512.xml", 32),
@@ -128,3 +133,39 @@ def test_a_routing_not_modelled_falls_back_with_a_warning(
                              read_platform(path), options=SimOptions(mmax=32))
     assert type(sim) is Simulator
     assert "message latencies not modelled" in caplog.text and "FAT_TREE" in caplog.text
+
+
+def _tool(env: str, name: str) -> str | None:
+    found = os.environ.get(env) or shutil.which(name)
+    default = Path("/opt/batsim-4.2.1/bin") / name
+    return found or (str(default) if default.is_file() else None)
+
+
+BATSIM, BATSCHED = _tool("BATSIM", "batsim"), _tool("BATSCHED", "batsched")
+
+
+@pytest.mark.skipif(not (BATSIM and BATSCHED), reason="real Batsim 4.2.1 and batsched not found "
+                    "(BATSIM / BATSCHED, PATH or /opt/batsim-4.2.1/bin)")
+def test_against_real_batsim_now(tmp_path: Path) -> None:
+    """Real Batsim + batsched easy_bf on small_platform.xml, and fake-batsim + batsched."""
+    workload, platform = DATA / "walltime_mix_120_res4.json", DATA / "small_platform.xml"
+    outputs = []
+    for real in (True, False):
+        port = free_port()
+        sched = subprocess.Popen([BATSCHED, "-v", "easy_bf", "-s", f"tcp://*:{port}"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        prefix = tmp_path / ("batsim" if real else "ours")
+        try:
+            if real:
+                subprocess.run([BATSIM, "-p", str(platform), "-w", str(workload), "-e",
+                                str(prefix), "-s", f"tcp://localhost:{port}", "--mmax", "4"],
+                               check=True, capture_output=True, timeout=120)
+            else:
+                assert cli.main(["fake-batsim", "-p", str(platform), "-w", str(workload),
+                                 "-e", str(prefix), "-s", f"tcp://localhost:{port}",
+                                 "--mmax", "4", "-q", "--no-progress", "--timeout", "60"]) == 0
+        finally:
+            sched.kill()
+            sched.wait()
+        outputs.append(Path(f"{prefix}_jobs.csv").read_text())
+    assert outputs[0] == outputs[1]
