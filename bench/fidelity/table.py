@@ -92,6 +92,15 @@ def compare(batsim_csv: Path, ours_csv: Path) -> Agreement:
     return Agreement(len(ref), same_alloc, same_start, start_1us, worst)
 
 
+def _reason(stderr: str) -> str:
+    """The first CRITICAL/ERROR line of Batsim's log, without prefixes and file paths."""
+    for line in stderr.splitlines():
+        if "CRITICAL]" in line or "ERROR]" in line:
+            text = line.split("] ", 2)[-1]
+            return re.sub(r"(/[\w.-]+)+\.xml", "<platform>", text)[:100]
+    return ""
+
+
 def free_port() -> int:
     """A free TCP port on localhost."""
     with socket.socket() as s:
@@ -128,9 +137,7 @@ class Runner:
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                  timeout=self.timeout)
             if run.returncode != 0:
-                critical = [line.split("] ", 1)[-1] for line in run.stderr.splitlines()
-                            if "CRITICAL" in line or "ERROR" in line]
-                self.failure = (critical[0] if critical else f"exit {run.returncode}")[:90]
+                self.failure = _reason(run.stderr) or f"exit status {run.returncode}"
                 raise subprocess.CalledProcessError(run.returncode, self.batsim)
         finally:
             sched.kill()
@@ -220,9 +227,10 @@ def main() -> None:
                 try:
                     real = runner.real(name, platform, workload, kind, flags)
                 except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-                    rows.append(f"| {platform.name} | {kind} | {status} | Batsim fails: "
-                                f"{runner.failure or type(exc).__name__} | | | | | | |")
-                    continue
+                    reason = runner.failure or type(exc).__name__
+                    rows.append(f"| {platform.name} | all | {status} | Batsim aborts: "
+                                f"{reason.replace('|', '/')} | | | | | | |")
+                    break  # Batsim fails on the platform itself, whatever the scheduler
                 cells = []
                 for zero in (False, True):
                     ours = runner.ours(name, platform, workload, kind, flags, zero)
