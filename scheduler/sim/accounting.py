@@ -28,12 +28,13 @@ class Accounting:
             self.machines.release(alloc, job.start, now)
         runtime = now - job.start
         started = self._start_rank.pop(job.id, None)
+        killed_at = self._kill_rank.pop(job.id, None)
         if runtime == 0:
             runtime = NULL_RUNTIME
             if job.state is _KILLED and started is not None and started[0] == now:
                 # killed at the instant it started: a few of Batsim's message times (issue 17)
-                start, end = self._instant.clocks(now, started[1],
-                                                  self._kill_rank.get(job.id, started[1]))
+                last = started[1] if killed_at is None else killed_at
+                start, end = self._instant.clocks(now, started[1], last)
                 if end > start:
                     job.start, runtime = start, end - start
         self._record(job, runtime, now)
