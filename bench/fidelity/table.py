@@ -208,6 +208,8 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     logging.getLogger("batpolicy").setLevel(logging.ERROR)
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()  # what is measured
     rows = []
     platforms = platforms_with_latencies(args.platforms)
     if args.only:
@@ -237,8 +239,6 @@ def main() -> None:
                     cells.append(compare(real, ours).cells(equal=not zero))
                 rows.append(f"| {platform.name} ({nb} machines) | {kind} | {status} | "
                             f"{cells[0]} | {cells[1]} |")
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
     command = "python " + " ".join(shlex.quote(a) for a in
                                    [os.path.relpath(__file__, REPO), *sys.argv[1:]])
     table = "\n".join([
