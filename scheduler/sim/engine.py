@@ -60,7 +60,7 @@ from batpolicy.scheduler.sim.core import (
     EventQueue,
 )
 from batpolicy.scheduler.sim.decisions import DecisionHandlers
-from batpolicy.scheduler.sim.instant import InstantMessages
+from batpolicy.scheduler.sim.message_clock import InstantMessages
 from batpolicy.scheduler.sim.models import JobModel, make_job_model
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.result import JobRecord, SimResult

@@ -64,7 +64,7 @@ def comparable(row: str) -> tuple[list[str], float]:
     """A row but its stretch, and its stretch.
 
     The stretch of a job killed at the instant it starts divides by a runtime of a few
-    picoseconds, made of SimGrid's clock increments; :mod:`.instant` reproduces them to
+    picoseconds, made of SimGrid's clock increments; :mod:`.message_clock` reproduces them to
     an ulp or so, which shows in the stretch's last digits only.
     """
     fields = row.split(",")
