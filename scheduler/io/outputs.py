@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import IO
 
-from batpolicy.scheduler.sim.result import JobRecord, SimResult
+from batpolicy.scheduler.sim.result import NULL_RUNTIME, JobRecord, SimResult
 
 __all__ = ["JOBS_COLUMNS", "SCHEDULE_COLUMNS", "JobsCsvWriter", "format_job_row",
            "schedule_fields", "write_jobs_csv", "write_schedule_csv"]
@@ -70,6 +70,22 @@ def _cell(value: object) -> str:
     return text
 
 
+#: Below this runtime (s), a jobs.csv row is computed in long double as Batsim does
+#: (``export.cpp``): a huge stretch then shows double's rounding of the turnaround.
+_TINY_RUNTIME = 1e-3
+
+
+def _long_double_times(start: float, runtime: float, subtime: float
+                       ) -> tuple[float, float, float]:
+    """finish, turnaround and stretch as Batsim computes them (long double, then double)."""
+    import numpy as np
+    ld = np.longdouble
+    run = ld("1e-5") if runtime == NULL_RUNTIME else ld(runtime)
+    end = ld(start) + run
+    turnaround = end - ld(subtime)
+    return float(end), float(turnaround), float(turnaround / run)
+
+
 def format_job_row(record: JobRecord, extra_columns: tuple[str, ...] = ()) -> str:
     r"""One ``jobs.csv`` line (with its newline), exactly as Batsim writes it.
 
@@ -100,9 +116,12 @@ def format_job_row(record: JobRecord, extra_columns: tuple[str, ...] = ()) -> st
     runtime: float = record.runtime  # type: ignore[assignment]
     end = start + runtime
     turnaround = end - record.submission_time
+    stretch = turnaround / runtime
+    if runtime < _TINY_RUNTIME:  # Batsim's long double shows through the division
+        end, turnaround, stretch = _long_double_times(start, runtime, record.submission_time)
     alloc = "" if record.alloc is None else str(record.alloc)
     return (f"{head}{start:f},{runtime:f},{end:f},{start - record.submission_time:f},"
-            f"{turnaround:f},{turnaround / runtime:f},{alloc},-1.000000,"
+            f"{turnaround:f},{stretch:f},{alloc},-1.000000,"
             f'"{record.metadata}"{suffix}\n')
 
 

@@ -14,6 +14,7 @@ from batpolicy.scheduler.sim.result import NULL_RUNTIME, JobRecord, SimResult
 
 _REJECTED = JobState.REJECTED
 _SUCCESS = JobState.COMPLETED_SUCCESSFULLY
+_KILLED = JobState.COMPLETED_KILLED
 
 
 class Accounting:
@@ -27,7 +28,17 @@ class Accounting:
         if alloc is not None:
             self.machines.release(alloc, job.start, now)
         runtime = now - job.start
-        self._record(job, runtime if runtime != 0 else NULL_RUNTIME, now)
+        started = self._start_rank.pop(job.id, None)
+        killed_at = self._kill_rank.pop(job.id, None)
+        if runtime == 0:
+            runtime = NULL_RUNTIME
+            if job.state is _KILLED and started is not None and started[0] == now:
+                # killed at the instant it started: a few of Batsim's message times (issue 17)
+                last = started[1] if killed_at is None else killed_at
+                start, end = self._instant.clocks(now, started[1], last)
+                if end > start:
+                    job.start, runtime = start, end - start
+        self._record(job, runtime, now)
 
     def _record(self, job: SimJob, runtime: float | None, finish: float | None) -> None:
         result = self._result

@@ -24,6 +24,7 @@ from batpolicy.scheduler.io.cli import add_transform_options, transform_spec
 from batpolicy.scheduler.jobfields import fields_used
 from batpolicy.scheduler.placement import platform_groups
 from batpolicy.scheduler.sim.engine import Simulator
+from batpolicy.scheduler.sim.latency import make_simulator
 from batpolicy.scheduler.sim.models import JOB_MODELS
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.run import InputSpec, OutputPaths, load_inputs, run_simulation
@@ -68,6 +69,9 @@ def _add_batsim_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mmax", type=int, metavar="N", help="use the first N machines only")
     g.add_argument("--sched-cfg", default="", metavar="TEXT",
                    help="forwarded to the scheduler in SIMULATION_BEGINS")
+    g.add_argument("--zero-latency", action="store_true",
+                   help="ignore the platform's link latencies (Batsim's message timing is "
+                        "modelled by default when the platform has latencies)")
     g.add_argument("--job-model", action="append", default=[], metavar="[WORKLOAD=]MODEL",
                    help=f"one of {', '.join(sorted(JOB_MODELS))}. profile: Batsim's profiles "
                         "(default); speed: work done at the slowest allocated machine's "
@@ -160,8 +164,8 @@ def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
 
     def simulator(on_record: Callable[[Any], None]) -> Simulator:
         """The run's simulator; with ``end_hint``, moved ends reach the policy's state."""
-        sim = Simulator(workloads, platform, events=events, options=options,
-                        on_record=on_record)
+        sim = make_simulator(workloads, platform, events=events, options=options,
+                             on_record=on_record, zero_latency=args.zero_latency)
         if hint is not None:
             sim.set_end_hint(hint)
         return sim
@@ -267,8 +271,8 @@ def add_commands(sub: Any, add_policy_options: Callable[[argparse.ArgumentParser
     simulate = sub.add_parser(
         "simulate", help="run a policy on a workload without Batsim",
         description="Simulate a workload with one of our policies in-process, as Batsim "
-                    "4.2.1 would on a zero-latency platform; write Batsim's jobs.csv and "
-                    "schedule.csv and a metrics.json.")
+                    "4.2.1 would (with its message latencies if the platform has some); "
+                    "write Batsim's jobs.csv and schedule.csv and a metrics.json.")
     add_policy_options(simulate)
     _add_inputs(simulate)
     _add_batsim_flags(simulate)

@@ -42,13 +42,16 @@ from typing import Protocol
 __all__ = ["CALL", "COMPLETION", "DECISION", "END_OF_INPUT", "EXTERNAL", "SUBMISSION",
            "Event", "EventQueue"]
 
-DECISION = -1
-"""Decisions stamped later than Batsim's clock: applied first at their instant.
+DECISION = 0.5
+"""Decisions stamped later than Batsim's clock: after the submissions of their instant.
 
 Batsim applies each decision at its timestamp, sleeping until then if needed (a reply
 with ``now`` 1595.000051 to a message sent at the internal time 1595.0000506 starts its
 jobs at 1595.000051). The scheduler saw nothing of that instant yet, so its decisions
-come before Batsim's own events there.
+come before Batsim's completions, calls and external events there, but after the static
+submissions: batsched ``killer`` stamps a KILL_JOB 10 s ahead; at t = 510 Batsim sends
+the JOB_SUBMITTED due then before the JOB_KILLED it answers
+(``tests/data/batsim421/killer-walltime120.jsonl``, message 53; issue 17, case 3).
 """
 
 SUBMISSION = 0

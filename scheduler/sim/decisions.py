@@ -46,6 +46,7 @@ class DecisionHandlers:
         job.alloc = alloc
         job.start = now
         self._running[job.id] = job
+        self._start_rank[job.id] = (now, self._instant.rank(now))
         end = job.model.start(job, now, self)
         job.end = end
         self._dirty = self._moving
@@ -58,8 +59,10 @@ class DecisionHandlers:
 
     def _do_kill(self, d: t.KillJob) -> None:
         """Queue the kills; Batsim's killer acts once the whole reply is read."""
+        rank = self._instant.rank(self._queue.now)
         for job in v.check_kill(self, d):
             job.kill_requested = True
+            self._kill_rank[job.id] = rank
             self._kills.append(job)
         self._kill_groups.append(len(self._kills))
 
@@ -130,9 +133,10 @@ class DecisionHandlers:
         self.jobs[d.job_id] = job
         self._registered.add(d.job_id)
         self._nb_open += 1
-        if self.options.acknowledge_dynamic_jobs:
+        if self.options.acknowledge_dynamic_jobs:  # Batsim's job object has the full id
+            ack = {**desc, "id": d.job_id} if "id" in desc else desc
             self._outbox.append(t.JobSubmitted(
-                round(self._queue.now, 6), d.job_id, wire_json(desc),
+                round(self._queue.now, 6), d.job_id, wire_json(ack),
                 wire_json(job.profile_data) if self.options.forward_profiles else None))
 
     def _do_registration_finished(self, d: t.RegistrationFinished) -> None:

@@ -61,6 +61,7 @@ from batpolicy.scheduler.sim.core import (
 )
 from batpolicy.scheduler.sim.decisions import DecisionHandlers
 from batpolicy.scheduler.sim.instant import InstantModel, MovingEnds
+from batpolicy.scheduler.sim.message_clock import InstantMessages
 from batpolicy.scheduler.sim.models import JobModel, make_job_model
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
@@ -149,6 +150,11 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
             t.SetResourceState: self._do_set_resource_state, t.Query: self._do_query,
             t.Answer: lambda d: None, t.ToJobMsg: self._do_to_job_msg,
         }
+        self._instant = InstantMessages(platform)
+        self._start_rank: dict[str, tuple[float, int]] = {}
+        self._kill_rank: dict[str, int] = {}
+        self._bye_pending = False
+        self._advancing = False
         self._result = SimResult(nb_machines=self.machines.n, batsim_version=(
             self.options.batsim_version or f"batpolicy-{__version__}"))
         self._started = False
@@ -285,7 +291,8 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
         began = _time.perf_counter()
         queue = self._queue
         try:
-            self._exchange(scheduler, [self._simulation_begins()])
+            self._instant.tick(0.0)  # SUBMITTER_HELLO
+            self._exchange(scheduler, [self._simulation_begins()], first=True)
             while True:
                 now = queue.now
                 while queue.peek() == now:  # caused by the last decisions at this instant
@@ -308,12 +315,19 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
             self._result.simulation_time += _time.perf_counter() - began
         return self.result()
 
-    def _exchange(self, scheduler: Scheduler, events: list[t.Event]) -> None:
+    def _exchange(self, scheduler: Scheduler, events: list[t.Event], first: bool = False
+                  ) -> None:
         """Send one message, delete the jobs it reports (Batsim 4), apply the reply.
 
         Each decision applies at its timestamp (the reply's ``now`` if it has none) or
         at Batsim's clock if that is later; Batsim is ready again at the reply's ``now``.
         Events happening meanwhile wait for the next message, as in Batsim.
+
+        ``first``: the reply to SIMULATION_BEGINS. Batsim's server receives the job
+        submitter's SUBMITTER_HELLO, then this reply's first message (its first decision,
+        or SCHED_READY), and only then the jobs submitted at t = 0 (the submitter sends
+        them once its HELLO is received): they come between the first and second
+        decisions (issue 17, case 2: batsched ``submitter``).
         """
         queue = self._queue
         now = queue.now
@@ -338,12 +352,20 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
             if stamp is None:
                 stamp = reply.now
             if stamp > queue.now:
+                self._instant.sleep_until(queue.now, stamp)
                 self._advance_to(stamp)
+            if self._instant.tick(queue.now) == 2 and first:
+                self._submit_at_start()
             handler(decision)
         if reply.now > queue.now:
             self._advance_to(reply.now)
         elif self._kills:
             self._perform_kills()
+        if self._bye_pending:  # issue 17, case 4: received before what the reply causes
+            queue.schedule(EndOfInput(self, t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value),
+                           SUBMISSION)
+        if self._instant.tick(queue.now) <= 2 and first:  # SCHED_READY
+            self._submit_at_start()
 
     def _advance_to(self, at: float) -> None:
         """Let simulated time run until ``at`` (Batsim sleeping before a decision)."""
@@ -352,10 +374,12 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
         resume = Resume(self)
         self._queue.schedule(resume, DECISION, at=at)
         queue = self._queue
+        self._advancing = True
         while not resume.fired:
             if self._dirty and queue.peek() > queue.now:
                 self._end_of_instant()
             queue.step()
+        self._advancing = False
 
     def _simulation_begins(self) -> t.SimulationBegins:
         """SIMULATION_BEGINS as Batsim 4.2.1 sends it for the platform file.
@@ -434,15 +458,33 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
         """
         queue = self._queue
         now = queue.now
-        stamp = round(now, 6)
         static, i, n = self._static, self._cursor, len(self._static)
+        while i < n and static[i].subtime <= now:
+            i += 1
+        if i == self._cursor:
+            return  # already submitted by _submit_at_start
+        self.submit_static(static[self._cursor:i])
+        self._cursor = i
+        if i < n:
+            queue.schedule(Submitter(self), SUBMISSION, at=static[i].subtime)
+        else:
+            queue.schedule(EndOfInput(self, t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value),
+                           END_OF_INPUT)
+
+    def _submit_at_start(self) -> None:
+        """The jobs due at t = 0, if the submitter has not sent them yet."""
+        if self._queue.now == 0.0 and self._cursor == 0 and self._static \
+                and self._static[0].subtime <= 0.0:
+            self.on_submission_time()
+
+    def submit_static(self, specs: Sequence[JobSpec]) -> None:
+        """Batsim's server receiving static jobs: JOB_SUBMITTED for each, now. O(len(specs))."""
+        stamp = round(self._queue.now, 6)
         tables, jobs, out = self.tables, self.jobs, self._outbox
         forward = self.options.forward_profiles
         models = self._models
         default = self._default_model
-        while i < n and static[i].subtime <= now:
-            spec = static[i]
-            i += 1
+        for spec in specs:
             workload = spec.id.split("!", 1)[0]
             data = tables[workload].definition(spec.profile)
             job = SimJob(spec.id, workload, spec.subtime, spec.res, spec.walltime, spec.profile,
@@ -452,17 +494,27 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
             jobs[spec.id] = job
             out.append(t.JobSubmitted(stamp, spec.id, wire_json(spec.raw),
                                       wire_json(data) if forward else None))
-        self._nb_open += i - self._cursor
-        self._cursor = i
-        if i < n:
-            queue.schedule(Submitter(self), SUBMISSION, at=static[i].subtime)
-        else:
-            queue.schedule(EndOfInput(self, t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value),
-                           END_OF_INPUT)
+        self._nb_open += len(specs)
 
     def on_end_of_input(self, kind: str) -> None:
-        """A submitter is done: NOTIFY ``kind`` (no more static job / external event)."""
+        """A submitter is done: NOTIFY ``kind`` (no more static job / external event).
+
+        Batsim's job submitter says goodbye once its last batch is received; if that
+        batch is the last event of its instant and the scheduler is ready, Batsim has
+        already sent it, so the NOTIFY comes in the next message, at the same time
+        (issue 17, case 4); otherwise it joins the instant's message.
+        """
         if kind == t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value:
+            out = self._outbox
+            if not self._bye_pending and not self._advancing and out \
+                    and isinstance(out[-1], t.JobSubmitted):
+                self._bye_pending = True
+                return
+            if self._bye_pending:  # received before what the reply caused: first
+                self._bye_pending = False
+                self._static_done = True
+                self._outbox.insert(0, t.Notify(round(self._queue.now, 6), kind))
+                return
             self._static_done = True
         else:
             self._events_done = True

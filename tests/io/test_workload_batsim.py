@@ -49,8 +49,9 @@ def _real_batsim(workload: Path, out: Path) -> list[list[str]]:
 
 
 def _ours(workload: Path, out: Path) -> list[list[str]]:
-    """Our jobs.csv, Batsim's 17 columns only (extra job fields such as ``deadline`` come
-    after them in ours, and Batsim does not write them).
+    """Our jobs.csv, Batsim's 17 columns only.
+
+    Extra job fields such as ``deadline`` come after them in ours; Batsim writes none.
     """
     assert cli.main(["simulate", "--policy", "easy", "-w", str(workload), "-p", str(PLATFORM),
                      "-o", str(out), "--quiet"]) == 0

@@ -249,11 +249,12 @@ def test_registration_finished_once_in_the_reply_that_registers_the_last_copy() 
     index = next(i for i, (_, rep) in enumerate(sim.messages)
                  if any(isinstance(d, t.RegistrationFinished) for d in rep.decisions))
     request, reply = sim.messages[index]
-    # no_more_static_job_to_submit came with the last submission, which triggered the
-    # kill: registration may only finish once the copy is registered
+    # the last submission triggered the kill; no_more_static_job_to_submit came in the next
+    # message, with the kill's acknowledgement (as Batsim: issue 17, case 4): registration
+    # may only finish once the copy is registered, in the reply to that message
     notify, = [i for i, (req, _) in enumerate(sim.messages)
                if any(isinstance(e, t.Notify) for e in req.events)]
-    assert notify == index - 1
+    assert notify == index
     assert any(isinstance(e, t.JobKilled) for e in request.events)
     kinds = [type(d) for d in reply.decisions]
     assert kinds.index(t.RegisterJob) < kinds.index(t.RegistrationFinished) == len(kinds) - 1

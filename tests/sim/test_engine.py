@@ -253,8 +253,10 @@ def test_zero_length_job_ends_in_a_follow_up_message_with_batsim_runtime() -> No
     script = fcfs_script()
     result = Simulator([workload(jobs)], Platform.homogeneous(4)).run(script)
     at_three = [k for now, k in script.kinds() if now == 3.0]
-    assert at_three == [["JobSubmitted:w0!z", "no_more_static_job_to_submit"],
-                        ["JobCompleted:w0!z:COMPLETED_SUCCESSFULLY"], ["SimulationEnds"]]
+    # the last submission alone, then the submitter's goodbye (issue 17, case 4)
+    assert at_three == [["JobSubmitted:w0!z"],
+                        ["no_more_static_job_to_submit",
+                         "JobCompleted:w0!z:COMPLETED_SUCCESSFULLY"], ["SimulationEnds"]]
     record = result.job("w0!z")
     assert (record.start, record.runtime, record.finish) == (3.0, 1e-5, 3.0)
     assert result.makespan == 3.0 + 1e-5
@@ -418,7 +420,8 @@ def test_dynamic_registration_with_acknowledgement_and_forwarded_profile() -> No
               options=options).run(script)
     ack = script.requests[2]
     assert ack.now == 2.0
-    assert ack.events == (t.JobSubmitted(2.0, "w0!a-r", {"id": "w0!a-r", "subtime": 2,
+    assert ack.events[0] == t.Notify(2.0, "no_more_static_job_to_submit")  # issue 17, case 4
+    assert ack.events[1:] == (t.JobSubmitted(2.0, "w0!a-r", {"id": "w0!a-r", "subtime": 2,
                                                          "res": 1, "profile": "fresh",
                                                          "walltime": 100},
                                          {"type": "delay", "delay": 1.123457}),)
@@ -582,7 +585,8 @@ def test_the_end_is_its_own_message_and_needs_an_empty_reply() -> None:
     result = Simulator([workload([("a", 0, 1, "delay5", None)])],
                        Platform.homogeneous(1)).run(script)
     assert script.requests[-1].events == (t.SimulationEnds(5.0),)
-    assert result.complete and result.nb_messages == len(script.requests) == 4
+    # BEGINS, the submission, its submitter's goodbye (issue 17, case 4), the end, ENDS
+    assert result.complete and result.nb_messages == len(script.requests) == 5
 
     def greedy(request: t.Request) -> t.Reply:
         if isinstance(request.events[0], t.SimulationEnds):

@@ -1,0 +1,269 @@
+"""Network routes of a SimGrid platform, as SimGrid 3.32 computes them, for Batsim's messages.
+
+Batsim 4.2.1 sends every internal message (a submission, a decision, a completion) to its
+``server`` actor on the master host as a 1-byte SimGrid communication (``ipp.cpp``,
+``send_message``), under the ``ptask_L07`` host model (``batsim.cpp``). Such a message
+takes the sum of the route's link latencies plus one byte over the route's narrowest
+link (L07 bounds the rate by ``TCP_gamma / (2 latency)`` too). This module finds those
+routes in the platform file the way SimGrid does (``NetZoneImpl::get_global_route``):
+
+- a ``Full`` zone routes with its ``route`` / ``zoneRoute`` (``ASroute``) elements,
+  symmetrical unless ``symmetrical="NO"``; two hosts (or a host and itself) with no
+  route element have no link between them: the message is instant (measured with
+  Batsim 4.2.1 on ``properties_example.xml``: no loopback is added under ``ptask_L07``);
+- a zone with ``routing="None"`` cannot route: SimGrid aborts, and so does this module;
+- a ``cluster`` (flat topology) or a ``routing="Cluster"`` zone (``cabinet``, ``host_link``,
+  ``backbone``): host -> host is the source's private link, the backbone, the
+  destination's private link (``ClusterZone::get_local_route``); the loopback link
+  (``loopback_lat``/``loopback_bw``) to itself if the cluster has one; the router
+  (``PREFIX ID _router SUFFIX``) is reached without a private link;
+- between zones, the common ancestor's zone route from ``gw_src`` to ``gw_dst``, and
+  the routes inside each side to and from those gateways.
+
+Not modelled (:class:`UnsupportedRoute`): dragonfly, fat-tree and torus clusters,
+Floyd/Dijkstra routing, Vivaldi coordinates.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from batpolicy.platforms.xml import parse_bandwidth, parse_time
+
+__all__ = ["Hop", "Routes", "UnsupportedRoute", "read_routes"]
+
+#: SimGrid 3.32's default ``network/TCP-gamma``.
+TCP_GAMMA = 4194304.0
+
+
+class UnsupportedRoute(Exception):
+    """The platform uses a routing this module does not reproduce."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """One link of a route: latency (s) and bandwidth (byte/s)."""
+
+    latency: float
+    bandwidth: float
+
+
+@dataclass(slots=True)
+class _Zone:
+    id: str
+    routing: str
+    parent: _Zone | None = None
+    children: list[_Zone] = field(default_factory=list)
+    hosts: set[str] = field(default_factory=set)
+    routers: set[str] = field(default_factory=set)
+    # Full routing: (src, dst) -> (links, gw_src, gw_dst)
+    routes: dict[tuple[str, str], tuple[list[Hop], str | None, str | None]] = \
+        field(default_factory=dict)
+    # cluster routing
+    private: dict[str, Hop] = field(default_factory=dict)
+    loopback: dict[str, Hop] = field(default_factory=dict)
+    limiter: dict[str, Hop] = field(default_factory=dict)
+    backbone: Hop | None = None
+    is_cluster: bool = False
+
+
+class Routes:
+    """Routes of one platform file between its hosts. Runtime complexity: O(depth) a route."""
+
+    def __init__(self, root: _Zone, zone_of: dict[str, _Zone]) -> None:
+        self._root = root
+        self._zone_of = zone_of
+
+    def hosts(self) -> set[str]:
+        """Every host name of the platform."""
+        return {name for name, zone in self._zone_of.items() if name in zone.hosts}
+
+    def route(self, src: str, dst: str) -> list[Hop]:
+        """The links a message from host ``src`` to host ``dst`` crosses."""
+        return self._global(src, dst)
+
+    def message_time(self, src: str, dst: str, size: float = 1.0) -> tuple[float, float]:
+        """(latency, transfer time) of a ``size``-byte message: L07's two phases."""
+        hops = self.route(src, dst)
+        latency = 0.0
+        for hop in hops:
+            latency += hop.latency
+        rate = min((hop.bandwidth for hop in hops), default=float("inf"))
+        if latency > 0:
+            rate = min(rate, TCP_GAMMA / (2.0 * latency * size))
+        return latency, (size / rate if rate != float("inf") else 0.0)
+
+    # ------------------------------------------------------------------ SimGrid's algorithm
+    def _netzone_chain(self, point: str) -> list[_Zone]:
+        zone: _Zone | None = self._zone_of[point]
+        chain = []
+        while zone is not None:
+            chain.append(zone)
+            zone = zone.parent
+        return chain[::-1]  # root first
+
+    def _global(self, src: str, dst: str) -> list[Hop]:
+        a, b = self._netzone_chain(src), self._netzone_chain(dst)
+        depth = 0
+        while depth < min(len(a), len(b)) and a[depth] is b[depth]:
+            depth += 1
+        common = a[depth - 1]
+        if depth == len(a) and depth == len(b):  # both directly in the common zone
+            return self._local(common, src, dst)[0]
+        src_point = a[depth].id if depth < len(a) else src
+        dst_point = b[depth].id if depth < len(b) else dst
+        links, gw_src, gw_dst = self._local(common, src_point, dst_point)
+        if gw_src is None or gw_dst is None:
+            raise UnsupportedRoute(f"zone route {src_point} -> {dst_point} has no gateways")
+        before = self._global(src, gw_src) if src != gw_src else []
+        after = self._global(gw_dst, dst) if gw_dst != dst else []
+        return before + links + after
+
+    def _local(self, zone: _Zone, src: str, dst: str
+               ) -> tuple[list[Hop], str | None, str | None]:
+        if zone.is_cluster:
+            return self._cluster_local(zone, src, dst), None, None
+        if zone.routing == "None":
+            raise UnsupportedRoute(f"zone {zone.id} has no routing: SimGrid aborts (there "
+                                   "can't be a route in an Empty zone)")
+        if zone.routing == "Full":
+            found = zone.routes.get((src, dst))
+            if found is not None:
+                return found
+            return [], None, None  # no route element: no link, an instant message
+        raise UnsupportedRoute(f"zone {zone.id}: routing {zone.routing!r} is not modelled")
+
+    @staticmethod
+    def _cluster_local(zone: _Zone, src: str, dst: str) -> list[Hop]:
+        if src == dst and src in zone.loopback:
+            return [zone.loopback[src]]
+        hops: list[Hop] = []
+        if src not in zone.routers:
+            if src in zone.limiter:
+                hops.append(zone.limiter[src])
+            if src in zone.private:
+                hops.append(zone.private[src])
+        if zone.backbone is not None:
+            hops.append(zone.backbone)
+        if dst not in zone.routers:
+            if dst in zone.private:
+                hops.append(zone.private[dst])
+            if dst in zone.limiter:
+                hops.append(zone.limiter[dst])
+        return hops
+
+
+def _radical(text: str) -> list[int]:
+    numbers: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        numbers.extend(range(int(lo), int(hi or lo) + 1))
+    return numbers
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.links: dict[str, Hop] = {}
+        self.zone_of: dict[str, _Zone] = {}
+
+    def zone(self, node: ET.Element, parent: _Zone | None) -> _Zone:
+        """A ``zone`` (``AS``) element and everything in it."""
+        zone = _Zone(node.get("id", ""), node.get("routing", "None"), parent)
+        if parent is not None:
+            parent.children.append(zone)
+            self.zone_of[zone.id] = parent
+        zone.is_cluster = zone.routing == "Cluster"
+        for child in node:
+            tag = child.tag
+            if tag in ("zone", "AS"):
+                self.zone(child, zone)
+            elif tag == "cluster":
+                self.cluster(child, zone)
+            elif tag == "host":
+                zone.hosts.add(child.get("id", ""))
+                self.zone_of[child.get("id", "")] = zone
+            elif tag == "router":
+                zone.routers.add(child.get("id", ""))
+                self.zone_of[child.get("id", "")] = zone
+            elif tag == "link":
+                self.links[child.get("id", "")] = self.hop(child, "latency", "bandwidth")
+            elif tag == "backbone":
+                zone.backbone = self.hop(child, "latency", "bandwidth")
+            elif tag == "cabinet":
+                hop = self.hop(child, "lat", "bw")
+                for i in _radical(child.get("radical", "")):
+                    name = f"{child.get('prefix', '')}{i}{child.get('suffix', '')}"
+                    zone.hosts.add(name)
+                    zone.private[name] = hop
+                    self.zone_of[name] = zone
+            elif tag == "host_link":
+                up = self.links[child.get("up", "")]
+                zone.private[child.get("id", "")] = up
+            elif tag in ("route", "zoneRoute", "ASroute"):
+                self.route(child, zone)
+            elif tag in ("bypassRoute", "bypassZoneRoute", "bypassASroute"):
+                raise UnsupportedRoute(f"{tag} is not modelled")
+        if zone.routing not in ("Full", "None", "Cluster"):
+            raise UnsupportedRoute(f"zone {zone.id}: routing {zone.routing!r} is not modelled")
+        return zone
+
+    def hop(self, node: ET.Element, lat: str, bw: str) -> Hop:
+        """A link from an element's latency and bandwidth attributes."""
+        return Hop(parse_time(node.get(lat, "0")), parse_bandwidth(node.get(bw, "0")))
+
+    def route(self, node: ET.Element, zone: _Zone) -> None:
+        """A ``route`` / ``zoneRoute`` element, and its reverse if symmetrical."""
+        links = [self.links[ctn.get("id", "")] for ctn in node if ctn.tag == "link_ctn"]
+        src, dst = node.get("src", ""), node.get("dst", "")
+        gw_src, gw_dst = node.get("gw_src"), node.get("gw_dst")
+        zone.routes[(src, dst)] = (links, gw_src, gw_dst)
+        if node.get("symmetrical", "YES").upper() == "YES" and (dst, src) not in zone.routes:
+            zone.routes[(dst, src)] = (links[::-1], gw_dst, gw_src)
+
+    def cluster(self, node: ET.Element, parent: _Zone) -> None:
+        """A ``cluster`` element: hosts with private links, backbone, loopback, limiter."""
+        topology = node.get("topology", "FLAT").upper()
+        if topology != "FLAT":
+            raise UnsupportedRoute(f"cluster {node.get('id')}: {topology} topology is not "
+                                   "modelled")
+        zone = _Zone(node.get("id", ""), "Cluster", parent, is_cluster=True)
+        parent.children.append(zone)
+        self.zone_of[zone.id] = parent
+        prefix, suffix = node.get("prefix", ""), node.get("suffix", "")
+        private = self.hop(node, "lat", "bw")
+        loopback = (Hop(parse_time(node.get("loopback_lat", "0")),
+                        parse_bandwidth(node.get("loopback_bw")))
+                    if node.get("loopback_bw") else None)
+        limiter = (Hop(0.0, parse_bandwidth(node.get("limiter_link")))
+                   if node.get("limiter_link") else None)
+        if node.get("bb_bw"):
+            zone.backbone = Hop(parse_time(node.get("bb_lat", "0")),
+                                parse_bandwidth(node.get("bb_bw", "0")))
+        for i in _radical(node.get("radical", "")):
+            name = f"{prefix}{i}{suffix}"
+            zone.hosts.add(name)
+            zone.private[name] = private
+            if loopback is not None:
+                zone.loopback[name] = loopback
+            if limiter is not None:
+                zone.limiter[name] = limiter
+            self.zone_of[name] = zone
+        router = node.get("router_id") or f"{prefix}{zone.id}_router{suffix}"
+        zone.routers.add(router)
+        self.zone_of[router] = zone
+
+
+def read_routes(path: str | Path) -> Routes:
+    """The routes of platform file ``path``; :class:`UnsupportedRoute` if not modelled."""
+    try:
+        root = ET.fromstring(Path(path).read_text().lstrip())
+    except ET.ParseError as exc:
+        raise UnsupportedRoute(f"cannot parse {path}: {exc}") from None
+    builder = _Builder()
+    zones = [child for child in root if child.tag in ("zone", "AS")]
+    if len(zones) != 1:
+        raise UnsupportedRoute("the platform must have one root zone")
+    top = builder.zone(zones[0], None)
+    return Routes(top, builder.zone_of)
