@@ -6,28 +6,47 @@ module plus one line below.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Any
+import importlib
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.base import Policy
-from batpolicy.policies.dpsa import DpsaN, DpsaP, DpsaW
-from batpolicy.policies.easy import EasyBackfilling
-from batpolicy.policies.fcfs import Fcfs
-from batpolicy.policies.redirection import Redirection
 
-POLICIES: Mapping[str, type[Policy]] = MappingProxyType({
-    cls.name: cls
-    for cls in (
-        Fcfs,
-        EasyBackfilling,
-        Redirection,
-        DpsaP,
-        DpsaN,
-        DpsaW,
-    )
-})
+if TYPE_CHECKING:
+    from batpolicy.policies.base import Policy
+
+#: Registered name -> ``module:Class`` under ``batpolicy.policies``. Names are known
+#: without importing any policy, so ``--help`` and ``--version`` stay fast; a class is
+#: imported the first time it is asked for (tests/test_cli.py checks each class's
+#: ``name`` is its key).
+_LOCATIONS: dict[str, str] = {
+    "fcfs": "fcfs:Fcfs",
+    "easy": "easy:EasyBackfilling",
+    "redirection": "redirection:Redirection",
+    "dpsa-p": "dpsa:DpsaP",
+    "dpsa-n": "dpsa:DpsaN",
+    "dpsa-w": "dpsa:DpsaW",
+}
+
+
+class _Registry(Mapping[str, "type[Policy]"]):
+    """Read-only name -> policy class; importing a policy's module on first access."""
+
+    def __getitem__(self, name: str) -> type[Policy]:
+        module, _, cls = _LOCATIONS[name].partition(":")
+        return getattr(importlib.import_module(f"batpolicy.policies.{module}"), cls)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_LOCATIONS)
+
+    def __len__(self) -> int:
+        return len(_LOCATIONS)
+
+    def __contains__(self, name: object) -> bool:
+        return name in _LOCATIONS
+
+
+POLICIES: Mapping[str, type[Policy]] = _Registry()
 
 
 def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:

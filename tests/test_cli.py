@@ -27,6 +27,12 @@ def test_help_of_every_command(command: str) -> None:
     assert out.returncode == 0 and "usage:" in out.stdout
 
 
+def test_every_registry_key_is_its_class_name() -> None:
+    # the registry names policies without importing them; the class must agree
+    for name, cls in POLICIES.items():
+        assert cls.name == name
+
+
 def test_policies_lists_every_policy_with_its_parameters() -> None:
     out = _run("policies")
     assert out.returncode == 0

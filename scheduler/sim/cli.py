@@ -15,14 +15,14 @@ import argparse
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.registry import make_policy, parse_params
-from batpolicy.protocol import types as t
-from batpolicy.scheduler.sim.engine import Simulator
-from batpolicy.scheduler.sim.options import SimOptions
-from batpolicy.scheduler.sim.run import InputSpec, OutputPaths, load_inputs, run_simulation
+
+if TYPE_CHECKING:  # imported where used: `batpolicy --help` must not load the simulator
+    from batpolicy.protocol import types as t
+    from batpolicy.scheduler.sim.options import SimOptions
+    from batpolicy.scheduler.sim.run import InputSpec, OutputPaths
 
 __all__ = ["add_commands"]
 
@@ -82,6 +82,8 @@ def _add_outputs(p: argparse.ArgumentParser) -> None:
 
 
 def _input_spec(args: argparse.Namespace) -> InputSpec:
+    from batpolicy.scheduler.sim.run import InputSpec
+
     status = None
     if args.status:
         try:
@@ -96,6 +98,8 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
 
 
 def _sim_options(args: argparse.Namespace, *, dynamic: bool = False) -> SimOptions:
+    from batpolicy.scheduler.sim.options import SimOptions
+
     return SimOptions(dynamic_jobs=args.enable_dynamic_jobs or dynamic,
                       acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
                       profile_reuse=args.enable_profile_reuse,
@@ -106,12 +110,17 @@ def _sim_options(args: argparse.Namespace, *, dynamic: bool = False) -> SimOptio
 
 
 def _paths(args: argparse.Namespace) -> OutputPaths:
+    from batpolicy.scheduler.sim.run import OutputPaths
+
     return OutputPaths.with_prefix(args.export) if args.export else \
         OutputPaths.in_dir(args.output_dir)
 
 
 def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
          options: SimOptions, describe: dict[str, Any], **hooks: Any) -> int:
+    from batpolicy.scheduler.sim.engine import Simulator
+    from batpolicy.scheduler.sim.run import load_inputs, run_simulation
+
     if not args.bsld_tau > 0:  # max(run, tau) divides: a zero-length job would give 0/0
         raise ConfigError(f"--bsld-tau must be > 0 s, got {args.bsld_tau}")
     workloads, platform, events = load_inputs(_input_spec(args))
@@ -163,6 +172,7 @@ def _print_summary(metrics: dict[str, Any]) -> None:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from batpolicy.policies.registry import make_policy, parse_params
     from batpolicy.scheduler.dispatch import Dispatcher
 
     policy = make_policy(args.policy, parse_params(args.param))
