@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import IO
 
+from batpolicy.protocol.intervals import format_intervals
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
 
 __all__ = ["JOBS_COLUMNS", "SCHEDULE_COLUMNS", "JobsCsvWriter", "format_job_row",
@@ -79,7 +80,7 @@ def format_job_row(record: JobRecord) -> str:
     runtime: float = record.runtime  # type: ignore[assignment]
     end = start + runtime
     turnaround = end - record.submission_time
-    alloc = "" if record.alloc is None else str(record.alloc)
+    alloc = "" if record.alloc is None else format_intervals(record.alloc)
     return (f"{head}{start:f},{runtime:f},{end:f},{start - record.submission_time:f},"
             f"{turnaround:f},{turnaround / runtime:f},{alloc},-1.000000,"
             f'"{record.metadata}"\n')
