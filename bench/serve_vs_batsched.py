@@ -198,8 +198,9 @@ def median(runs: list[Run], field: str) -> float:
 def report(trace: str, jobs: int, chosen: list[Scheduler],
            results: dict[str, list[Run]]) -> list[str]:
     """The table of one trace: medians, ratios to batsched and to serve easy."""
-    lines = [f"## {trace}: {jobs} jobs; medians of {len(next(iter(results.values())))} "
-             "alternated runs",
+    counts = sorted({len(runs) for runs in results.values()})
+    lines = [f"## {trace}: {jobs} jobs; medians of {'-'.join(map(str, counts))} "
+             "alternated runs (each run in the last column)",
              f"{'scheduler':<18} {'sched s':>8} {'cpu s':>8} {'wall s':>8} "
              f"{'sched x batsched':>17} {'cpu x batsched':>15} {'sched x easy':>13} "
              f"{'cpu x easy':>11}   runs sched s / cpu s"]
