@@ -8,36 +8,54 @@ a command asks for the policies (:func:`available_policies`); see docs/add_a_pol
 
 from __future__ import annotations
 
+import importlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from importlib import metadata
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.base import Policy
-from batpolicy.policies.deadline import Edf, MtEdf, Tabu
-from batpolicy.policies.dpsa import DpsaN, DpsaP, DpsaW
-from batpolicy.policies.easy import EasyBackfilling
-from batpolicy.policies.fcfs import Fcfs
-from batpolicy.policies.nstep import NStep
-from batpolicy.policies.redirection import Redirection
 
-POLICIES: Mapping[str, type[Policy]] = MappingProxyType({
-    cls.name: cls
-    for cls in (
-        Fcfs,
-        EasyBackfilling,
-        Redirection,
-        DpsaP,
-        DpsaN,
-        DpsaW,
-        Edf,
-        MtEdf,
-        Tabu,
-        NStep,
-    )
-})
+if TYPE_CHECKING:
+    from batpolicy.policies.base import Policy
+
+#: Registered name -> ``module:Class`` under ``batpolicy.policies``. Names are known
+#: without importing any policy, so ``--help`` and ``--version`` stay fast; a class is
+#: imported the first time it is asked for (tests/test_cli.py checks each class's
+#: ``name`` is its key).
+_LOCATIONS: dict[str, str] = {
+    "fcfs": "fcfs:Fcfs",
+    "easy": "easy:EasyBackfilling",
+    "redirection": "redirection:Redirection",
+    "dpsa-p": "dpsa:DpsaP",
+    "dpsa-n": "dpsa:DpsaN",
+    "dpsa-w": "dpsa:DpsaW",
+    "edf": "deadline:Edf",
+    "mt-edf": "deadline:MtEdf",
+    "tabu": "deadline:Tabu",
+    "nstep": "nstep:NStep",
+}
+
+
+class _Registry(Mapping[str, "type[Policy]"]):
+    """Read-only name -> policy class; importing a policy's module on first access."""
+
+    def __getitem__(self, name: str) -> type[Policy]:
+        module, _, cls = _LOCATIONS[name].partition(":")
+        return getattr(importlib.import_module(f"batpolicy.policies.{module}"), cls)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_LOCATIONS)
+
+    def __len__(self) -> int:
+        return len(_LOCATIONS)
+
+    def __contains__(self, name: object) -> bool:
+        return name in _LOCATIONS
+
+
+POLICIES: Mapping[str, type[Policy]] = _Registry()
 
 
 log = logging.getLogger(__name__)
@@ -53,6 +71,8 @@ def available_policies() -> Mapping[str, type[Policy]]:
     a :class:`Policy` subclass is skipped with a warning naming it (never a traceback).
     Runtime complexity: one scan of the installed distributions' metadata.
     """
+    from batpolicy.policies.base import Policy
+
     found = dict(POLICIES)
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.name in POLICIES:

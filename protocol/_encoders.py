@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from batpolicy.protocol._wire import EventType, FieldError, wire_str
+from batpolicy.protocol.intervals import format_intervals
 from batpolicy.protocol.types import (
     Answer,
     CallMeLater,
@@ -106,7 +107,8 @@ def job_submitted(e: JobSubmitted) -> tuple[str, dict[str, Any]]:
 def job_completed(e: JobCompleted) -> tuple[str, dict[str, Any]]:
     """JOB_COMPLETED."""
     return EventType.JOB_COMPLETED.value, {"job_id": e.job_id, "job_state": wire_str(e.job_state),
-                                           "return_code": e.return_code, "alloc": str(e.alloc)}
+                                           "return_code": e.return_code,
+                                           "alloc": format_intervals(e.alloc)}
 
 
 def job_killed(e: JobKilled) -> tuple[str, dict[str, Any]]:
@@ -117,7 +119,7 @@ def job_killed(e: JobKilled) -> tuple[str, dict[str, Any]]:
 
 def resource_state_changed(e: ResourceStateChanged) -> tuple[str, dict[str, Any]]:
     """RESOURCE_STATE_CHANGED."""
-    return EventType.RESOURCE_STATE_CHANGED.value, {"resources": str(e.resources),
+    return EventType.RESOURCE_STATE_CHANGED.value, {"resources": format_intervals(e.resources),
                                                     "state": e.state}
 
 
@@ -132,7 +134,7 @@ def batsim_notify(e: Notify) -> tuple[str, dict[str, Any]]:
     if kind in _BATSIM_NOTIFY_KINDS:
         data: dict[str, Any] = {"type": kind}
         if e.resources is not None:
-            data["resources"] = str(e.resources)
+            data["resources"] = format_intervals(e.resources)
         return _NOTIFY, data
     if e.data.get("type") == kind:
         return _NOTIFY, e.data
@@ -176,7 +178,7 @@ EVENT_ENCODERS: Mapping[type, Encoder] = MappingProxyType({
 
 def execute_job(d: ExecuteJob) -> tuple[str, dict[str, Any]]:
     """EXECUTE_JOB; mapping keys become strings, as JSON requires."""
-    data: dict[str, Any] = {"job_id": d.job_id, "alloc": str(d.alloc)}
+    data: dict[str, Any] = {"job_id": d.job_id, "alloc": format_intervals(d.alloc)}
     if d.mapping is not None:
         data["mapping"] = {str(rank): host for rank, host in d.mapping.items()}
     if d.storage_mapping is not None:
@@ -203,7 +205,8 @@ def call_me_later(d: CallMeLater) -> tuple[str, dict[str, Any]]:
 
 def set_resource_state(d: SetResourceState) -> tuple[str, dict[str, Any]]:
     """SET_RESOURCE_STATE."""
-    return EventType.SET_RESOURCE_STATE.value, {"resources": str(d.resources), "state": d.state}
+    return EventType.SET_RESOURCE_STATE.value, {"resources": format_intervals(d.resources),
+                                                "state": d.state}
 
 
 def register_job(d: RegisterJob) -> tuple[str, dict[str, Any]]:

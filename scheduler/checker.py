@@ -102,6 +102,8 @@ def check_decisions(state: ClusterState, decisions: list[t.Decision] | tuple[t.D
     intervals against n free intervals (bisections, :mod:`.intervalset`), O(1) for other
     decisions.
     """
+    if not decisions:  # most replies (a submission that cannot start yet): nothing to check
+        return
     scratch = Scratch(state)
     for decision in decisions:
         rule = _RULES.get(type(decision))

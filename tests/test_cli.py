@@ -21,10 +21,38 @@ def test_version() -> None:
     assert out.returncode == 0 and __version__ in out.stdout
 
 
+_PROBE = """
+import sys
+from batpolicy.scheduler.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(sorted(m for m in sys.modules if m in {HEAVY}), file=sys.stderr)
+"""
+#: What the quick commands must not import (start-up under 0.15 s; issue 14): numpy and
+#: the policies behind it, the simulator, ZeroMQ, the codec.
+_HEAVY = {"numpy", "zmq", "orjson", "batpolicy.policies.easy", "batpolicy.policies.dpsa",
+          "batpolicy.scheduler.sim.engine", "batpolicy.protocol.codec"}
+
+
+@pytest.mark.parametrize("args", [["--version"], ["serve", "--help"], ["--help"]])
+def test_quick_commands_import_nothing_heavy(args: list[str]) -> None:
+    out = subprocess.run([sys.executable, "-c", _PROBE.replace("{HEAVY}", repr(_HEAVY)),
+                          *args], capture_output=True, text=True, timeout=60)
+    assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
+
+
 @pytest.mark.parametrize("command", ["serve", "policies"])
 def test_help_of_every_command(command: str) -> None:
     out = _run(command, "--help")
     assert out.returncode == 0 and "usage:" in out.stdout
+
+
+def test_every_registry_key_is_its_class_name() -> None:
+    # the registry names policies without importing them; the class must agree
+    for name, cls in POLICIES.items():
+        assert cls.name == name
 
 
 def test_policies_lists_every_policy_with_its_parameters() -> None:

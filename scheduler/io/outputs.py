@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import IO
 
+from batpolicy.protocol.intervals import format_intervals
 from batpolicy.scheduler.sim.result import NULL_RUNTIME, JobRecord, SimResult
 
 __all__ = ["JOBS_COLUMNS", "SCHEDULE_COLUMNS", "JobsCsvWriter", "format_job_row",
@@ -119,7 +120,7 @@ def format_job_row(record: JobRecord, extra_columns: tuple[str, ...] = ()) -> st
     stretch = turnaround / runtime
     if runtime < _TINY_RUNTIME:  # Batsim's long double shows through the division
         end, turnaround, stretch = _long_double_times(start, runtime, record.submission_time)
-    alloc = "" if record.alloc is None else str(record.alloc)
+    alloc = "" if record.alloc is None else format_intervals(record.alloc)
     return (f"{head}{start:f},{runtime:f},{end:f},{start - record.submission_time:f},"
             f"{turnaround:f},{stretch:f},{alloc},-1.000000,"
             f'"{record.metadata}"{suffix}\n')

@@ -28,27 +28,29 @@ which is what the recorded transcripts use. Other deliberate simplifications are
 in :mod:`.engine` and :mod:`.models` (parallel profiles are computation only; no energy).
 """
 
-from batpolicy.scheduler.sim.core import (
-                                          CALL,
-                                          COMPLETION,
-                                          END_OF_INPUT,
-                                          EXTERNAL,
-                                          SUBMISSION,
-                                          EventQueue,
-)
-from batpolicy.scheduler.sim.engine import Scheduler, Simulator
-from batpolicy.scheduler.sim.instant import InstantModel
-from batpolicy.scheduler.sim.models import (
-    JOB_MODELS,
-    JobModel,
-    PlacementModel,
-    ProfileModel,
-    SpeedScaledModel,
-)
-from batpolicy.scheduler.sim.options import SimOptions
-from batpolicy.scheduler.sim.result import JobRecord, SimResult
+from importlib import import_module
+from types import MappingProxyType
+from typing import Any
 
-__all__ = ["CALL", "COMPLETION", "END_OF_INPUT", "EXTERNAL", "JOB_MODELS", "SUBMISSION",
-           "EventQueue", "InstantModel", "JobModel", "JobRecord", "PlacementModel",
-           "ProfileModel", "Scheduler", "SimOptions", "SimResult", "Simulator",
-           "SpeedScaledModel"]
+#: Public name -> submodule that defines it, loaded on first access (PEP 562), so that
+#: ``batpolicy --help`` (which imports :mod:`.cli`) does not load the simulator.
+_LAZY = MappingProxyType({
+    **dict.fromkeys(("CALL", "COMPLETION", "END_OF_INPUT", "EXTERNAL", "SUBMISSION",
+                     "EventQueue"), "core"),
+    **dict.fromkeys(("Scheduler", "Simulator"), "engine"),
+    **dict.fromkeys(("JOB_MODELS", "JobModel", "PlacementModel", "ProfileModel",
+                     "SpeedScaledModel"), "models"),
+    "InstantModel": "instant",
+    "SimOptions": "options",
+    **dict.fromkeys(("JobRecord", "SimResult"), "result"),
+})
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    """Load a simulator name's module on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{module}"), name)

@@ -18,18 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.registry import make_policy, parse_params
-from batpolicy.protocol import types as t
 from batpolicy.scheduler.io.cli import add_transform_options, transform_spec
-from batpolicy.scheduler.jobfields import fields_used
-from batpolicy.scheduler.placement import platform_groups
-from batpolicy.scheduler.sim.engine import Simulator
-from batpolicy.scheduler.sim.latency import make_simulator
-from batpolicy.scheduler.sim.models import JOB_MODELS
-from batpolicy.scheduler.sim.options import SimOptions
-from batpolicy.scheduler.sim.run import InputSpec, OutputPaths, load_inputs, run_simulation
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where used: `batpolicy --help` must not load the simulator
+    from batpolicy.protocol import types as t
+    from batpolicy.scheduler.sim.engine import Simulator
+    from batpolicy.scheduler.sim.options import SimOptions
+    from batpolicy.scheduler.sim.run import InputSpec, OutputPaths
     from batpolicy.scheduler.state import ClusterState
 
 __all__ = ["add_commands"]
@@ -73,7 +68,8 @@ def _add_batsim_flags(p: argparse.ArgumentParser) -> None:
                    help="ignore the platform's link latencies (Batsim's message timing is "
                         "modelled by default when the platform has latencies)")
     g.add_argument("--job-model", action="append", default=[], metavar="[WORKLOAD=]MODEL",
-                   help=f"one of {', '.join(sorted(JOB_MODELS))}. profile: Batsim's profiles "
+                   help="a job model (batpolicy's names: profile, speed, placement, and the "
+                        "co-allocation ones). profile: Batsim's profiles "
                         "(default); speed: work done at the slowest allocated machine's "
                         "speed (delays are seconds at 1 Gflop/s); placement: the profile's "
                         "delay on the job's preferred placement, its runtime_other field "
@@ -98,6 +94,8 @@ def _add_outputs(p: argparse.ArgumentParser) -> None:
 
 
 def _input_spec(args: argparse.Namespace) -> InputSpec:
+    from batpolicy.scheduler.sim.run import InputSpec
+
     status = None
     if args.status:
         try:
@@ -112,6 +110,8 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
 
 
 def _sim_options(args: argparse.Namespace, *, dynamic: bool = False) -> SimOptions:
+    from batpolicy.scheduler.sim.options import SimOptions
+
     return SimOptions(dynamic_jobs=args.enable_dynamic_jobs or dynamic,
                       acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
                       profile_reuse=args.enable_profile_reuse,
@@ -127,6 +127,8 @@ def _job_models(specs: list[str]) -> dict[str, Any]:
     >>> _job_models(["speed", "w1=placement"])
     {'default_job_model': 'speed', 'job_models': {'w1': 'placement'}}
     """
+    from batpolicy.scheduler.sim.models import JOB_MODELS
+
     default, per_workload = "profile", {}
     for spec in specs:
         workload, sep, name = spec.rpartition("=")
@@ -141,6 +143,8 @@ def _job_models(specs: list[str]) -> dict[str, Any]:
 
 
 def _paths(args: argparse.Namespace) -> OutputPaths:
+    from batpolicy.scheduler.sim.run import OutputPaths
+
     return OutputPaths.with_prefix(args.export) if args.export else \
         OutputPaths.in_dir(args.output_dir)
 
@@ -148,6 +152,11 @@ def _paths(args: argparse.Namespace) -> OutputPaths:
 def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
          options: SimOptions, describe: dict[str, Any], state: ClusterState | None = None,
          **hooks: Any) -> int:
+    from batpolicy.scheduler.jobfields import fields_used
+    from batpolicy.scheduler.placement import platform_groups
+    from batpolicy.scheduler.sim.latency import make_simulator
+    from batpolicy.scheduler.sim.run import load_inputs, run_simulation
+
     if not args.bsld_tau > 0:  # max(run, tau) divides: a zero-length job would give 0/0
         raise ConfigError(f"--bsld-tau must be > 0 s, got {args.bsld_tau}")
     workloads, platform, events = load_inputs(_input_spec(args))
@@ -212,6 +221,7 @@ def _print_summary(metrics: dict[str, Any]) -> None:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from batpolicy.policies.registry import make_policy, parse_params
     from batpolicy.scheduler.dispatch import Dispatcher
 
     policy = make_policy(args.policy, parse_params(args.param))

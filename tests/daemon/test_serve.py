@@ -100,12 +100,16 @@ def test_serve_rejects_a_malformed_message_with_one_clear_line() -> None:
     port = _free_port()
     proc = _start_serve("easy", port, "--timeout", "10")
     try:
+        # wait until it listens: on a loaded machine start-up can outlast the peer's 3 s,
+        # and a REQ socket closed on timeout drops the message it still holds
+        listening = proc.stderr.readline()
+        assert "listening" in listening
         with RequestSocket(f"tcp://127.0.0.1:{port}", timeout_s=3) as peer:
             with pytest.raises(PeerTimeout):  # the daemon does not answer a broken message
                 peer.request(b'{"now": 1.0, "events": [{"timestamp": 2.0, '
                              b'"type": "REQUESTED_CALL", "data": {}}]}')
         status = proc.wait(timeout=15)
-        stderr = proc.stderr.read()
+        stderr = listening + proc.stderr.read()
     finally:
         proc.kill()
     assert status != 0

@@ -1,0 +1,66 @@
+"""Where ``batpolicy serve`` spends its CPU per Batsim message, stage by stage, without sockets.
+
+A recorded conversation (``batpolicy simulate --record FILE`` or ``serve --record``) is
+replayed in-process: each Batsim message is re-encoded to the bytes Batsim would send,
+then timed through the daemon's own steps, in the daemon's order:
+
+- ``decode``: :func:`batpolicy.protocol.codec.decode_request` (JSON, envelope, intervals);
+- ``dispatch``: :meth:`Dispatcher.handle` (state updates, policy, checker);
+- ``encode``: :func:`batpolicy.protocol.codec.encode_reply` (with its self-check).
+
+The sum is what serve costs beside ZeroMQ's own send/recv. Usage::
+
+    batpolicy simulate --policy easy -w KTH-SP2-1996-2.swf.gz --record /tmp/kth.msgpack -q
+    python bench/serve_stages.py /tmp/kth.msgpack --policy easy
+
+Results are printed, not saved (the whole-run comparison is ``serve_vs_batsched.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from batpolicy.policies.registry import make_policy
+from batpolicy.protocol.codec import decode_request, encode_reply, encode_request, request_from_obj
+from batpolicy.protocol.transcript import read_transcript
+from batpolicy.scheduler.dispatch import Dispatcher
+
+
+def main() -> None:
+    """Replay a transcript through decode, dispatch and encode; print µs per message."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("transcript")
+    parser.add_argument("--policy", default="easy")
+    parser.add_argument("--repeat", type=int, default=3, help="replays (best is kept)")
+    args = parser.parse_args()
+    messages = [encode_request(request_from_obj(batsim))
+                for batsim, _ in read_transcript(args.transcript)]
+    best: dict[str, float] = {}
+    for _ in range(args.repeat):
+        dispatcher = Dispatcher(make_policy(args.policy))
+        clock = time.process_time
+        spent = dict.fromkeys(("decode", "dispatch", "encode"), 0.0)
+        for raw in messages:
+            t0 = clock()
+            request = decode_request(raw)
+            t1 = clock()
+            reply = dispatcher.handle(request)
+            t2 = clock()
+            encode_reply(reply)
+            t3 = clock()
+            spent["decode"] += t1 - t0
+            spent["dispatch"] += t2 - t1
+            spent["encode"] += t3 - t2
+        for stage, seconds in spent.items():
+            best[stage] = min(best.get(stage, seconds), seconds)
+    n = len(messages)
+    total = sum(best.values())
+    print(f"{n} messages, policy {args.policy}, best of {args.repeat} (process CPU)")
+    for stage, seconds in best.items():
+        print(f"  {stage:<9} {seconds:7.3f} s  {seconds / n * 1e6:7.1f} µs/message")
+    print(f"  {'total':<9} {total:7.3f} s  {total / n * 1e6:7.1f} µs/message")
+
+
+if __name__ == "__main__":
+    main()

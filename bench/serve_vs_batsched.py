@@ -1,0 +1,279 @@
+"""``batpolicy serve`` beside real Batsim 4.2.1, against batsched 1.4 and pybatsim 3.2.1 (issue 14).
+
+Builds nothing: it runs the Batsim, batsched and pybatsim found under ``--prefix``
+(default ``/opt/batsim-4.2.1``, as ``../shared/batsim/build.sh`` installs them) and the
+``batpolicy`` of the Python running this script.
+
+Inputs, written once to ``--workdir``: each SWF trace is read with our reader
+(:func:`batpolicy.scheduler.io.swf.read_swf`, ``--max-jobs`` as ``simulate`` takes it)
+and written as a Batsim JSON workload (every job's JSON as we would forward it, profiles
+as read); the platform is a zero-latency homogeneous cluster of the trace header's size
+(KTH-SP2: 100 hosts) plus Batsim's master host, like the bundled
+``zero_lat_cluster128.xml``.
+
+Schedulers, each started first on its own port, then Batsim connects:
+
+- ``batsched easy_bf`` and ``batsched fcfs`` (C++);
+- ``pybatsim easyBackfill``;
+- ``batpolicy serve --policy easy|fcfs|dpsa-n|redirection`` (redirection with Batsim's
+  ``--enable-dynamic-jobs --enable-profile-reuse``, which it needs).
+
+Runs alternate (one run of every scheduler per round, ``--rounds`` rounds) so drift of
+a shared machine hits all alike; figures are medians. Per run:
+
+- ``sched s``: Batsim's ``scheduling_time`` from its ``_schedule.csv`` (wall time Batsim
+  spent waiting for the scheduler's replies);
+- ``cpu s``: user + system seconds of the scheduler process (``os.wait4``'s resource
+  usage of the child, its threads included: ZeroMQ's I/O thread too);
+- ``wall s``: the whole run, scheduler start to both processes reaped.
+
+Ratios: ``x batsched`` is ours / batsched's of the same algorithm (easy_bf for
+``easy``, dpsa-n, redirection and pybatsim; fcfs for ``fcfs``), so below 1 is faster than
+batsched; ``x easy`` is a policy / ``serve easy``. Results go to
+``bench/results/serve_vs_batsched.txt`` with the commit, the machine and the command.
+
+Usage::
+
+    python bench/serve_vs_batsched.py                 # KTH whole + RICC first 20,000; 3 rounds
+    python bench/serve_vs_batsched.py --quick         # 2,000 jobs of each, 1 round, not saved
+    python bench/serve_vs_batsched.py --schedulers batsched-easy serve-easy --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import SHARED_DATA, write_results  # noqa: E402  (bench/harness.py)
+
+TRACES = {"KTH": SHARED_DATA / "traces" / "KTH-SP2-1996-2.swf.gz",
+          "RICC": SHARED_DATA / "traces" / "RICC-2010-2.swf.gz"}
+#: Jobs kept from each trace (None: all).
+DEFAULT_JOBS = {"KTH": None, "RICC": 20_000}
+QUICK_JOBS = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class Scheduler:
+    """One scheduler to compare: how to start it and what it is compared with."""
+
+    name: str
+    argv: tuple[str, ...]  # "{endpoint}" is replaced by the endpoint to bind
+    baseline: str  # name of the batsched scheduler running the same algorithm
+    batsim_flags: tuple[str, ...] = ()
+
+
+def schedulers(prefix: Path) -> dict[str, Scheduler]:
+    """Every scheduler this benchmark knows, by name."""
+    batsched = str(prefix / "bin" / "batsched")
+    pybatsim = str(prefix / "venv" / "bin" / "pybatsim")
+    serve = (sys.executable, "-m", "batpolicy", "serve", "-s", "{endpoint}", "--policy")
+    dynamic = ("--enable-dynamic-jobs", "--enable-profile-reuse")
+    found = [
+        Scheduler("batsched-easy", (batsched, "-v", "easy_bf", "-s", "{endpoint}"),
+                  "batsched-easy"),
+        Scheduler("pybatsim-easy", (pybatsim, "easyBackfill", "-s", "{endpoint}",
+                                    "-v", "warning"), "batsched-easy"),
+        Scheduler("serve-easy", (*serve, "easy"), "batsched-easy"),
+        Scheduler("batsched-fcfs", (batsched, "-v", "fcfs", "-s", "{endpoint}"),
+                  "batsched-fcfs"),
+        Scheduler("serve-fcfs", (*serve, "fcfs"), "batsched-fcfs"),
+        Scheduler("serve-dpsa-n", (*serve, "dpsa-n"), "batsched-easy"),
+        Scheduler("serve-redirection", (*serve, "redirection"), "batsched-easy", dynamic),
+    ]
+    return {s.name: s for s in found}
+
+
+PLATFORM = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+<zone id="AS0" routing="Full">
+    <cluster id="compute" prefix="h" suffix="" radical="0-{last}"
+        speed="1Gf" bw="100GBps" lat="0us" bb_bw="1000GBps" bb_lat="0us"
+        loopback_bw="1000GBps" loopback_lat="0us" />
+    <cluster id="master" prefix="master_host" suffix="" radical="0-0"
+        speed="1Gf" bw="100GBps" lat="0us" bb_bw="1000GBps" bb_lat="0us"
+        loopback_bw="1000GBps" loopback_lat="0us">
+        <prop id="role" value="master" />
+    </cluster>
+    <link id="backbone" bandwidth="1000GBps" latency="0us" />
+    <zoneRoute src="compute" dst="master" gw_src="hcompute_router"
+        gw_dst="master_hostmaster_router">
+        <link_ctn id="backbone" />
+    </zoneRoute>
+</zone>
+</platform>
+"""
+
+
+def prepare(trace: str, max_jobs: int | None, workdir: Path) -> tuple[Path, Path, int]:
+    """Write the Batsim JSON workload and the platform of a trace; return them and the jobs."""
+    from batpolicy.scheduler.io.swf import read_swf
+
+    tag = f"{trace}-{max_jobs or 'all'}"
+    workload_path, platform_path = workdir / f"{tag}.json", workdir / f"{tag}.xml"
+    workload = read_swf(TRACES[trace], max_jobs=max_jobs)
+    if workload.nb_res is None:
+        raise SystemExit(f"{TRACES[trace]}: no platform size in the header")
+    jobs = [{**job.raw, "id": job.name} for job in workload.jobs]
+    workload_path.write_text(json.dumps({"nb_res": workload.nb_res, "jobs": jobs,
+                                         "profiles": workload.profiles}))
+    platform_path.write_text(PLATFORM.format(last=workload.nb_res - 1))
+    return workload_path, platform_path, len(jobs)
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """Figures of one run."""
+
+    scheduling_s: float
+    cpu_s: float
+    wall_s: float
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_once(batsim: Path, scheduler: Scheduler, workload: Path, platform: Path,
+             out: Path, timeout_s: float) -> Run:
+    """Start the scheduler, then Batsim; reap both; read Batsim's schedule.csv."""
+    port = _free_port()
+    argv = [a.replace("{endpoint}", f"tcp://127.0.0.1:{port}") for a in scheduler.argv]
+    out.mkdir(parents=True, exist_ok=True)
+    prefix = out / scheduler.name
+    began = time.perf_counter()
+    with open(out / f"{scheduler.name}.sched.log", "w") as sched_log, \
+            open(out / f"{scheduler.name}.batsim.log", "w") as batsim_log:
+        sched = subprocess.Popen(argv, stdout=sched_log, stderr=subprocess.STDOUT)
+        sim = subprocess.Popen([str(batsim), "-p", str(platform), "-w", str(workload),
+                                "-e", str(prefix), "-s", f"tcp://127.0.0.1:{port}",
+                                "-q", *scheduler.batsim_flags],
+                               stdout=batsim_log, stderr=subprocess.STDOUT)
+        try:
+            sim_status = sim.wait(timeout=timeout_s)
+            deadline = time.monotonic() + 30
+            while True:  # wait4 gives the child's own resource usage
+                pid, status, usage = os.wait4(sched.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.monotonic() > deadline:
+                    raise subprocess.TimeoutExpired(argv, 30)
+                time.sleep(0.005)
+            sched.returncode = os.waitstatus_to_exitcode(status)
+        finally:
+            for proc in (sim, sched):
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+    wall = time.perf_counter() - began
+    if sim_status != 0 or sched.returncode != 0:
+        raise SystemExit(f"{scheduler.name}: batsim exit {sim_status}, scheduler exit "
+                         f"{sched.returncode}; see the logs in {out}")
+    with open(f"{prefix}_schedule.csv", newline="") as f:
+        row = next(csv.DictReader(f))
+    return Run(float(row["scheduling_time"]), usage.ru_utime + usage.ru_stime, wall)
+
+
+def median(runs: list[Run], field: str) -> float:
+    """Median of one figure over runs."""
+    return statistics.median(getattr(r, field) for r in runs)
+
+
+def report(trace: str, jobs: int, chosen: list[Scheduler],
+           results: dict[str, list[Run]]) -> list[str]:
+    """The table of one trace: medians, ratios to batsched and to serve easy."""
+    counts = sorted({len(runs) for runs in results.values()})
+    lines = [f"## {trace}: {jobs} jobs; medians of {'-'.join(map(str, counts))} "
+             "alternated runs (each run in the last column)",
+             f"{'scheduler':<18} {'sched s':>8} {'cpu s':>8} {'wall s':>8} "
+             f"{'sched x batsched':>17} {'cpu x batsched':>15} {'sched x easy':>13} "
+             f"{'cpu x easy':>11}   runs sched s / cpu s"]
+    easy = results.get("serve-easy")
+    for s in chosen:
+        runs = results[s.name]
+        base = results.get(s.baseline)
+        cells = [f"{s.name:<18} {median(runs, 'scheduling_s'):>8.2f} {median(runs, 'cpu_s'):>8.2f} "
+                 f"{median(runs, 'wall_s'):>8.2f}"]
+        if base is not None and s.name != s.baseline:
+            cells.append(f"{median(runs, 'scheduling_s') / median(base, 'scheduling_s'):>17.2f}"
+                         f" {median(runs, 'cpu_s') / median(base, 'cpu_s'):>15.2f}")
+        else:
+            cells.append(f"{'':>17} {'':>15}")
+        if easy is not None and s.name in ("serve-dpsa-n", "serve-redirection"):
+            cells.append(f"{median(runs, 'scheduling_s') / median(easy, 'scheduling_s'):>13.2f}"
+                         f" {median(runs, 'cpu_s') / median(easy, 'cpu_s'):>11.2f}")
+        else:
+            cells.append(f"{'':>13} {'':>11}")
+        cells.append("   " + " ".join(f"{r.scheduling_s:.1f}/{r.cpu_s:.1f}" for r in runs))
+        lines.append(" ".join(cells))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the comparison and print (and save) the tables."""
+    known = schedulers(Path("/opt/batsim-4.2.1"))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prefix", default="/opt/batsim-4.2.1", type=Path,
+                        help="where Batsim, batsched and pybatsim are installed")
+    parser.add_argument("--traces", nargs="+", choices=sorted(TRACES), default=list(TRACES))
+    parser.add_argument("--schedulers", nargs="+", choices=list(known), default=list(known))
+    parser.add_argument("--rounds", type=int, default=3, help="alternated runs of each")
+    parser.add_argument("--max-jobs", type=int, help="jobs kept from every trace")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"smoke run: {QUICK_JOBS} jobs of each trace, 1 round, not saved")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/batpolicy-serve-bench"))
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds per run")
+    parser.add_argument("--no-save", action="store_true")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds, args.no_save = 1, True
+    batsim = args.prefix / "bin" / "batsim"
+    if not batsim.exists():
+        raise SystemExit(f"{batsim} not found: build it with ../shared/batsim/build.sh")
+    chosen = [schedulers(args.prefix)[name] for name in args.schedulers]
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    lines = [f"# command: python bench/serve_vs_batsched.py {shlex.join(argv or sys.argv[1:])}",
+             "# sched s = Batsim's scheduling_time (schedule.csv); cpu s = user+sys of the "
+             "scheduler process (wait4); wall s = whole run; x batsched = ours / batsched's "
+             "same algorithm (easy_bf; fcfs for fcfs); x easy = / serve-easy. Batsim 4.2.1, "
+             "batsched 1.4, pybatsim 3.2.1 from " + str(args.prefix)]
+    began = time.perf_counter()
+    for trace in args.traces:
+        max_jobs = QUICK_JOBS if args.quick else args.max_jobs or DEFAULT_JOBS[trace]
+        workload, platform, jobs = prepare(trace, max_jobs, args.workdir)
+        results: dict[str, list[Run]] = defaultdict(list)
+        for round_ in range(args.rounds):
+            for s in chosen:
+                run = run_once(batsim, s, workload, platform,
+                               args.workdir / f"{trace}-r{round_}", args.timeout)
+                results[s.name].append(run)
+                print(f"[{time.perf_counter() - began:6.0f} s] {trace} round {round_ + 1}/"
+                      f"{args.rounds} {s.name}: sched {run.scheduling_s:.2f} s, cpu "
+                      f"{run.cpu_s:.2f} s, wall {run.wall_s:.2f} s", file=sys.stderr, flush=True)
+        table = report(trace, jobs, chosen, results)
+        print("\n".join(table), flush=True)
+        lines += ["", *table]
+    if not args.no_save:
+        path = write_results("serve_vs_batsched", lines)
+        print(f"saved {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
