@@ -48,38 +48,21 @@ class MachineGroup:
 def machine_groups(state: Any) -> list[MachineGroup]:
     """The machines of the platform in order of their first host id.
 
-    Runtime complexity: O(h) in the number of hosts.
+    Groups of kind ``machine`` when the platform has them; else every group it has
+    (clusters, racks: :func:`~batpolicy.scheduler.placement.platform_groups`); else one
+    machine of all hosts. A machine's speed is its slowest host's. Runtime: O(h) hosts.
     """
-    platform = getattr(state, "platform", None)
-    groups = getattr(platform, "groups", None)
-    if groups:
-        machines = [g for g in groups.values() if getattr(g, "kind", "") == "machine"]
-        if machines:
-            return [MachineGroup(g.name, g.machines,
-                                 min(platform.speed(h) for h in g.machines))  # type: ignore[union-attr]
-                    for g in machines]
-    return _groups_from_properties(state.resources)
+    from batpolicy.scheduler.placement import platform_groups
 
-
-def _groups_from_properties(resources: Sequence[Any]) -> list[MachineGroup]:
-    """Shim until the platform view: group hosts by ``group``/``machine`` property, else cluster.
-
-    >>> from types import SimpleNamespace as R
-    >>> hosts = [R(id=0, properties={"group": "m1"}, cluster=None, speed=2e9),
-    ...          R(id=1, properties={"group": "m0"}, cluster=None, speed=1e9),
-    ...          R(id=2, properties={"group": "m1"}, cluster=None, speed=2e9)]
-    >>> [(g.name, str(g.hosts), g.speed) for g in _groups_from_properties(hosts)]
-    [('m1', '0 2', 2000000000.0), ('m0', '1', 1000000000.0)]
-    """
-    members: dict[str, list[int]] = {}
-    speeds: dict[str, float] = {}
-    for r in resources:
-        props = r.properties or {}
-        key = props.get("group") or props.get("machine") or r.cluster or "all"
-        key = str(key)
-        members.setdefault(key, []).append(r.id)
-        speeds[key] = min(speeds.get(key, r.speed), r.speed)
-    return [MachineGroup(name, ProcSet(*ids), speeds[name]) for name, ids in members.items()]
+    platform = state.platform
+    groups = list(platform_groups(platform).values())
+    chosen = [g for g in groups if g.kind == "machine"] or groups
+    if not chosen and platform.nb_machines:
+        hosts = ProcSet((0, platform.nb_machines - 1))
+        return [MachineGroup("all", hosts, min(platform.speed(h) for h in hosts))]
+    found = [MachineGroup(g.name, ProcSet(g.machines), min(platform.speed(h) for h in g.machines))
+             for g in chosen if g.machines]
+    return sorted(found, key=lambda g: g.hosts.min)
 
 
 def fastest_first(groups: Sequence[MachineGroup]) -> list[MachineGroup]:
