@@ -91,19 +91,27 @@ class JobsCsvWriter:
     Runtime complexity: O(1) per row (plus the allocation's formatting).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, flush_every: int = 1000) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, flush_every: int = 1000,
+                 extra_columns: tuple[str, ...] = ()) -> None:
         self.path = path
         self.flush_every = max(1, flush_every)
         self.rows = 0
+        #: Columns after Batsim's, filled from ``JobRecord.extra`` (a job model's).
+        self.extra_columns = extra_columns
         self._file: IO[str] | None = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
-        self._file.write(_HEADER)
+        self._file.write(_HEADER if not extra_columns
+                         else _HEADER[:-1] + "," + ",".join(extra_columns) + "\n")
         self._file.flush()
 
     def write(self, record: JobRecord) -> None:
         """Append the row of one finished job."""
         if self._file is None:
             raise ValueError(f"{self.path}: writer is closed")
-        self._file.write(format_job_row(record))
+        row = format_job_row(record)
+        if self.extra_columns:
+            cells = tuple(record.extra) + ("",) * (len(self.extra_columns) - len(record.extra))
+            row = row[:-1] + "," + ",".join(cells[:len(self.extra_columns)]) + "\n"
+        self._file.write(row)
         self.rows += 1
         if self.rows % self.flush_every == 0:
             self._file.flush()

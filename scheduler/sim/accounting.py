@@ -34,6 +34,9 @@ class Accounting:
         record = JobRecord(job.id, job.profile, job.subtime, job.res, job.walltime, state,
                            None if runtime is None else job.start, runtime, finish, job.alloc,
                            job.metadata, job.return_code)
+        extra = getattr(job.model, "record_extra", None)
+        if extra is not None:
+            record.extra = extra(job, runtime)
         result.records.append(record)
         if state is _REJECTED:
             result.nb_jobs_rejected += 1

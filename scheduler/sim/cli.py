@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from batpolicy.errors import ConfigError
 from batpolicy.policies.registry import make_policy, parse_params
 from batpolicy.protocol import types as t
+from batpolicy.scheduler.sim.coalloc_models import COALLOC_MODELS, EXTRA_COLUMNS
 from batpolicy.scheduler.sim.engine import Simulator
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.run import InputSpec, OutputPaths, load_inputs, run_simulation
@@ -63,9 +64,16 @@ def _add_batsim_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mmax", type=int, metavar="N", help="use the first N machines only")
     g.add_argument("--sched-cfg", default="", metavar="TEXT",
                    help="forwarded to the scheduler in SIMULATION_BEGINS")
-    g.add_argument("--job-model", default="profile", choices=("profile", "speed"),
+    g.add_argument("--job-model", default="profile",
+                   choices=("profile", "speed", *COALLOC_MODELS),
                    help="profile: Batsim's profiles (default); speed: delays scale with "
-                        "machine speed and the end moves when speeds change")
+                        "machine speed and the end moves when speeds change; bandwidth: "
+                        "co-allocated jobs slow down as cluster uplinks saturate (Jones et "
+                        "al., §3); fixed-penalty: co-allocated jobs run --penalty times "
+                        "longer; ideal: co-allocation costs nothing")
+    g.add_argument("--penalty", type=float, default=None, metavar="F",
+                   help="with --job-model fixed-penalty: the runtime factor of "
+                        "co-allocated jobs (default 1.0)")
 
 
 def _add_outputs(p: argparse.ArgumentParser) -> None:
@@ -98,6 +106,14 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
                      status_filter=status)
 
 
+def _job_model(args: argparse.Namespace) -> str:
+    if args.penalty is None:
+        return args.job_model
+    if args.job_model != "fixed-penalty":
+        raise ConfigError("--penalty goes with --job-model fixed-penalty")
+    return f"fixed-penalty:{args.penalty}"
+
+
 def _sim_options(args: argparse.Namespace, *, dynamic: bool = False) -> SimOptions:
     return SimOptions(dynamic_jobs=args.enable_dynamic_jobs or dynamic,
                       acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
@@ -105,7 +121,7 @@ def _sim_options(args: argparse.Namespace, *, dynamic: bool = False) -> SimOptio
                       forward_profiles=args.forward_profiles_on_submission,
                       forward_unknown_events=args.forward_unknown_events,
                       mmax=args.mmax, sched_config=args.sched_cfg,
-                      default_job_model=args.job_model)
+                      default_job_model=_job_model(args))
 
 
 def _paths(args: argparse.Namespace) -> OutputPaths:
@@ -132,7 +148,8 @@ def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
         scheduler, paths, nb_jobs=nb_jobs, tau=args.bsld_tau,
         record=Path(args.record) if args.record else None,
         progress=not (args.no_progress or args.quiet),
-        describe=describe, **hooks)
+        describe=describe,
+        extra_columns=EXTRA_COLUMNS if args.job_model in COALLOC_MODELS else (), **hooks)
     if not args.quiet:
         _print_summary(report.metrics)
     log.info("outputs: %s, %s, %s", paths.jobs, paths.schedule, paths.metrics)

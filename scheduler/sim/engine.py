@@ -60,6 +60,7 @@ from batpolicy.scheduler.sim.core import (
     EventQueue,
 )
 from batpolicy.scheduler.sim.decisions import DecisionHandlers
+from batpolicy.scheduler.sim.instant import instant_models, run_after_instant
 from batpolicy.scheduler.sim.models import JobModel, make_job_model
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
@@ -106,6 +107,8 @@ class Simulator(DecisionHandlers, Accounting):
         if not machines:
             raise ConfigError("the platform has no compute machine")
         self._machine_info = machines
+        #: The platform as read (groups and their uplinks: read by co-allocation models).
+        self.platform = platform
         self._storage_info = list(platform.storage)
         self.machines = Machines([m.name for m in machines], [float(m.speed) for m in machines])
         self._queue = EventQueue()
@@ -117,6 +120,7 @@ class Simulator(DecisionHandlers, Accounting):
         self._default_model = make_job_model(self.options.default_job_model)
         for name, spec in self.options.job_models.items():
             self._models[name] = make_job_model(spec)
+        self._instant_models = instant_models([self._default_model, *self._models.values()])
         self._static = self._load_workloads(workloads)
         self._static_ids: set[str] | None = None
         self._registered: set[str] = set()
@@ -217,6 +221,15 @@ class Simulator(DecisionHandlers, Accounting):
         """Current machine speeds (flop/s), by machine id (read by job models)."""
         return self.machines.speeds
 
+    def job_model_stats(self) -> dict[str, Any]:
+        """Statistics of the job models that keep some (co-allocation penalty...)."""
+        out: dict[str, Any] = {}
+        for model in {id(m): m for m in (self._default_model, *self._models.values())}.values():
+            stats = getattr(model, "stats", None)
+            if stats is not None:
+                out.update(stats())
+        return out
+
     def profile_definition(self, workload: str, name: str) -> dict[str, Any]:
         """A profile as registered, even if garbage-collected since. O(1)."""
         return self.tables[workload].definition(name)
@@ -257,6 +270,8 @@ class Simulator(DecisionHandlers, Accounting):
                 if self._can_end():
                     self._end(scheduler)
                     break
+                if self._instant_models:  # every start and end of this instant is in
+                    run_after_instant(self, self._instant_models, self._running)
                 instant = queue.peek()
                 if instant == math.inf:
                     raise self._stuck()

@@ -40,6 +40,8 @@ class JobRecord:
     alloc: ProcSet | None = None
     metadata: str = ""
     return_code: int = 0
+    #: Cells of extra ``jobs.csv`` columns a job model fills (e.g. co-allocation penalty).
+    extra: tuple[str, ...] = ()
 
     @property
     def workload(self) -> str:

@@ -286,12 +286,15 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
                    tau: float = 10.0, record: Path | None = None, progress: bool = True,
                    describe: Mapping[str, Any] | None = None,
                    policy_stats: Callable[[], dict[str, Any]] | None = None,
-                   nb_decisions: Callable[[], int] | None = None) -> RunReport:
+                   nb_decisions: Callable[[], int] | None = None,
+                   extra_columns: tuple[str, ...] = ()) -> RunReport:
     """Simulate to the end, writing the outputs as it goes; they are complete on error too.
 
     ``simulator_factory`` builds the simulator given the per-job callback (so rows reach
     ``jobs.csv`` as jobs end). Errors are re-raised after the outputs are written;
-    ``metrics.json`` then holds ``"error"`` and ``"complete": false``.
+    ``metrics.json`` then holds ``"error"`` and ``"complete": false``. ``extra_columns``
+    are added to ``jobs.csv`` after Batsim's (a job model's per-job values); the job
+    models' statistics go under ``"job_model_stats"``.
     """
     paths.create_parents()
     began = time.perf_counter()
@@ -300,7 +303,7 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
     if record is not None:
         scheduler, close_record = _recording(scheduler, record)
     error: BaseException | None = None
-    with JobsCsvWriter(paths.jobs) as jobs:
+    with JobsCsvWriter(paths.jobs, extra_columns=extra_columns) as jobs:
         def on_record(r: JobRecord) -> None:
             """Append the job's row, advance the progress."""
             jobs.write(r)
@@ -320,6 +323,9 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
             wall = time.perf_counter() - began
             write_schedule_csv(paths.schedule, result)
             metrics = _metrics(result, wall, tau, error, describe, policy_stats, nb_decisions)
+            model_stats = simulator.job_model_stats()
+            if model_stats:
+                metrics["job_model_stats"] = model_stats
             _write_json(paths.metrics, metrics)
     return RunReport(result, metrics, paths, wall)
 
