@@ -81,6 +81,7 @@ class _Topology:
 
     @classmethod
     def of(cls, ctx: Any) -> _Topology:
+        """The clusters of ``ctx.platform`` (its groups); none on a platform without."""
         platform = getattr(ctx, "platform", None)
         n = len(ctx.speeds)
         cluster_of: list[str | None] = [None] * n
