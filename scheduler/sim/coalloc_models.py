@@ -6,9 +6,9 @@ mini-grid architectures*, IEEE Cluster 2004 / 2005 (seed 003):
 - :class:`BandwidthModel` (``--job-model bandwidth``, §3.3-§3.7): a job co-allocated
   over several clusters needs bandwidth on each cluster's uplink (eq. 1, with the job's
   ``ppbw``); once per simulated instant, after every start and end of that instant, the
-  allotment of §3.5 (Steps 1-5, eq. 3-5, :func:`~.bandwidth.allot`) is recomputed if the
+  allotment of §3.5 (Steps 1-5, eq. 3-5, :func:`~batpolicy.scheduler.bandwidth.allot`) is recomputed if the
   set of co-allocated jobs changed, and the residual times of every job whose slowdown
-  changed are recomputed by eq. 6-7 (:class:`~.bandwidth.Residual`): its end slides
+  changed are recomputed by eq. 6-7 (:class:`~batpolicy.scheduler.bandwidth.Residual`): its end slides
   later or earlier (Fig. 8);
 - :class:`FixedPenaltyModel` (``--job-model fixed-penalty``, §4.3 "Fixed"): a
   co-allocated job runs its original time times a constant penalty;
@@ -36,11 +36,12 @@ from typing import Any, ClassVar
 
 from batpolicy.errors import ConfigError, InputError
 from batpolicy.protocol.types import JobState
-from batpolicy.scheduler.sim.bandwidth import Residual, allot, link_demands
+from batpolicy.scheduler.bandwidth import Residual, allot, link_demands
+from batpolicy.scheduler.job_fields import job_field
 from batpolicy.scheduler.sim.models import JobModel, check_profile
 
 __all__ = ["COALLOC_MODELS", "DEFAULT_COMP_SHARE", "EXTRA_COLUMNS", "BandwidthModel",
-           "CoallocModel", "FixedPenaltyModel", "IdealModel", "job_field"]
+           "CoallocModel", "FixedPenaltyModel", "IdealModel", "make_coalloc_model"]
 
 #: §4.3 and §6.1: "the computation fraction is uniformly set to K = 0.7".
 DEFAULT_COMP_SHARE = 0.7
@@ -51,25 +52,6 @@ _SUCCESS = JobState.COMPLETED_SUCCESSFULLY
 _FAILED = JobState.COMPLETED_FAILED
 _WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
 _RUNTIME_TYPES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total")
-
-
-def job_field(job: Any, name: str) -> Any:
-    """A job's extra field (``origin``, ``comp_share``, ``ppbw``...), typed or from ``raw``.
-
-    Shim until :class:`~batpolicy.scheduler.jobs.Job` carries these as attributes
-    (issue 10, interface C): the attribute when it exists and is set, else ``raw[name]``.
-
-    >>> from types import SimpleNamespace
-    >>> job_field(SimpleNamespace(raw={"ppbw": 5.0}), "ppbw")
-    5.0
-    >>> job_field(SimpleNamespace(raw=None, ppbw=None), "ppbw") is None
-    True
-    """
-    value = getattr(job, name, None)
-    if value is not None:
-        return value
-    raw = getattr(job, "raw", None)
-    return raw.get(name) if isinstance(raw, Mapping) else None
 
 
 @dataclass(slots=True)

@@ -24,9 +24,7 @@ from batpolicy.platforms.model import Platform
 from batpolicy.platforms.xml import read_platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
-from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.sim import SimOptions, Simulator
-from batpolicy.scheduler.sim.bandwidth import (
+from batpolicy.scheduler.bandwidth import (
     Residual,
     allot,
     link_demands,
@@ -34,7 +32,10 @@ from batpolicy.scheduler.sim.bandwidth import (
     required_bandwidth,
     saturation,
 )
-from batpolicy.scheduler.sim.coalloc_models import EXTRA_COLUMNS, job_field
+from batpolicy.scheduler.io.model import JobSpec, Workload
+from batpolicy.scheduler.job_fields import job_field
+from batpolicy.scheduler.sim import SimOptions, Simulator
+from batpolicy.scheduler.sim.coalloc_models import EXTRA_COLUMNS
 from batpolicy.scheduler.sim.models import make_job_model
 from batpolicy.scheduler.sim.run import OutputPaths, run_simulation
 
