@@ -12,6 +12,7 @@ from typing import Any
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Policy
+from batpolicy.policies.coalloc import Coalloc
 from batpolicy.policies.dpsa import DpsaN, DpsaP, DpsaW
 from batpolicy.policies.easy import EasyBackfilling
 from batpolicy.policies.fcfs import Fcfs
@@ -26,6 +27,7 @@ POLICIES: Mapping[str, type[Policy]] = MappingProxyType({
         DpsaP,
         DpsaN,
         DpsaW,
+        Coalloc,
     )
 })
 
