@@ -70,8 +70,10 @@ def feasible_ranges(n: int, free: int, ppbw: float, avail: float | None) -> Rang
     if disc < 0:
         return ((0, top),)  # eq. 9 has no real root: every count fits the link
     root = math.sqrt(disc)
-    n1 = math.floor((n - root) / 2)  # eq. 9, then eq. 10's floor / ceil
-    n2 = math.ceil((n + root) / 2)
+    if not root < n:  # BW_avail <= 0: only 0 and n_T use no bandwidth
+        return ((0, 0), (n, n)) if top == n else ((0, 0),)
+    n1 = min(max(math.floor((n - root) / 2), 0), n)  # eq. 9, then eq. 10's floor / ceil
+    n2 = min(max(math.ceil((n + root) / 2), 0), n)
     while n1 >= 1 and not fits_link(n1, n, ppbw, avail):
         n1 -= 1
     while n1 + 1 < n and fits_link(n1 + 1, n, ppbw, avail):
