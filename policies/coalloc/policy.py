@@ -23,9 +23,11 @@ report as the link's demand); ``lslt`` is the link saturation level threshold (Â
 keeps every link within ``lslt x capacity``, class "B" modules skip clusters beyond it.
 Nodes are taken lowest free ids first inside each chosen cluster.
 
-Deviations: jobs asking for more machines than the platform (or, with ``noshare``, than
-their origin cluster; or with no ``origin`` under ``noshare``) are rejected on
-submission, as they could never start.
+Deviations: jobs that could never start are rejected on submission: more machines than
+the platform; with ``none``, than the largest cluster; with ``b3``, a chunk larger than
+the largest cluster; with ``a1``, no mapping within the LSLT even on idle links (eq.
+9-11 with every node free); with ``noshare``, more than the origin cluster, or no known
+``origin``. (The paper's runs never meet these: every job fits one cluster.)
 """
 
 from __future__ import annotations
@@ -144,7 +146,19 @@ class Coalloc(Policy):
         return self._groups
 
     def _can_ever_run(self, job: Job, state: ClusterState) -> bool:
-        if self.params["module"] != "noshare":
+        module = self.params["module"]
+        groups = self._clusters(state)
+        if module == "none":  # Migration only: one whole cluster or never
+            return any(job.res <= size(machines) for _, machines, _ in groups)
+        if module == "b3":  # the chunk must fit one cluster
+            need = math.ceil(self.params["chunk"] * job.res - 1e-9)
+            return any(need <= size(machines) for _, machines, _ in groups)
+        if module == "a1":  # feasible on an idle platform (eq. 9-11 with loads 0)
+            if any(job.res <= size(machines) for _, machines, _ in groups):
+                return True
+            idle = [ClusterInfo(name, size(machines), cap) for name, machines, cap in groups]
+            return self._a1(job, job.res, idle, self.params["lslt"], count=False) is not None
+        if module != "noshare":
             return True
         origin = job_field(job, "origin")
         for name, machines, _ in self._clusters(state):
@@ -258,7 +272,7 @@ class Coalloc(Policy):
             return mod.b4(n, infos, lslt)
         return self._a1(job, n, infos, lslt)
 
-    def _a1(self, job: Job, n: int, infos: list[ClusterInfo], lslt: float
+    def _a1(self, job: Job, n: int, infos: list[ClusterInfo], lslt: float, count: bool = True
             ) -> dict[str, int] | None:
         """Module A1 (eq. 9-11): the job's PPBW, each link's ``lslt`` share left."""
         ppbw = float(job_field(job, "ppbw") or 0.0)
@@ -272,7 +286,8 @@ class Coalloc(Policy):
             result = solve_branch_and_bound(ranges, n, order)
         else:
             result = solve_dp(ranges, n, order)
-        self._counts["a1_nodes"] += result.nodes
+        if count:
+            self._counts["a1_nodes"] += result.nodes
         if result.counts is None:
             return None
         return {c.name: k for c, k in zip(ordered, result.counts, strict=True) if k}
