@@ -127,6 +127,7 @@ def solve_branch_and_bound(ranges: Sequence[Ranges], n: int, order: str = "desc"
     nodes = 0
 
     def search(i: int, rest: int) -> bool:
+        """Loop of cluster ``i``: place ``rest`` nodes on clusters ``i..m-1``."""
         nonlocal nodes
         nodes += 1
         if i == m:
