@@ -8,6 +8,7 @@ MIG, then the module) over the FPFS walk of §4.1.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -169,3 +170,29 @@ def test_parameters_are_checked() -> None:
         make_policy("coalloc", {"chunk": "1.5"})
     with pytest.raises(ConfigError, match="module"):
         make_policy("coalloc", {"module": "zz"})
+
+
+def test_simulate_command_with_the_bandwidth_model(tmp_path: Path) -> None:
+    from batpolicy.scheduler.cli import main
+    from batpolicy.scheduler.io.coalloc_traces import write_workload_json
+
+    from clirun import read_jobs, restore_logging  # noqa: F401  (autouse fixture)
+
+    platform = write_platform(multicluster(4, 100, link_bandwidth="1Gbps"), tmp_path / "mc.xml")
+    work = write_workload_json(coalloc_workload(preset("coalloc-6.1", jobs=300,
+                                                       bsbw=100e6), seed=2), tmp_path / "w.json")
+    common = ["simulate", "--policy", "coalloc", "--param", "module=ff", "-p", str(platform),
+              "-w", str(work), "-q"]
+    assert main([*common, "--job-model", "bandwidth", "-o", str(tmp_path / "bw")]) == 0
+    jobs = read_jobs(tmp_path / "bw" / "jobs.csv")
+    metrics = json.loads((tmp_path / "bw" / "metrics.json").read_text())
+    spans = [row for row in jobs.values() if int(row["coalloc_clusters"]) > 1]
+    assert spans and metrics["job_model_stats"]["nb_coallocated"] == len(spans)
+    mean = sum(float(r["coalloc_penalty"]) for r in spans) / len(spans)
+    assert metrics["job_model_stats"]["mean_coalloc_penalty"] == pytest.approx(mean, rel=1e-5)
+    assert mean > 1.0  # 800 Mbps jobs on 1 Gbps links: some co-allocated jobs slow down
+    assert main([*common, "--job-model", "fixed-penalty", "--penalty", "2", "-o",
+                 str(tmp_path / "fx")]) == 0
+    fixed = read_jobs(tmp_path / "fx" / "jobs.csv")
+    assert {r["coalloc_penalty"] for r in fixed.values() if int(r["coalloc_clusters"]) > 1} \
+        == {"2.000000"}
