@@ -21,6 +21,8 @@ Usage::
 
     python bench/coalloc_figures.py dynamic --clusters 4 --jobs 8000 --bsbw 100 300 500 700 900
     python bench/coalloc_figures.py modules --jobs 8000 --bsbw 200 500 800 --lslt 0.6 1.0 1.2
+    python bench/coalloc_figures.py modules --jobs 80000 --only migration-only ideal \
+        --out coalloc_anchors                       # the paper's two anchors, converged
 """
 
 from __future__ import annotations
@@ -114,7 +116,10 @@ def _line(o: Outcome) -> str:
             f"step4={o.module_median_us:7.1f}/{o.module_p99_us:7.1f} us  [{o.wall_s:5.1f} s]")
 
 
-def _run_all(runs: list[Run], workers: int | None) -> list[Outcome]:
+def _run_all(runs: list[Run], workers: int | None, only: list[str] | None = None
+             ) -> list[Outcome]:
+    if only:
+        runs = [r for r in runs if r.label in only]
     return sorted(pool_map(simulate, runs, workers, label="simulations"),
                   key=lambda o: (o.run.label, o.run.bsbw_mbps, o.run.lslt))
 
@@ -127,10 +132,10 @@ def dynamic(args: argparse.Namespace) -> list[str]:
     runs += [Run("migration-only", (("module", "none"),), "bandwidth", flat, **base),
              Run("no-share", (("module", "noshare"),), "bandwidth", flat, **base),
              Run("ideal", (("module", "ff"),), "ideal", flat, **base)]
-    outcomes = _run_all(runs, args.workers)
+    outcomes = _run_all(runs, args.workers, args.only)
     fixed = [Run("fixed", (("module", "ff"),), f"fixed-penalty:{o.penalty!r}", o.run.bsbw_mbps,
                  **base) for o in outcomes if o.run.label == "first-fit"]
-    outcomes += _run_all(fixed, args.workers)
+    outcomes += _run_all(fixed, args.workers, args.only)
     lines = [f"# Figs. 9-11 at {args.clusters} clusters x 100 nodes, 1 Gbps links, preset "
              f"coalloc-4.3, {args.jobs} jobs in all, seed {args.seed} (fixed: penalty = "
              "first-fit's measured mean at that BSBW; baselines do not depend on BSBW)"]
@@ -154,7 +159,7 @@ def modules(args: argparse.Namespace) -> list[str]:
     flat = args.bsbw[0]
     runs += [Run("migration-only", (("module", "none"),), "bandwidth", flat, **base),
              Run("ideal", (("module", "ff"),), "ideal", flat, **base)]
-    outcomes = _run_all(runs, args.workers)
+    outcomes = _run_all(runs, args.workers, args.only)
     lines = [f"# Figs. 22-27 at {args.clusters} clusters x 100 nodes, 1 Gbps links, preset "
              f"coalloc-6.1, {args.jobs} jobs in all, seed {args.seed}; LSLT sweeps at the "
              "lowest and highest BSBW; paper anchors: migration only 1087 s, ideal 735 s; "
@@ -175,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
                         metavar="MBPS")
     parser.add_argument("--lslt", type=float, nargs="+", default=[0.6, 1.0, 1.2])
     parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--only", nargs="+", metavar="LABEL",
+                        help="run only these curves (e.g. migration-only ideal)")
     parser.add_argument("--out", default=None, help="results name (default: coalloc_<part>)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
