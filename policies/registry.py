@@ -35,6 +35,7 @@ _LOCATIONS: dict[str, str] = {
     "mt-edf": "deadline:MtEdf",
     "tabu": "deadline:Tabu",
     "nstep": "nstep:NStep",
+    "coalloc": "coalloc:Coalloc",
 }
 
 

@@ -46,6 +46,9 @@ class Accounting:
         record = JobRecord(job.id, job.profile, job.subtime, job.res, job.walltime, state,
                            None if runtime is None else job.start, runtime, finish, job.alloc,
                            job.metadata, job.return_code, job.fields)
+        cells = getattr(job.model, "record_extra", None)
+        if cells is not None:
+            record.model_cells = cells(job, runtime)
         result.records.append(record)
         if state is _REJECTED:
             result.nb_jobs_rejected += 1

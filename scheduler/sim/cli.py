@@ -73,7 +73,10 @@ def _add_batsim_flags(p: argparse.ArgumentParser) -> None:
                         "(default); speed: work done at the slowest allocated machine's "
                         "speed (delays are seconds at 1 Gflop/s); placement: the profile's "
                         "delay on the job's preferred placement, its runtime_other field "
-                        "elsewhere. WORKLOAD=MODEL (e.g. w1=speed) for one workload; a "
+                        "elsewhere; bandwidth: co-allocated jobs slow down as cluster uplinks "
+                        "saturate (Jones et al. 2005, §3); fixed-penalty[:F]: co-allocated "
+                        "jobs run F times longer; ideal: co-allocation costs nothing. "
+                        "WORKLOAD=MODEL (e.g. w1=speed) for one workload; a "
                         "job's job_model field overrides both")
 
 
@@ -121,20 +124,33 @@ def _sim_options(args: argparse.Namespace, *, dynamic: bool = False) -> SimOptio
                       **_job_models(args.job_model))
 
 
+def _model_columns(options: SimOptions) -> tuple[str, ...]:
+    """jobs.csv columns the run's job models add (e.g. the co-allocation penalty)."""
+    from batpolicy.scheduler.sim.models import make_job_model
+
+    columns: list[str] = []
+    for spec in (options.default_job_model, *options.job_models.values()):
+        for column in getattr(make_job_model(spec), "extra_columns", ()):
+            if column not in columns:
+                columns.append(column)
+    return tuple(columns)
+
+
 def _job_models(specs: list[str]) -> dict[str, Any]:
     """``--job-model`` values as SimOptions fields: the default and per-workload models.
 
     >>> _job_models(["speed", "w1=placement"])
     {'default_job_model': 'speed', 'job_models': {'w1': 'placement'}}
     """
-    from batpolicy.scheduler.sim.models import JOB_MODELS
+    from batpolicy.scheduler.sim.models import make_job_model
 
     default, per_workload = "profile", {}
     for spec in specs:
         workload, sep, name = spec.rpartition("=")
-        if name not in JOB_MODELS:
-            raise ConfigError(f"--job-model {spec!r}: unknown job model {name!r} (known: "
-                              f"{', '.join(sorted(JOB_MODELS))})")
+        try:
+            make_job_model(name)
+        except ConfigError as exc:
+            raise ConfigError(f"--job-model {spec!r}: {exc}") from None
         if sep:
             per_workload[workload] = name
         else:
@@ -163,7 +179,8 @@ def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
     if state is not None:  # what Batsim does not forward (e.g. speeds), from the file
         state.platform_file = platform
     nb_jobs = sum(len(w.jobs) for w in workloads)
-    extra = fields_used(job.raw for w in workloads for job in w.jobs)
+    extra = fields_used(job.raw for w in workloads for job in w.jobs) + \
+        _model_columns(options)
     groups = {name: g.machines for name, g in platform_groups(platform).items()}
     hint = hooks.pop("end_hint", None)
     describe = {**describe, "workloads": [w.source for w in workloads],

@@ -262,6 +262,15 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
         """Current machine speeds (flop/s), by machine id (read by job models)."""
         return self.machines.speeds
 
+    def job_model_stats(self) -> dict[str, Any]:
+        """Statistics of the job models that keep some (co-allocation penalty...)."""
+        out: dict[str, Any] = {}
+        for model in {id(m): m for m in (self._default_model, *self._models.values())}.values():
+            stats = getattr(model, "stats", None)
+            if stats is not None:
+                out.update(stats())
+        return out
+
     def profile_definition(self, workload: str, name: str) -> dict[str, Any]:
         """A profile as registered, even if garbage-collected since. O(1)."""
         return self.tables[workload].definition(name)

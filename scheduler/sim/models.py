@@ -445,8 +445,12 @@ def make_job_model(spec: str | JobModel) -> JobModel:
     """
     if isinstance(spec, JobModel):
         return spec
-    try:
-        return JOB_MODELS[spec]()
-    except KeyError:
-        raise ConfigError(f"unknown job model {spec!r} (known: {', '.join(sorted(JOB_MODELS))})"
-                          ) from None
+    cls = JOB_MODELS.get(spec)
+    if cls is not None:
+        return cls()
+    # the co-allocation models (bandwidth, fixed-penalty[:factor], ideal) live apart
+    from batpolicy.scheduler.sim.coalloc_models import COALLOC_MODELS, make_coalloc_model
+    if spec.partition(":")[0] in COALLOC_MODELS:
+        return make_coalloc_model(spec)
+    known = ", ".join(sorted([*JOB_MODELS, *COALLOC_MODELS]))
+    raise ConfigError(f"unknown job model {spec!r} (known: {known})")

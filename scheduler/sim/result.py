@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from procset import ProcSet
 
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import EMPTY_FIELDS, JobFields
+
+#: No extra cells (shared, read-only): most job models fill none.
+_NO_CELLS: Mapping[str, str] = MappingProxyType({})
 
 __all__ = ["JobRecord", "SimResult"]
 
@@ -44,6 +49,8 @@ class JobRecord:
     metadata: str = ""
     return_code: int = 0
     fields: JobFields = EMPTY_FIELDS
+    #: Cells of the extra ``jobs.csv`` columns a job model fills (co-allocation penalty...).
+    model_cells: Mapping[str, str] = _NO_CELLS
 
     @property
     def workload(self) -> str:

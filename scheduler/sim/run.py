@@ -333,6 +333,9 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
             write_schedule_csv(paths.schedule, result)
             metrics = _metrics(result, wall, tau, error, describe, policy_stats, nb_decisions,
                                groups)
+            model_stats = simulator.job_model_stats()
+            if model_stats:  # e.g. the co-allocation models' mean penalty
+                metrics["job_model_stats"] = model_stats
             _write_json(paths.metrics, metrics)
     return RunReport(result, metrics, paths, wall)
 

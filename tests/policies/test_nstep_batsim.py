@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from batpolicy.scheduler.cli import main
+
 from clirun import free_port
 
 
