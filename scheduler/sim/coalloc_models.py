@@ -266,6 +266,8 @@ class BandwidthModel(CoallocModel, InstantModel):
         if not self._dirty:
             return {}
         self._dirty = False
+        if not active:
+            return {}  # no co-allocated job left: nothing to allot
         self.nb_allotments += 1
         capacity = self._topo(ctx).capacity
         factors = allot({j: job.mstate.demands for j, job in active.items()}, capacity)

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 from procset import ProcSet
 
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import EMPTY_FIELDS, JobFields
-
-#: No extra cells (shared, read-only): most job models fill none.
-_NO_CELLS: Mapping[str, str] = MappingProxyType({})
 
 __all__ = ["JobRecord", "SimResult"]
 
@@ -50,7 +46,7 @@ class JobRecord:
     return_code: int = 0
     fields: JobFields = EMPTY_FIELDS
     #: Cells of the extra ``jobs.csv`` columns a job model fills (co-allocation penalty...).
-    model_cells: Mapping[str, str] = _NO_CELLS
+    model_cells: Mapping[str, str] | None = None
 
     @property
     def workload(self) -> str:

@@ -191,7 +191,7 @@ def test_simulate_command_with_the_bandwidth_model(tmp_path: Path) -> None:
     mean = sum(float(r["coalloc_penalty"]) for r in spans) / len(spans)
     assert metrics["job_model_stats"]["mean_coalloc_penalty"] == pytest.approx(mean, rel=1e-5)
     assert mean > 1.0  # 800 Mbps jobs on 1 Gbps links: some co-allocated jobs slow down
-    assert main([*common, "--job-model", "fixed-penalty", "--penalty", "2", "-o",
+    assert main([*common, "--job-model", "fixed-penalty:2", "-o",
                  str(tmp_path / "fx")]) == 0
     fixed = read_jobs(tmp_path / "fx" / "jobs.csv")
     assert {r["coalloc_penalty"] for r in fixed.values() if int(r["coalloc_clusters"]) > 1} \

@@ -33,7 +33,6 @@ from batpolicy.scheduler.bandwidth import (
     saturation,
 )
 from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.job_fields import job_field
 from batpolicy.scheduler.sim import SimOptions, Simulator
 from batpolicy.scheduler.sim.coalloc_models import EXTRA_COLUMNS
 from batpolicy.scheduler.sim.models import make_job_model
@@ -216,10 +215,3 @@ def test_penalty_columns_in_jobs_csv_and_mean_in_metrics(tmp_path: Path) -> None
     metrics = json.loads(paths.metrics.read_text())
     assert metrics["job_model_stats"]["mean_coalloc_penalty"] == pytest.approx(1.35)
 
-
-def test_job_field_reads_typed_attribute_then_raw() -> None:
-    class J:
-        raw = {"origin": "cluster1"}
-        origin = None
-
-    assert job_field(J(), "origin") == "cluster1"
