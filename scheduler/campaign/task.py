@@ -99,12 +99,11 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
 
 def _synthesize(spec: RunSpec, folder: Path) -> Path:
     """Write the run's synthetic workload (preset, its parameters, the run's seed)."""
-    from batpolicy.scheduler.io.presets import preset
-    from batpolicy.scheduler.io.synth import generate
+    from batpolicy.scheduler.io.presets import build_workload, preset
     from batpolicy.scheduler.io.writer import write_batsim_workload
 
     path = folder / "workload.json"
-    write_batsim_workload(generate(preset(spec.preset, **dict(spec.preset_params)),
+    write_batsim_workload(build_workload(preset(spec.preset, **dict(spec.preset_params)),
                                    spec.seed or 0), path)
     return path
 

@@ -22,9 +22,8 @@ from typing import Any
 from batpolicy.errors import ConfigError
 from batpolicy.scheduler.io import read_batsim_workload, read_swf, workload_format
 from batpolicy.scheduler.io.model import Workload
-from batpolicy.scheduler.io.presets import PRESETS, parse_overrides, preset
+from batpolicy.scheduler.io.presets import PRESETS, build_workload, parse_overrides, preset
 from batpolicy.scheduler.io.swf import SIZE_FIELDS
-from batpolicy.scheduler.io.synth import generate
 from batpolicy.scheduler.io.transform import TransformSpec, apply, head, time_window
 from batpolicy.scheduler.io.writer import write_batsim_workload
 
@@ -107,7 +106,7 @@ def _transform(args: argparse.Namespace) -> int:
 
 def _synth(args: argparse.Namespace) -> int:
     spec = preset(args.preset, **parse_overrides(args.preset, args.param))
-    workload = generate(spec, args.seed)
+    workload = build_workload(spec, args.seed)
     write_batsim_workload(workload, args.output)
     sys.stdout.write(f"{args.output}: {len(workload.jobs)} jobs, {len(workload.profiles)} "
                      f"profiles, nb_res {workload.nb_res} (preset {args.preset}, "

@@ -20,11 +20,35 @@ from dataclasses import dataclass
 from typing import Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.scheduler.io.synth import GroupSpec, JobType, SynthSpec
+from batpolicy.scheduler.io.model import Workload
+from batpolicy.scheduler.io.synth import GroupSpec, JobType, SynthSpec, generate
 
-__all__ = ["PRESETS", "Preset", "parse_overrides", "preset", "register"]
+__all__ = ["PRESETS", "GeneratedSpec", "Preset", "build_workload", "parse_overrides", "preset",
+           "register"]
 
-Builder = Callable[..., SynthSpec]
+
+@dataclass(frozen=True, slots=True)
+class GeneratedSpec:
+    """A preset whose workload a paper-specific generator makes (``make(seed)``).
+
+    For settings the generic :class:`SynthSpec` does not express (the co-allocation
+    paper's per-cluster streams, the deadline paper's machine grid).
+    """
+
+    make: Callable[[int], Workload]
+
+    def check(self) -> None:
+        """Nothing to check: the generator checked its parameters when built."""
+
+
+Builder = Callable[..., "SynthSpec | GeneratedSpec"]
+
+
+def build_workload(spec: SynthSpec | GeneratedSpec, seed: int) -> Workload:
+    """The workload of a preset's spec for ``seed`` (the same seed, the same jobs)."""
+    if isinstance(spec, GeneratedSpec):
+        return spec.make(seed)
+    return generate(spec, seed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +84,7 @@ def register(name: str) -> Callable[[Builder], Builder]:
     return add
 
 
-def preset(name: str, **overrides: Any) -> SynthSpec:
+def preset(name: str, **overrides: Any) -> SynthSpec | GeneratedSpec:
     """The spec of preset ``name`` with ``overrides``; unknown names are a ConfigError.
 
     >>> spec = preset("uniform", nb_jobs=5, nb_res=8)
@@ -195,3 +219,49 @@ def nstep_exp3(nb_jobs: int = 150) -> SynthSpec:
 def nstep_exp4(nb_jobs: int = 150) -> SynthSpec:
     """Table 1, Exp4 ("advcc10 rho0.90", read as a heavy load): both c2x4 at rho 0.9."""
     return nstep(mpi_max=4, mpi_load=0.9, gpu_max=4, gpu_load=0.9, nb_jobs=nb_jobs)
+
+
+def _coalloc(name: str, clusters: int, jobs: int, bsbw_mbps: float, comp_share: float,
+             interarrival: float) -> GeneratedSpec:
+    """A co-allocation preset of :mod:`.coalloc_traces` with the given parameters."""
+    from batpolicy.scheduler.io import coalloc_traces as ct
+
+    spec = ct.preset(name, clusters=clusters, jobs=jobs, bsbw=bsbw_mbps * 1e6 / 8,
+                     comp_share=comp_share, interarrival=interarrival)
+    return GeneratedSpec(lambda seed: ct.coalloc_workload(spec, seed))
+
+
+@register("coalloc-4.3")
+def coalloc_43(clusters: int = 4, jobs: int = 40_000, bsbw_mbps: float = 500.0,
+               comp_share: float = 0.7, interarrival: float = 150.0) -> GeneratedSpec:
+    """Jones et al. 2005 §4.3: Poisson arrivals per cluster, exp. runtimes (225 s), 10-90 nodes.
+
+    Jobs carry ``origin``, ``comp_share`` (K) and ``ppbw`` (eq. 8 from the BSBW); run on
+    ``batpolicy platform multicluster --clusters C --nodes 100``.
+    """
+    return _coalloc("coalloc-4.3", clusters, jobs, bsbw_mbps, comp_share, interarrival)
+
+
+@register("coalloc-6.1")
+def coalloc_61(clusters: int = 4, jobs: int = 40_000, bsbw_mbps: float = 500.0,
+               comp_share: float = 0.7, interarrival: float = 150.0) -> GeneratedSpec:
+    """Jones et al. 2005 §6.1: as §4.3 with exp. runtimes of 450 s and 10-50 nodes."""
+    return _coalloc("coalloc-6.1", clusters, jobs, bsbw_mbps, comp_share, interarrival)
+
+
+@register("tabu-4")
+def tabu_4(level: int = 1, nb_jobs: int = 1500, nb_machines: int = 150) -> GeneratedSpec:
+    """Klusacek et al. 2007 §4: 1,500 jobs with deadlines at load level 1 (busiest) .. 7.
+
+    The machines (CPU counts, speeds) are drawn from the same seed
+    (:func:`~batpolicy.scheduler.io.deadline_grid.grid_platform`); the workload is sized
+    for them.
+    """
+    from dataclasses import replace
+
+    from batpolicy.scheduler.io import deadline_grid as dg
+
+    spec = replace(dg.TABU4, nb_jobs=nb_jobs, nb_machines=nb_machines)
+    if not 1 <= level <= len(spec.loads):
+        raise ConfigError(f"tabu-4: level must be in 1..{len(spec.loads)}, got {level}")
+    return GeneratedSpec(lambda seed: dg.grid_workload(spec, seed, level))
