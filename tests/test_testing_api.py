@@ -34,3 +34,21 @@ def test_a_walltime_shorter_than_the_runtime_kills_the_job() -> None:
 def test_an_unknown_policy_name_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="unknown policy 'nope'"):
         simulate("nope", [(0, 1, 1)])
+
+
+@pytest.mark.parametrize(("order", "started"), [
+    ("fcfs", ["0", "1", "2", "3"]), ("sjf", ["0", "3", "2", "1"]),
+    ("ljf", ["0", "1", "2", "3"]), ("smallest", ["0", "1", "3", "2"]),
+    ("largest", ["0", "2", "1", "3"])])
+def test_fcfs_and_easy_queue_orders(order: str, started: list[str]) -> None:
+    # job 0 fills the machine until 10; then the queue (1, 2, 3) goes in the order's
+    # order, one at a time (each takes the whole machine or blocks the next).
+    jobs = [(0, 4, 10, 10), (1, 3, 30, 30), (2, 4, 20, 20), (3, 1, 5, 5)]
+    for policy in ("fcfs", "easy"):
+        s = simulate(policy, jobs, machines=4, params={"order": order})
+        got = s.order()
+        if policy == "fcfs":
+            assert got == started, (policy, order, got)
+        else:  # EASY may backfill small jobs beside the head, but heads follow the order
+            heads = [j for j in started if j in ("1", "2")]
+            assert [j for j in got if j in ("1", "2")] == heads, (policy, order, got)
