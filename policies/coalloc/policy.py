@@ -40,7 +40,7 @@ from typing import Any
 from procset import ProcSet
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.base import Decisions, Parameter, Policy
+from batpolicy.policies.base import Decisions, Parameter, Policy, percentile
 from batpolicy.policies.coalloc import modules as mod
 from batpolicy.policies.coalloc.modules import ClusterInfo
 from batpolicy.policies.coalloc.satisfy import (
@@ -63,17 +63,6 @@ __all__ = ["MODULES", "Coalloc"]
 #: ``module`` values: the co-allocation module of Step 4, or a baseline.
 MODULES = ("ff", "a1", "b1", "b2", "b3", "b4", "none", "noshare")
 _ALL = "*"
-
-
-def _percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile of ascending ``values`` (0 when empty).
-
-    >>> _percentile([1.0, 2.0, 3.0, 4.0], 50)
-    2.0
-    """
-    if not values:
-        return 0.0
-    return values[max(0, math.ceil(q / 100 * len(values)) - 1)]
 
 
 class Coalloc(Policy):
@@ -312,8 +301,8 @@ class Coalloc(Policy):
             "nb_rejected": c["rejected"],
             "nb_module_calls": c["module_calls"],
             "nb_module_refusals": c["module_refusals"],
-            "module_time_median_us": _percentile(times, 50) * 1e6,
-            "module_time_p99_us": _percentile(times, 99) * 1e6,
+            "module_time_median_us": percentile(times, 50) * 1e6,
+            "module_time_p99_us": percentile(times, 99) * 1e6,
             "module_time_mean_us": (sum(times) / len(times) * 1e6) if times else 0.0,
             "a1_search_nodes_mean": c["a1_nodes"] / c["module_calls"]
             if c["module_calls"] and self.params["module"] == "a1" else 0.0,

@@ -61,7 +61,6 @@ shortcut above is off (its argument is about counts).
 from __future__ import annotations
 
 import logging
-import math
 from array import array
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
@@ -69,7 +68,14 @@ from typing import Any, ClassVar
 from procset import ProcSet
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.base import PLACEMENT_PARAMETERS, Decisions, Parameter, Placement, Policy
+from batpolicy.policies.base import (
+    PLACEMENT_PARAMETERS,
+    Decisions,
+    Parameter,
+    Placement,
+    Policy,
+    percentile,
+)
 from batpolicy.policies.dpsa.exact import solve_exact
 from batpolicy.policies.dpsa.problem import Instance
 from batpolicy.policies.dpsa.search import search_exhaustive
@@ -102,18 +108,6 @@ def small_first(job: Job) -> tuple[int, ...]:
 def wide_first(job: Job) -> tuple[int, ...]:
     """DPSAw search order: size descending, then priority."""
     return (-job.res, job.seq)
-
-
-def percentile(sorted_values: Iterable[float], q: float) -> float:
-    """Nearest-rank ``q``-th percentile (0 < q ≤ 100) of ascending values; 0 if none.
-
-    >>> percentile([1.0, 2.0, 3.0, 4.0], 50), percentile([1.0, 2.0, 3.0, 4.0], 99)
-    (2.0, 4.0)
-    """
-    values = list(sorted_values)
-    if not values:
-        return 0.0
-    return values[max(0, math.ceil(q / 100 * len(values)) - 1)]
 
 
 class Dpsa(Policy):

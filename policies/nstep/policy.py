@@ -36,31 +36,18 @@ or ``other_factor`` × delay when absent) as the paper does; placements are chos
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from procset import ProcSet
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.base import Decisions, Parameter, Policy
+from batpolicy.policies.base import Decisions, Parameter, Policy, percentile
 from batpolicy.policies.nstep.search import ANY, GPU, MPI, PendingJob, Snapshot, best_prefix
 from batpolicy.protocol.types import Decision, ExecuteJob, JobState, RejectJob
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.state import ClusterState
 
 MODES = ("none", "step0", "soft", "hard")
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile of sorted ``values`` (0 when empty).
-
-    >>> percentile([1.0, 2.0, 3.0, 4.0], 50), percentile([], 99)
-    (2.0, 0.0)
-    """
-    if not values:
-        return 0.0
-    rank = max(1, math.ceil(q / 100.0 * len(values)))
-    return values[rank - 1]
 
 
 class NStep(Policy):
