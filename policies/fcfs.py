@@ -26,9 +26,13 @@ allocator finds it machines, and ``one_group=true`` rejects jobs larger than eve
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
+from typing import Any
 
+from procset import ProcSet
 from sortedcontainers import SortedKeyList
 
+from batpolicy.platforms.model import Platform
 from batpolicy.policies.base import (
     PLACEMENT_PARAMETERS,
     Decisions,
@@ -76,20 +80,7 @@ class Fcfs(Policy):
         placement = self.placement
         plain, allocate = placement.plain, placement.allocator.allocate
         platform = None if plain else placement.platform(state)
-        while queue:
-            job = queue[0]
-            if job.status is not JobStatus.WAITING:  # started or rejected outside this policy
-                queue.popleft()
-                continue
-            if job.res > nfree:
-                break
-            alloc = take_lowest(free, job.res) if plain else allocate(free, job, platform)
-            if alloc is None:
-                break
-            queue.popleft()
-            free = difference(free, alloc)
-            nfree -= job.res
-            out.append(ExecuteJob(job.id, alloc))
+        free, nfree = self._start_heads(queue, queue.popleft, free, nfree, platform, out)
         for job in self._incoming:
             if not placement.can_ever_run(job, state):
                 out.append(RejectJob(job.id))
@@ -122,21 +113,32 @@ class Fcfs(Policy):
                 out.append(RejectJob(job.id))
         self._incoming.clear()
         free = state.free
-        nfree = size(free)
-        plain, allocate = placement.plain, placement.allocator.allocate
-        platform = None if plain else placement.platform(state)
+        platform = None if placement.plain else placement.platform(state)
+        self._start_heads(queue, lambda: queue.pop(0), free, size(free), platform, out)
+        return out
+
+    def _start_heads(self, queue: Any, pop_head: Callable[[], object], free: ProcSet,
+                     nfree: int, platform: Platform | None,
+                     out: list[Decision]) -> tuple[ProcSet, int]:
+        """Start the queue's head while it fits; the head blocks the rest (no backfilling).
+
+        Jobs started or rejected outside this policy are dropped from the head. Returns
+        the free machines and their count left. Runtime complexity: O(1) per started job
+        plus the allocator's cost.
+        """
+        plain, allocate = self.placement.plain, self.placement.allocator.allocate
         while queue:
             job = queue[0]
-            if job.status is not JobStatus.WAITING:
-                queue.pop(0)
+            if job.status is not JobStatus.WAITING:  # started or rejected outside this policy
+                pop_head()
                 continue
             if job.res > nfree:
                 break
             alloc = take_lowest(free, job.res) if plain else allocate(free, job, platform)
             if alloc is None:
                 break
-            queue.pop(0)
+            pop_head()
             free = difference(free, alloc)
             nfree -= job.res
             out.append(ExecuteJob(job.id, alloc))
-        return out
+        return free, nfree
