@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for script in bench/sim_throughput.py bench/dpsa_decision_time.py bench/dpsa_vs_easy.py \
-              bench/redirection_sweep.py bench/deadline_fig4.py; do
+              bench/deadline_fig4.py; do
   if [ -f "$script" ]; then
     echo "== $script"
     python "$script" "$@"

@@ -27,7 +27,12 @@ policy parameters), ``workload`` (a path, or a list of paths given as one run's
 workloads with ``workloads``) or ``preset`` (a synthetic workload preset, generated
 with the run's ``seed`` and ``preset_params``), ``platform``, ``nb_res``, ``events``,
 ``max_jobs``, ``job_model``,
-``start``, ``end``, ``lenient``, ``job_model``, ``tau``, ``seed`` (handed to the
+``start``, ``end``, ``lenient``, ``size`` (SWF: ``requested`` or ``allocated``),
+``transform`` (a table of the workload transforms of ``batpolicy workload transform``:
+``load``, ``weeks``, ``min_util``, ``week_index``, ``sample``, ``sample_jobs``,
+``sample_seed``, ``exact_walltime``; lists vary in a grid like ``params``),
+``extra_machines`` (grow N identical machines to N + ⌈F·N⌉), ``variants`` (in a grid:
+tables of keys that vary together, see :func:`_expand`), ``tau``, ``seed`` (handed to the
 policy as parameter ``seed`` when it declares one, and recorded), ``label`` (free text),
 and Batsim's flags ``enable_dynamic_jobs``, ``acknowledge_dynamic_jobs``,
 ``enable_profile_reuse``, ``forward_profiles``, ``mmax``. Relative paths are relative to
@@ -57,6 +62,7 @@ RUN_KEYS: Mapping[str, type | tuple[type, ...]] = {
     "nb_res": int, "events": list, "max_jobs": int, "start": (int, float),
     "end": (int, float), "lenient": bool, "job_model": str, "tau": (int, float),
     "seed": int, "label": str, "preset": str, "preset_params": dict,
+    "transform": dict, "size": str, "extra_machines": (int, float), "variants": list,
     "enable_dynamic_jobs": bool,
     "acknowledge_dynamic_jobs": bool, "enable_profile_reuse": bool,
     "forward_profiles": bool, "mmax": int,
@@ -84,6 +90,9 @@ class RunSpec:
     flags: tuple[tuple[str, Any], ...] = ()
     preset: str | None = None
     preset_params: tuple[tuple[str, Any], ...] = ()
+    transform: tuple[tuple[str, Any], ...] = ()
+    size: str = "requested"
+    extra_machines: float | None = None
     index: int = field(default=0, compare=False)
 
     def describe(self) -> dict[str, Any]:
@@ -95,7 +104,12 @@ class RunSpec:
                 "lenient": self.lenient, "job_model": self.job_model, "tau": self.tau,
                 "seed": self.seed, "label": self.label, "flags": dict(self.flags),
                 **({"preset": self.preset, "preset_params": dict(self.preset_params)}
-                   if self.preset else {})}
+                   if self.preset else {}),
+                # only when set: the ids of runs that do not use them stay as they were
+                **({"transform": dict(self.transform)} if self.transform else {}),
+                **({"size": self.size} if self.size != "requested" else {}),
+                **({"extra_machines": self.extra_machines}
+                   if self.extra_machines is not None else {})}
 
     @property
     def run_id(self) -> str:
@@ -153,21 +167,19 @@ def parse_campaign(data: Mapping[str, Any], path: Path,
     else:
         out_dir = base / "results" / name
     defaults = dict(data.get("defaults", {}))
-    _check_keys(defaults, "[defaults]", path)
+    _check_keys(defaults, "[defaults]", path, grid=False)
     raw: list[dict[str, Any]] = []
     for i, grid in enumerate(_tables(data, "grid", path)):
         _check_keys(grid, f"[[grid]] #{i + 1}", path)
         raw.extend(_expand(grid))
     for i, run in enumerate(_tables(data, "run", path)):
-        _check_keys(run, f"[[run]] #{i + 1}", path)
+        _check_keys(run, f"[[run]] #{i + 1}", path, grid=False)
         raw.append(dict(run))
     if not raw:
         raise InputError("no run: add a [[grid]] or a [[run]] table", path=str(path))
     runs, seen = [], set()
     for entry in raw:
-        spec = _spec({**defaults, **entry, "params": {**defaults.get("params", {}),
-                                                        **entry.get("params", {})}},
-                     base, path, len(runs))
+        spec = _spec(_merged(defaults, entry), base, path, len(runs))
         if spec.run_id in seen:
             continue  # the same run listed twice is run once
         seen.add(spec.run_id)
@@ -182,26 +194,72 @@ def _tables(data: Mapping[str, Any], key: str, path: Path) -> list[dict[str, Any
     return tables
 
 
-def _check_keys(table: Mapping[str, Any], where: str, path: Path) -> None:
+def _check_keys(table: Mapping[str, Any], where: str, path: Path, *, grid: bool = True) -> None:
+    """Unknown keys, and ``variants`` outside a grid or not made of tables, are errors."""
     unknown = sorted(set(table) - set(RUN_KEYS))
     if unknown:
         raise InputError(f"{where}: unknown key(s) {', '.join(unknown)} (known: "
                          f"{', '.join(RUN_KEYS)})", path=str(path))
+    if "variants" not in table:
+        return
+    if not grid:
+        raise InputError(f"{where}: 'variants' belongs in a [[grid]]", path=str(path),
+                         field="variants")
+    value = table["variants"]
+    groups = value if value and all(isinstance(v, list) for v in value) else [value]
+    for group in groups:
+        if not group or not all(isinstance(v, dict) for v in group):
+            raise InputError(f"{where}: 'variants' must be a list of tables (or a list of "
+                             "such lists)", path=str(path), field="variants")
+        for variant in group:
+            _check_keys(variant, f"{where} variant", path)
+
+
+#: Run keys whose value is a table merged key by key (defaults, variants, grids).
+TABLE_KEYS = ("params", "preset_params", "transform")
+
+
+def _merged(*parts: Mapping[str, Any]) -> dict[str, Any]:
+    """Later parts override earlier ones; the tables of :data:`TABLE_KEYS` merge key by key.
+
+    >>> _merged({"tau": 1, "params": {"a": 1}}, {"params": {"b": 2}})
+    {'tau': 1, 'params': {'a': 1, 'b': 2}}
+    """
+    run: dict[str, Any] = {}
+    for part in parts:
+        for key, value in part.items():
+            if key in TABLE_KEYS:
+                run[key] = {**run.get(key, {}), **dict(value)}
+            else:
+                run[key] = value
+    return run
 
 
 def _expand(grid: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """Cartesian product of every list value (params' lists included), in key order.
 
+    ``variants`` is a list of tables of keys that vary *together* (one axis), or a list
+    of such lists (one axis each); a variant's own lists vary too.
+
     >>> [r["seed"] for r in _expand({"policy": "easy", "seed": [1, 2]})]
     [1, 2]
     >>> len(list(_expand({"policy": ["a", "b"], "params": {"x": [1, 2, 3]}})))
     6
+    >>> [(r["params"]["alpha"], r["extra_machines"]) for r in _expand({"policy": "r",
+    ...     "variants": [{"params": {"alpha": 0.1}, "extra_machines": 0.1},
+    ...                  {"params": {"alpha": 0.2}, "extra_machines": 0.2}]})]
+    [(0.1, 0.1), (0.2, 0.2)]
     """
     axes: list[tuple[tuple[str, ...], list[Any]]] = []
     for key, value in grid.items():
-        if key in ("params", "preset_params"):
+        if key in TABLE_KEYS:
             for pkey, pvalue in dict(value).items():
                 axes.append(((key, pkey), pvalue if isinstance(pvalue, list) else [pvalue]))
+        elif key == "variants":
+            groups = value if value and all(isinstance(v, list) for v in value) else [value]
+            for group in groups:
+                axes.append((("variants",),
+                             [run for variant in group for run in _expand(variant)]))
         elif key in ("workloads", "events"):  # already lists per run; a list of lists varies
             if value and all(isinstance(v, list) for v in value):
                 axes.append(((key,), list(value)))
@@ -211,12 +269,15 @@ def _expand(grid: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
             axes.append(((key,), value if isinstance(value, list) else [value]))
     for combo in itertools.product(*(values for _, values in axes)):
         run: dict[str, Any] = {"params": {}}
+        variants: list[dict[str, Any]] = []
         for (keys, _), value in zip(axes, combo, strict=True):
-            if keys[0] in ("params", "preset_params"):
+            if keys[0] == "variants":
+                variants.append(value)
+            elif keys[0] in TABLE_KEYS:
                 run.setdefault(keys[0], {})[keys[1]] = value
             else:
                 run[keys[0]] = value
-        yield run
+        yield _merged(run, *variants)
 
 
 def _spec(run: Mapping[str, Any], base: Path, path: Path, index: int) -> RunSpec:
@@ -252,4 +313,46 @@ def _spec(run: Mapping[str, Any], base: Path, path: Path, index: int) -> RunSpec
         lenient=bool(run.get("lenient", False)), job_model=str(run.get("job_model", "profile")),
         tau=float(run.get("tau", 10.0)), seed=run.get("seed"), label=str(run.get("label", "")),
         flags=tuple(sorted(flags.items())), preset=run.get("preset"),
-        preset_params=tuple(sorted(dict(run.get("preset_params", {})).items())), index=index)
+        preset_params=tuple(sorted(dict(run.get("preset_params", {})).items())),
+        transform=_transform(run.get("transform", {}), where, path),
+        size=_size(run.get("size", "requested"), where, path),
+        extra_machines=(float(run["extra_machines"]) if "extra_machines" in run else None),
+        index=index)
+
+
+#: The keys of a run's ``transform`` table: :class:`TransformSpec`'s fields and types.
+TRANSFORM_KEYS: Mapping[str, type | tuple[type, ...]] = {
+    "load": (int, float), "weeks": int, "min_util": (int, float), "week_index": int,
+    "sample": (int, float), "sample_jobs": int, "sample_seed": int, "exact_walltime": bool,
+}
+
+
+def _transform(table: Mapping[str, Any], where: str, path: Path) -> tuple[tuple[str, Any], ...]:
+    """The run's transform table, checked key by key (errors name the key)."""
+    for key, value in table.items():
+        kind = TRANSFORM_KEYS.get(key)
+        if kind is None:
+            raise InputError(f"{where}: unknown transform key '{key}' (known: "
+                             f"{', '.join(TRANSFORM_KEYS)})", path=str(path), field="transform")
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise InputError(f"{where}: transform '{key}' = {value!r} has the wrong type",
+                             path=str(path), field="transform")
+    return tuple(sorted(table.items()))
+
+
+def _size(value: str, where: str, path: Path) -> str:
+    from batpolicy.scheduler.io.swf import SIZE_FIELDS
+
+    if value not in SIZE_FIELDS:
+        raise InputError(f"{where}: size = {value!r}, expected one of {', '.join(SIZE_FIELDS)}",
+                         path=str(path), field="size")
+    return value
+
+
+def transform_spec(spec: RunSpec) -> Any:
+    """The run's :class:`~batpolicy.scheduler.io.transform.TransformSpec`."""
+    from batpolicy.scheduler.io.transform import TransformSpec
+
+    table = dict(spec.transform)
+    seed = table.pop("sample_seed", 0)
+    return TransformSpec(**table, seed=seed)

@@ -11,6 +11,7 @@ worker or an interrupted campaign loses nothing finished.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import BatpolicyError
-from batpolicy.scheduler.campaign.spec import RunSpec
+from batpolicy.scheduler.campaign.spec import RunSpec, transform_spec
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +74,13 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
         inputs = spec.workloads
         if spec.preset is not None:  # generated here: the run's inputs stay in its folder
             inputs = (str(_synthesize(spec, folder)),)
+        transform = transform_spec(spec)
+        transform.check()
         workloads, platform, events = load_inputs(InputSpec(
             workloads=inputs, platform=spec.platform, nb_res=spec.nb_res,
             events=spec.events, lenient=spec.lenient, max_jobs=spec.max_jobs,
-            start=spec.start, end=spec.end))
+            start=spec.start, end=spec.end, transform=transform, size=spec.size,
+            extra_machines=spec.extra_machines), read=read_cached)
         dispatcher = Dispatcher(policy)
         report = run_simulation(
             lambda on_record: Simulator(workloads, platform, events=events, options=options,
@@ -95,6 +99,33 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     _write_atomic(folder / "timings.json", timings)
     _write_atomic(folder / ROW_FILE, row)
     return row
+
+
+def read_cached(path: str, name: str, spec: Any) -> Any:
+    """The workload file read as :func:`~batpolicy.scheduler.sim.run.read_workload` does,
+    from this process's small cache when the same file (same size and time of change)
+    was read with the same selection: a campaign's many runs on one trace (weeks, load
+    factors, policies) read it once per worker instead of once per run.
+    """
+    from batpolicy.scheduler.io.transform import TransformSpec
+
+    stat = os.stat(path)
+    # what reading depends on: the selection, and whether the log's waits are kept (weeks)
+    key = (path, name, stat.st_size, stat.st_mtime_ns, spec.lenient, spec.max_jobs,
+           spec.start, spec.end, spec.status_filter, spec.size,
+           TransformSpec(weeks=1) if spec.transform.weeks is not None else TransformSpec())
+    return _read_cached(*key)
+
+
+@functools.lru_cache(maxsize=2)
+def _read_cached(path: str, name: str, _size: int, _mtime: int, lenient: bool,
+                 max_jobs: int | None, start: float | None, end: float | None,
+                 status_filter: frozenset[int] | None, size: str, transform: Any) -> Any:
+    from batpolicy.scheduler.sim.run import InputSpec, read_workload
+
+    return read_workload(path, name, InputSpec(
+        lenient=lenient, max_jobs=max_jobs, start=start, end=end, status_filter=status_filter,
+        size=size, transform=transform))
 
 
 def _synthesize(spec: RunSpec, folder: Path) -> Path:
@@ -137,6 +168,10 @@ def _flat_spec(spec: RunSpec) -> dict[str, Any]:
         row[f"flag.{key}"] = value
     for key, value in desc.get("preset_params", {}).items():
         row[f"preset.{key}"] = value
+    for key, value in desc.get("transform", {}).items():
+        row[f"transform.{key}"] = value
+    if spec.extra_machines is not None:
+        row["extra_machines"] = spec.extra_machines
     return row
 
 
@@ -147,16 +182,31 @@ def _flat_metrics(metrics: dict[str, Any], timings: dict[str, Any]) -> dict[str,
         if key in ("policy", "params", "workloads", "platform", "inputs_skipped"):
             continue
         if key == "policy_stats" and isinstance(value, dict):
-            for skey, svalue in value.items():
+            for skey, svalue in _nested(value, "stat."):
                 if _is_timing(skey):
-                    timings[f"stat.{skey}"] = svalue
-                elif isinstance(svalue, (int, float, str, bool)) or svalue is None:
-                    out[f"stat.{skey}"] = svalue
+                    timings[skey] = svalue
+                else:
+                    out[skey] = svalue
             continue
         if _is_timing(key):
             timings[key] = value
         elif isinstance(value, (int, float, str, bool)) or value is None:
             out[key] = value
+    return out
+
+
+def _nested(stats: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
+    """Scalar values of a policy's stats, nested tables flattened with dotted keys.
+
+    >>> _nested({"n": 1, "user_jobs": {"mean": 2.0, "ids": [1]}}, "stat.")
+    [('stat.n', 1), ('stat.user_jobs.mean', 2.0)]
+    """
+    out: list[tuple[str, Any]] = []
+    for key, value in stats.items():
+        if isinstance(value, dict):
+            out.extend(_nested(value, f"{prefix}{key}."))
+        elif isinstance(value, (int, float, str, bool)) or value is None:
+            out.append((f"{prefix}{key}", value))
     return out
 
 

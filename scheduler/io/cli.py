@@ -50,13 +50,17 @@ def add_transform_options(g: Any) -> None:
     g.add_argument("--sample-jobs", type=int, metavar="N", help="keep N jobs drawn at random")
     g.add_argument("--sample-seed", type=int, default=0, metavar="S",
                    help="seed of --sample / --sample-jobs (default 0)")
+    g.add_argument("--exact-walltime", action="store_true",
+                   help="set every job's walltime to its run time (delay profiles; the "
+                        "clairvoyant setting of Faure et al. 2020, §IV-B; applied last)")
 
 
 def transform_spec(args: argparse.Namespace) -> TransformSpec:
     """The :class:`TransformSpec` of parsed transform options, checked (errors name them)."""
     spec = TransformSpec(load=args.load, weeks=args.weeks, min_util=args.min_util,
                          week_index=args.week_index, sample=args.sample,
-                         sample_jobs=args.sample_jobs, seed=args.sample_seed)
+                         sample_jobs=args.sample_jobs, seed=args.sample_seed,
+                         exact_walltime=args.exact_walltime)
     spec.check()
     return spec
 

@@ -270,10 +270,11 @@ def weeks(workload: Workload, *, min_util: float = 0.0, length: int = 1,
 
 @dataclass(frozen=True, slots=True)
 class TransformSpec:
-    """The transforms of a run, applied in this order: weeks, sample, load.
+    """The transforms of a run, applied in this order: weeks, sample, load, exact walltime.
 
     Weeks are chosen in the input's own time (where its utilisation was measured), the
-    sample from them, and the load scaled last. Each field is named after its option.
+    sample from them, the load scaled, and last every walltime set to the job's run time
+    when ``exact_walltime``. Each field is named after its option.
     """
 
     load: float | None = None
@@ -283,6 +284,7 @@ class TransformSpec:
     sample: float | None = None
     sample_jobs: int | None = None
     seed: int = 0
+    exact_walltime: bool = False
 
     def check(self) -> None:
         """Raise :class:`ConfigError` naming the option whose value cannot work."""
@@ -304,7 +306,8 @@ class TransformSpec:
     @property
     def active(self) -> bool:
         """True when at least one transform is asked for."""
-        return any(v is not None for v in (self.load, self.weeks, self.sample, self.sample_jobs))
+        return self.exact_walltime or any(
+            v is not None for v in (self.load, self.weeks, self.sample, self.sample_jobs))
 
 
 def apply(workload: Workload, spec: TransformSpec, *, nb_res: int | None = None) -> Workload:
@@ -321,6 +324,8 @@ def apply(workload: Workload, spec: TransformSpec, *, nb_res: int | None = None)
         workload = sample(workload, seed=spec.seed, fraction=spec.sample, count=spec.sample_jobs)
     if spec.load is not None:
         workload = scale_load(workload, spec.load)
+    if spec.exact_walltime:
+        workload = exact_walltime(workload)
     return workload
 
 

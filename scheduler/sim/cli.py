@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from batpolicy.errors import ConfigError
 from batpolicy.scheduler.io.cli import add_transform_options, transform_spec
+from batpolicy.scheduler.io.swf import SIZE_FIELDS
 
 if TYPE_CHECKING:  # imported where used: `batpolicy --help` must not load the simulator
     from batpolicy.protocol import types as t
@@ -49,8 +50,15 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     g.add_argument("--end", type=float, metavar="S", help="keep jobs submitted before S s")
     g.add_argument("--status", metavar="LIST",
                    help="SWF: keep only jobs of these status codes, e.g. 1 or 0,1")
+    g.add_argument("--size", choices=SIZE_FIELDS, default=SIZE_FIELDS[0],
+                   help="SWF: a job's size is its requested processors (field 8, else the "
+                        "allocated ones) or its allocated ones (field 5, else requested)")
     g.add_argument("--lenient", action="store_true",
-                   help="skip (and count) broken workload lines instead of stopping")
+                   help="skip (and count) broken workload lines and jobs wider than the "
+                        "platform instead of stopping")
+    g.add_argument("--extra-machines", type=float, metavar="F",
+                   help="grow a platform of N identical machines (--nb-res or the SWF "
+                        "header) to N + ceil(F*N), e.g. the alpha of Faure et al. 2020 §IV-B")
     add_transform_options(p.add_argument_group("workload transforms (after the selection)"))
 
 
@@ -109,7 +117,8 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
     return InputSpec(workloads=tuple(args.workload), platform=args.platform,
                      nb_res=args.nb_res, events=tuple(args.events), lenient=args.lenient,
                      max_jobs=args.max_jobs, start=args.start, end=args.end,
-                     status_filter=status, transform=transform_spec(args))
+                     status_filter=status, transform=transform_spec(args), size=args.size,
+                     extra_machines=args.extra_machines)
 
 
 def _sim_options(args: argparse.Namespace, *, dynamic: bool = False) -> SimOptions:

@@ -27,8 +27,9 @@ import math
 import os
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -83,12 +84,16 @@ class InputSpec:
     end: float | None = None
     status_filter: frozenset[int] | None = None
     transform: TransformSpec = TransformSpec()  # --load, --weeks, --sample: after the above
+    size: str = "requested"  # SWF: which processor count is a job's size (read_swf's size)
+    extra_machines: float | None = None  # grow N identical machines to N + ceil(F*N)
 
 
-def _read_workload(path: str, name: str, spec: InputSpec) -> Workload:
+def read_workload(path: str, name: str, spec: InputSpec) -> Workload:
+    """One workload file read with ``spec``'s selection (SWF options, window, first jobs)."""
     if workload_format(path) == "swf":
         return read_swf(path, name, lenient=spec.lenient, max_jobs=spec.max_jobs,
                         start=spec.start, end=spec.end, keep_wait=spec.transform.weeks is not None,
+                        size=spec.size,
                         status_filter=set(spec.status_filter) if spec.status_filter else None)
     workload = read_batsim_workload(path, name, lenient=spec.lenient)
     if spec.start is not None or spec.end is not None:
@@ -100,8 +105,18 @@ def _read_workload(path: str, name: str, spec: InputSpec) -> Workload:
     return workload
 
 
-def load_inputs(spec: InputSpec) -> tuple[list[Workload], Platform, list[ExternalEvent]]:
-    """Workloads, platform and external events of a run; errors name file, line, field."""
+#: Reads one workload file: ``(path, name, spec) -> Workload``; the result is not mutated.
+WorkloadReader = Callable[[str, str, "InputSpec"], Workload]
+
+
+def load_inputs(spec: InputSpec, read: WorkloadReader | None = None,
+                ) -> tuple[list[Workload], Platform, list[ExternalEvent]]:
+    """Workloads, platform and external events of a run; errors name file, line, field.
+
+    ``read`` reads one workload file (default: its format's reader, with ``spec``'s
+    selection); a campaign passes a cached one, so many runs on one trace read it once.
+    """
+    read = read or read_workload
     if spec.max_jobs is not None and spec.max_jobs < 0:
         # checked here for every format: on a JSON workload ``del jobs[-5:]`` would
         # silently drop the *last* five jobs
@@ -114,15 +129,13 @@ def load_inputs(spec: InputSpec) -> tuple[list[Workload], Platform, list[Externa
             platform_path = str(bundled(DEFAULT_PLATFORM))
         log.info("no workload given: bundled %s on %s", DEFAULT_WORKLOAD,
                  Path(platform_path).name if platform_path else f"{spec.nb_res} machines")
-    workloads = [apply(_read_workload(p, f"w{i}", spec), spec.transform, nb_res=spec.nb_res)
-                 for i, p in enumerate(paths)]
-    for w in workloads:
-        if w.skipped:
-            log.info("%s: %d jobs; skipped or adjusted: %s", w.source, len(w.jobs),
-                     dict(sorted(w.skipped.items())))
+    workloads = [read(p, f"w{i}", spec) for i, p in enumerate(paths)]
     if platform_path is not None and spec.nb_res is not None:
         raise ConfigError("give either a platform file or a number of machines, not both")
     if platform_path is not None:
+        if spec.extra_machines is not None:
+            raise ConfigError("--extra-machines grows a platform of identical machines "
+                              "(--nb-res or the SWF header), not a platform file")
         platform = read_platform(platform_path)
     elif spec.nb_res is not None:
         if spec.nb_res <= 0:
@@ -136,15 +149,36 @@ def load_inputs(spec: InputSpec) -> tuple[list[Workload], Platform, list[Externa
                               "in their header size the platform themselves")
         platform = Platform.homogeneous(max(sizes))
         log.info("platform: %d identical machines (from the trace header)", max(sizes))
+    # the jobs that cannot fit go first (lenient: dropped and counted), before the weeks'
+    # utilisation is measured on the original machines; then the transforms
+    workloads = [apply(_checked_fits(w, platform.nb_machines, spec.lenient), spec.transform,
+                       nb_res=platform.nb_machines) for w in workloads]
     for w in workloads:
-        _check_fits(w, platform.nb_machines, spec.lenient)
+        if w.skipped:
+            log.info("%s: %d jobs; skipped or adjusted: %s", w.source, len(w.jobs),
+                     dict(sorted(w.skipped.items())))
+    if spec.extra_machines is not None:
+        platform = Platform.homogeneous(_grown(platform.nb_machines, spec.extra_machines))
+        log.info("platform grown to %d identical machines (--extra-machines %g)",
+                 platform.nb_machines, spec.extra_machines)
     events: list[ExternalEvent] = []
     for path in spec.events:
         events.extend(read_events(path))
     return workloads, platform, events
 
 
-def _check_fits(workload: Workload, nb_machines: int, lenient: bool) -> None:
+def _grown(nb_machines: int, fraction: float) -> int:
+    """``nb_machines`` + ⌈fraction·nb_machines⌉ (rounded to 9 decimals first: 0.15·20 is 3).
+
+    >>> _grown(20, 0.15), _grown(100, 0.0)
+    (23, 100)
+    """
+    if not (math.isfinite(fraction) and fraction >= 0):
+        raise ConfigError(f"--extra-machines must be a finite fraction >= 0, got {fraction}")
+    return nb_machines + math.ceil(round(fraction * nb_machines, 9))
+
+
+def _checked_fits(workload: Workload, nb_machines: int, lenient: bool) -> Workload:
     """A job wider than the platform is a broken input: one error, or dropped and counted.
 
     Batsim itself accepts such a job and leaves it to the scheduler (every policy of ours
@@ -153,16 +187,18 @@ def _check_fits(workload: Workload, nb_machines: int, lenient: bool) -> None:
     """
     wide = [job for job in workload.jobs if job.res > nb_machines]
     if not wide:
-        return
+        return workload
     if not lenient:
         job = wide[0]
         raise InputError(f"asks for {job.res} machines but the platform has {nb_machines} "
                          f"({len(wide)} such job(s)); --lenient drops them and counts them",
                          path=workload.source, job=job.id, field="res")
-    workload.jobs = [job for job in workload.jobs if job.res <= nb_machines]
-    workload.skipped["dropped_larger_than_platform"] += len(wide)
     log.warning("%s: dropped %d job(s) larger than the platform's %d machines",
                 workload.source, len(wide), nb_machines)
+    skipped = Counter(workload.skipped)
+    skipped["dropped_larger_than_platform"] += len(wide)
+    return replace(workload, jobs=[job for job in workload.jobs if job.res <= nb_machines],
+                   skipped=skipped)  # a new workload: the one read may be a cached one
 
 
 @dataclass(frozen=True, slots=True)

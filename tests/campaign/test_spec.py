@@ -82,3 +82,56 @@ def test_a_workload_and_a_preset_together_is_an_error(tmp_path: Path) -> None:
     path.write_text('[[run]]\npolicy = "fcfs"\npreset = "uniform"\nworkload = "w.json"\n')
     with pytest.raises(InputError, match="not both"):
         load_campaign(path)
+
+
+def test_variants_vary_keys_together_and_transforms_vary_like_params(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('''
+[defaults]
+transform = { weeks = 1, min_util = 0.7 }
+[[grid]]
+policy = "redirection"
+params = { theta = [1, 10] }
+variants = [
+    [{ workload = "a.swf", transform = { week_index = [0, 3] } }, { workload = "b.swf" }],
+    [{ params = { alpha = 0.1 }, extra_machines = 0.1 },
+     { params = { alpha = 0.2 }, extra_machines = 0.2 }],
+]
+''')
+    runs = load_campaign(path).runs
+    assert len(runs) == 2 * (2 + 1) * 2
+    assert all(dict(r.params)["alpha"] == r.extra_machines for r in runs)
+    keys = [(dict(r.params)["theta"], Path(r.workloads[0]).name,
+             dict(r.transform).get("week_index"), r.extra_machines) for r in runs]
+    assert keys[:6] == [(1, "a.swf", 0, 0.1), (1, "a.swf", 0, 0.2), (1, "a.swf", 3, 0.1),
+                        (1, "a.swf", 3, 0.2), (1, "b.swf", None, 0.1), (1, "b.swf", None, 0.2)]
+    # the defaults' transform table is merged with the variant's, not replaced
+    assert all(dict(r.transform)["min_util"] == 0.7 for r in runs)
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ('[[run]]\npolicy = "easy"\nvariants = [{ seed = 1 }]\n', "belongs in a [[grid]]"),
+    ('[[grid]]\npolicy = "easy"\nvariants = [1, 2]\n', "list of tables"),
+    ('[[grid]]\npolicy = "easy"\nvariants = [{ colour = 1 }]\n', "colour"),
+    ('[[run]]\npolicy = "easy"\ntransform = { loud = 2 }\n', "loud"),
+    ('[[run]]\npolicy = "easy"\ntransform = { weeks = "one" }\n', "weeks"),
+    ('[[run]]\npolicy = "easy"\nsize = "big"\n', "requested"),
+])
+def test_bad_variants_and_transforms_are_named(tmp_path: Path, text: str, words: str) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=words.replace("[", r"\[").replace("]", r"\]")):
+        load_campaign(path)
+
+
+def test_committed_campaigns_keep_their_run_ids() -> None:
+    """Run ids of campaigns committed before new run keys existed are unchanged, so a
+    rerun of such a campaign finds every run done."""
+    import csv
+
+    bench = Path(__file__).resolve().parents[2] / "bench" / "campaigns"
+    table = bench / "results" / "redirection_demo" / "results.csv"
+    with table.open(newline="") as f:
+        committed = {row["run_id"] for row in csv.DictReader(f)}
+    runs = load_campaign(bench / "redirection_demo.toml").runs
+    assert len(runs) == 21 and {r.run_id for r in runs} == committed

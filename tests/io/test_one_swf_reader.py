@@ -1,8 +1,10 @@
 """One SWF reader: the benchmarks read traces with the product's reader and transforms.
 
-``bench/dpsa_vs_easy.py`` and ``bench/redirection_sweep.py`` used to parse SWF files
-their own way; they now call :func:`read_swf` and :mod:`transform`, so what a benchmark
-simulates is what ``batpolicy simulate`` / ``batpolicy workload transform`` would.
+``bench/dpsa_vs_easy.py`` and the redirection sweep used to parse SWF files their own
+way; the first now calls :func:`read_swf` and :mod:`transform`, the sweep is a campaign
+file (``bench/campaigns/redirection_fig2.toml``) run through the product's
+:func:`load_inputs`, so what a benchmark simulates is what ``batpolicy simulate`` /
+``batpolicy workload transform`` would.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from batpolicy.scheduler.io.swf import read_swf
 from batpolicy.scheduler.io.transform import WEEK, drop_larger, weeks
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-SCRIPTS = ("dpsa_vs_easy", "redirection_sweep")
+SCRIPTS = ("dpsa_vs_easy",)
 
 
 def _load(name: str) -> ModuleType:
@@ -61,10 +63,29 @@ def test_dpsa_bench_reads_what_the_product_reads(tmp_path: Path) -> None:
     assert workload.skipped["non_positive_runtime"] == 1
 
 
-def test_redirection_bench_weeks_are_the_product_weeks(tmp_path: Path) -> None:
-    sweep = _load("redirection_sweep")
-    loaded = sweep.loaded_weeks(sweep.read_trace(_trace(tmp_path)), 0.7)
+def test_the_sweep_campaign_reads_the_week_and_grows_the_platform(tmp_path: Path) -> None:
+    """The redirection sweep's inputs (§IV of Faure et al. 2020) through load_inputs:
+    allocated sizes, wide jobs dropped, the loaded week, exact walltimes, m + ceil(a*m)."""
+    from batpolicy.scheduler.io.transform import TransformSpec
+    from batpolicy.scheduler.sim.run import InputSpec, load_inputs
+
+    spec = InputSpec(workloads=(str(_trace(tmp_path)),), lenient=True, size="allocated",
+                     transform=TransformSpec(weeks=1, min_util=0.7, exact_walltime=True),
+                     extra_machines=0.15)
+    (workload,), platform, _ = load_inputs(spec)
     product = weeks(drop_larger(read_swf(_trace(tmp_path), size="allocated", keep_wait=True),
                                 16), min_util=0.7)
-    assert [(w.index, w.utilisation) for w in loaded] == \
-        [(w.index, w.utilisation) for w in product] == [(1, 1.0 - 3 / WEEK)]
+    assert [w.index for w in product] == [1]
+    assert [(j.id, j.subtime, j.res) for j in workload.jobs] == \
+        [(j.id, j.subtime, j.res) for j in product[0].workload.jobs] == [("w0!5", 0.0, 16)]
+    assert workload.jobs[0].walltime == WEEK  # its run time
+    assert platform.nb_machines == 16 + 3
+    assert workload.skipped["dropped_larger_than_platform"] == 1
+
+
+def test_growing_a_platform_file_is_an_error(tmp_path: Path) -> None:
+    from batpolicy.errors import ConfigError
+    from batpolicy.scheduler.sim.run import InputSpec, load_inputs
+
+    with pytest.raises(ConfigError, match="extra-machines"):
+        load_inputs(InputSpec(extra_machines=0.1))  # the bundled workload's platform file
