@@ -1,4 +1,4 @@
-"""The redirection paper's Fig. 2 comparison, from the results of a campaign.
+r"""The redirection paper's Fig. 2 comparison, from the results of a campaign.
 
 Faure, Lucarelli, Richard & Trystram, *Online scheduling with redirection for parallel
 jobs*, IPDPSW 2020, §IV–V: EASY vs EASY with redirection on loaded weeks of real traces,
@@ -6,7 +6,7 @@ for θ × α, on the platform grown to m + ⌈α·m⌉ machines; bounded slowdow
 per user job. The runs are made by the product::
 
     batpolicy campaign bench/campaigns/redirection_fig2.toml
-    python bench/redirection_fig2.py bench/campaigns/results/redirection_fig2 \\
+    python bench/redirection_fig2.py bench/campaigns/results/redirection_fig2 \
         -o bench/results/redirection_fig2.txt
 
 This script only reads the campaign's ``results.csv`` and prints, per trace, the ratio
@@ -27,7 +27,7 @@ import subprocess
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +145,7 @@ def summary(per_trace: dict[str, list[dict[str, Any]]]) -> str:
 def _header(results: Path) -> str:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=Path(__file__).parent).stdout.strip()
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (f"# report made at commit {commit}, {when}, from {results}/results.csv\n"
             "# Redirection (Faure et al. 2020, Fig. 2): EASY vs EASY+redirection, grown "
             "platform, walltime = run time, BSLD tau = 60 s, per user job")

@@ -102,8 +102,9 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
 
 
 def read_cached(path: str, name: str, spec: Any) -> Any:
-    """The workload file read as :func:`~batpolicy.scheduler.sim.run.read_workload` does,
-    from this process's small cache when the same file (same size and time of change)
+    """The workload file read as :func:`~batpolicy.scheduler.sim.run.read_workload` does.
+
+    From this process's small cache when the same file (same size and time of change)
     was read with the same selection: a campaign's many runs on one trace (weeks, load
     factors, policies) read it once per worker instead of once per run.
     """
