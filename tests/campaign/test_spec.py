@@ -125,8 +125,9 @@ def test_bad_variants_and_transforms_are_named(tmp_path: Path, text: str, words:
 
 
 def test_committed_campaigns_keep_their_run_ids() -> None:
-    """Run ids of campaigns committed before new run keys existed are unchanged, so a
-    rerun of such a campaign finds every run done.
+    """Run ids of campaigns committed before new run keys existed are unchanged.
+
+    So a rerun of such a campaign finds every run done.
     """
     import csv
 

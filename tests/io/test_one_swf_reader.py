@@ -64,8 +64,9 @@ def test_dpsa_bench_reads_what_the_product_reads(tmp_path: Path) -> None:
 
 
 def test_the_sweep_campaign_reads_the_week_and_grows_the_platform(tmp_path: Path) -> None:
-    """The redirection sweep's inputs (§IV of Faure et al. 2020) through load_inputs:
-    allocated sizes, wide jobs dropped, the loaded week, exact walltimes, m + ceil(a*m).
+    """The redirection sweep's inputs (§IV of Faure et al. 2020) through load_inputs.
+
+    Allocated sizes, wide jobs dropped, the loaded week, exact walltimes, m + ceil(a*m).
     """
     from batpolicy.scheduler.io.transform import TransformSpec
     from batpolicy.scheduler.sim.run import InputSpec, load_inputs
