@@ -27,9 +27,10 @@ SPEED = 2e9
 
 
 def uplink_bytes(profile: dict, nodes: int, on_cluster: int) -> float:
-    """Bytes a SHARED uplink carries for one phase: both directions of every pair that
-    crosses it (``com`` bytes from each node to each other node, Batsim's
-    parallel_homogeneous)."""
+    """Bytes a SHARED uplink carries for one phase, both directions of crossing pairs.
+
+    ``com`` bytes go from each node to each other node (Batsim's parallel_homogeneous).
+    """
     return 2 * on_cluster * (nodes - on_cluster) * profile["com"]
 
 
