@@ -298,9 +298,15 @@ def sweep(path: Path, parameter: str, metric: str, output: Path, *, by: str = "p
     for name in sorted(flat):
         ax.axhline(statistics.fmean(flat[name]), linestyle="--", linewidth=1.2,
                    color=f"C{(len(series) + sorted(flat).index(name)) % 10}",
-                   label=f"{name} (any {parameter})")
+                   label=f"{name} (flat)")
     if log_y:
+        from matplotlib.ticker import FuncFormatter
+
         ax.set_yscale("log")
+        plain = FuncFormatter(lambda v, _: f"{v:g}")  # 600, not 6 x 10^2
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(plain)
+        ax.tick_params(axis="y", which="minor", labelsize=7)
     ax.set_xlabel(parameter)
     ax.set_ylabel(metric)
     ax.grid(alpha=0.3, which="both" if log_y else "major")
