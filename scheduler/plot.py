@@ -303,9 +303,14 @@ def sweep(path: Path, parameter: str, metric: str, output: Path, *, by: str = "p
         from matplotlib.ticker import FuncFormatter
 
         ax.set_yscale("log")
-        plain = FuncFormatter(lambda v, _: f"{v:g}")  # 600, not 6 x 10^2
-        ax.yaxis.set_major_formatter(plain)
-        ax.yaxis.set_minor_formatter(plain)
+        low, high = ax.get_ylim()
+        lead = {2, 5} if high > 10 * low else set(range(1, 10))  # no crowding over decades
+
+        def minor(v: float, _: Any) -> str:
+            return f"{v:g}" if v > 0 and int(f"{v:e}"[0]) in lead else ""
+
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))  # not 6 x 10^2
+        ax.yaxis.set_minor_formatter(FuncFormatter(minor))
         ax.tick_params(axis="y", which="minor", labelsize=7)
     ax.set_xlabel(parameter)
     ax.set_ylabel(metric)
