@@ -243,6 +243,7 @@ def select(rows: list[dict[str, str]], where: Sequence[str], path: Path
         numbers = {_number(v) for v in wanted} - {None}
 
         def keep(cell: str, wanted: list[str] = wanted, numbers: set = numbers) -> bool:
+            """Whether ``cell`` is one of the wanted values (as text or as a number)."""
             return cell in wanted or (_number(cell) in numbers if numbers else False)
 
         rows = [r for r in rows if keep(r.get(column, ""))]
@@ -307,6 +308,7 @@ def sweep(path: Path, parameter: str, metric: str, output: Path, *, by: str = "p
         lead = {2, 5} if high > 10 * low else set(range(1, 10))  # no crowding over decades
 
         def minor(v: float, _: Any) -> str:
+            """A minor tick's label: its value if its leading digit is labelled, else none."""
             return f"{v:g}" if v > 0 and int(f"{v:e}"[0]) in lead else ""
 
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))  # not 6 x 10^2
