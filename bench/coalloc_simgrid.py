@@ -166,7 +166,7 @@ def _inputs(args: argparse.Namespace, folder: Path) -> list[Case]:
     lo, hi = args.node_range
     for bsbw in args.bsbw:
         spec = preset("coalloc-6.1", clusters=args.clusters, jobs=args.jobs, nodes_min=lo,
-                      nodes_max=hi, bsbw_mbps=bsbw, profiles="simgrid",
+                      nodes_max=hi, bsbw_mbps=bsbw, profiles=args.profiles,
                       comm_phase=args.comm_phase)
         workload = write_batsim_workload(build_workload(spec, args.seed),
                                          folder / f"w{bsbw:g}.json")
@@ -188,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=400)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--comm-phase", type=float, default=10.0)
+    parser.add_argument("--profiles", default="simgrid", choices=("simgrid", "simgrid-mean"),
+                        help="simgrid-mean: PPBW as the mean rate over the whole run")
     parser.add_argument("--bsbw", type=float, nargs="+", default=[300, 600, 1200],
                         metavar="MBPS")
     parser.add_argument("--modules", nargs="+", default=list(MODULES), choices=MODULES)
@@ -206,8 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     lo, hi = args.node_range
     lines = [f"# command: {command}",
              f"# {args.clusters} clusters x {args.nodes} nodes, {args.link_bandwidth} uplinks; "
-             f"preset coalloc-6.1 profiles=simgrid, nodes UNIF[{lo}, {hi}], {args.jobs} jobs, "
-             f"seed {args.seed}, comm_phase {args.comm_phase:g} s; Batsim 4.2.1 "
+             f"preset coalloc-6.1 profiles={args.profiles}, nodes UNIF[{lo}, {hi}], "
+             f"{args.jobs} jobs, seed {args.seed}, comm_phase {args.comm_phase:g} s; Batsim 4.2.1 "
              f"(SimGrid ptask_L07) vs embedded simulator, same files",
              "# per model: tat = average turnaround (s), pen = mean penalty of co-allocated "
              "jobs (runtime / T_E), co = their share of the jobs run; rej = rejected jobs",

@@ -31,6 +31,11 @@ phases (jobs whose phases do not overlap do not contend); and SimGrid's max-min 
 gives every ptask on a saturated link the same progress rate, i.e. the same ``sd`` only
 when their phases have the same length (hence ``comm_phase``), as Steps 1-5 do (§3.5).
 
+Variant ``profiles=simgrid-mean`` (``mean=True``): ``PPBW`` read as the job's mean rate
+over its whole run, i.e. ``T_E / T_C`` times the bytes above: the links then carry on
+average what the model charges (eq. 1 during ``T_E``), in bursts; a lone co-allocated
+job is slowed as soon as ``BW_i > (1 - K) capacity``, earlier than in the model.
+
 A job of one node (or ``K = 1``, or no ``ppbw``) gets one ``parallel_homogeneous`` of
 ``speed * T_E`` flop. Job fields (``origin``, ``ppbw``, ``comp_share``, ``bsbw``) are kept,
 so the embedded simulator runs the same file with ``--job-model bandwidth`` (its
@@ -55,7 +60,8 @@ DEFAULT_SPEED = 1e9
 
 def job_profiles(name: str, runtime: float, nodes: int, comp_share: float, ppbw: float,
                  *, speed: float = DEFAULT_SPEED,
-                 comm_phase: float = DEFAULT_COMM_PHASE) -> dict[str, dict[str, Any]]:
+                 comm_phase: float = DEFAULT_COMM_PHASE, mean: bool = False
+                 ) -> dict[str, dict[str, Any]]:
     """The profiles of one job; the job's own profile is ``name`` (the others ``name_*``).
 
     >>> p = job_profiles("j", 100.0, 4, 0.7, 3e6, speed=1e9, comm_phase=10.0)
@@ -72,12 +78,13 @@ def job_profiles(name: str, runtime: float, nodes: int, comp_share: float, ppbw:
         return {name: {"type": "parallel_homogeneous", "cpu": speed * runtime, "com": 0}}
     repeat = max(1, round(comm / comm_phase))
     phase = comm / repeat
+    volume = ppbw * (runtime / repeat if mean else phase)  # bytes a node moves per phase
     return {
         name: {"type": "composed", "repeat": repeat, "seq": [f"{name}_p", f"{name}_c"]},
         f"{name}_p": {"type": "parallel_homogeneous",
                       "cpu": speed * comp_share * runtime / repeat, "com": 0},
         f"{name}_c": {"type": "parallel_homogeneous", "cpu": speed * phase,
-                      "com": ppbw * phase / (2 * (nodes - 1))},
+                      "com": volume / (2 * (nodes - 1))},
     }
 
 
@@ -90,7 +97,7 @@ def _delay(workload: Workload, job: JobSpec) -> float:
 
 
 def simgrid_profiles(workload: Workload, *, speed: float = DEFAULT_SPEED,
-                     comm_phase: float = DEFAULT_COMM_PHASE) -> Workload:
+                     comm_phase: float = DEFAULT_COMM_PHASE, mean: bool = False) -> Workload:
     """A copy of a co-allocation workload whose jobs run SimGrid parallel tasks.
 
     Every job needs a ``delay`` profile (its ``T_E``) and the fields ``ppbw`` and
@@ -108,7 +115,7 @@ def simgrid_profiles(workload: Workload, *, speed: float = DEFAULT_SPEED,
                              job=job.id) from None
         name = f"p{job.name}"
         profiles.update(job_profiles(name, _delay(workload, job), job.res, share, ppbw,
-                                     speed=speed, comm_phase=comm_phase))
+                                     speed=speed, comm_phase=comm_phase, mean=mean))
         raw = dict(job.raw, profile=name)
         jobs.append(JobSpec(job.id, job.subtime, job.res, name, job.walltime, raw))
     return Workload(workload.name, jobs, profiles, workload.nb_res, workload.source)

@@ -229,13 +229,15 @@ def _coalloc(name: str, clusters: int, jobs: int, bsbw_mbps: float, comp_share: 
     ``profiles``: ``delay`` (``T_E`` seconds: the embedded simulator's job models apply
     the co-allocation slowdown) or ``simgrid`` (parallel tasks sized from ``T_P``,
     ``T_C`` and ``PPBW`` for ``speed`` flop/s nodes: SimGrid's network model applies it
-    under real Batsim, :mod:`.coalloc_simgrid`).
+    under real Batsim, :mod:`.coalloc_simgrid`) or ``simgrid-mean`` (the same with
+    ``PPBW`` as the mean rate over the whole run).
     """
     from batpolicy.scheduler.io import coalloc_simgrid as cs
     from batpolicy.scheduler.io import coalloc_traces as ct
 
-    if profiles not in ("delay", "simgrid"):
-        raise ConfigError(f"--param profiles must be delay or simgrid, got {profiles!r}")
+    if profiles not in ("delay", "simgrid", "simgrid-mean"):
+        raise ConfigError("--param profiles must be delay, simgrid or simgrid-mean, got "
+                          f"{profiles!r}")
     spec = ct.preset(name, clusters=clusters, jobs=jobs, bsbw=bsbw_mbps * 1e6 / 8,
                      comp_share=comp_share, interarrival=interarrival, nodes=nodes)
     if profiles == "delay":
@@ -244,7 +246,8 @@ def _coalloc(name: str, clusters: int, jobs: int, bsbw_mbps: float, comp_share: 
         raise ConfigError(f"--param speed and comm_phase must be > 0, got {speed} and "
                           f"{comm_phase}")
     return GeneratedSpec(lambda seed: cs.simgrid_profiles(
-        ct.coalloc_workload(spec, seed), speed=speed, comm_phase=comm_phase))
+        ct.coalloc_workload(spec, seed), speed=speed, comm_phase=comm_phase,
+        mean=profiles == "simgrid-mean"))
 
 
 @register("coalloc-4.3")

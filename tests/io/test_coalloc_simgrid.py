@@ -66,7 +66,7 @@ def test_jobs_without_inter_node_traffic_get_one_computation(nodes: int, share: 
 def test_bad_values_are_one_clear_error() -> None:
     with pytest.raises(BatpolicyError, match="comp_share"):
         job_profiles("j", 10.0, 4, 1.5, 1e6)
-    with pytest.raises(BatpolicyError, match="profiles must be delay or simgrid"):
+    with pytest.raises(BatpolicyError, match="profiles must be delay, simgrid or simgrid-mean"):
         preset("coalloc-6.1", jobs=5, profiles="smpi")
     with pytest.raises(BatpolicyError, match="comm_phase"):
         preset("coalloc-6.1", jobs=5, profiles="simgrid", comm_phase=0.0)
@@ -110,3 +110,16 @@ def test_embedded_bandwidth_model_reads_the_same_te(tmp_path: Path) -> None:
         stats = sim.job_model_stats()
         assert stats["nb_coallocated"] > 0 and stats["mean_coalloc_penalty"] > 1.0
     assert means[1] == pytest.approx(means[0], rel=1e-6)
+
+
+def test_mean_variant_moves_ppbw_times_te_per_node() -> None:
+    """``simgrid-mean``: over the run a node moves PPBW x T_E bytes (T_E / T_C times more)."""
+    ppbw = ppbw_from_bsbw(500e6 / 8, 6)
+    eq1 = job_profiles("j", 200.0, 6, 0.7, ppbw, speed=SPEED)
+    mean = job_profiles("j", 200.0, 6, 0.7, ppbw, speed=SPEED, mean=True)
+    repeat = mean["j"]["repeat"]
+    per_node = repeat * 2 * (6 - 1) * mean["j_c"]["com"]  # sent + received, all phases
+    assert per_node == pytest.approx(ppbw * 200.0, rel=1e-12)
+    assert mean["j_c"]["com"] == pytest.approx(eq1["j_c"]["com"] / 0.3, rel=1e-12)
+    assert {k: v for k, v in mean["j_c"].items() if k != "com"} == \
+        {k: v for k, v in eq1["j_c"].items() if k != "com"}
