@@ -222,38 +222,113 @@ def _column(rows: Iterable[dict[str, str]], name: str, path: Path) -> str:
     raise ConfigError(f"{path}: no column '{name}' (columns: {', '.join(rows[0])})")
 
 
-def sweep(path: Path, parameter: str, metric: str, output: Path) -> Path:
-    """Mean of ``metric`` against ``parameter`` per policy, band = min-max over the rest."""
-    plt = _pyplot()
-    rows = _results(path)
-    xcol, ycol = _column(rows, parameter, path), _column(rows, metric, path)
+def select(rows: list[dict[str, str]], where: Sequence[str], path: Path
+           ) -> list[dict[str, str]]:
+    """The rows matching every ``COLUMN=VALUE[,VALUE...]`` of ``where`` (any listed value).
+
+    Numbers compare as numbers (``1`` matches ``1.0``); an empty value matches the runs
+    without one (``lslt=1.0,`` keeps the baselines that have no LSLT); the column may be
+    named without its ``param.`` / ``stat.`` prefix. An empty selection is an error.
+
+    >>> rows = [{"label": "a1", "param.lslt": "1.0"}, {"label": "b1", "param.lslt": "0.6"}]
+    >>> [r["label"] for r in select(rows, ["lslt=1", "label=a1,b1"], Path("r.csv"))]
+    ['a1']
+    """
+    for clause in where:
+        name, sep, values = clause.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"--where wants COLUMN=VALUE[,VALUE...], got {clause!r}")
+        column = _column(rows, name.strip(), path)
+        wanted = [v.strip() for v in values.split(",")]
+        numbers = {_number(v) for v in wanted} - {None}
+
+        def keep(cell: str, wanted: list[str] = wanted, numbers: set = numbers) -> bool:
+            """Whether ``cell`` is one of the wanted values (as text or as a number)."""
+            return cell in wanted or (_number(cell) in numbers if numbers else False)
+
+        rows = [r for r in rows if keep(r.get(column, ""))]
+        if not rows:
+            raise InputError(f"no run matches --where {clause!r}", path=str(path))
+    return rows
+
+
+def sweep_series(rows: Iterable[dict[str, str]], xcol: str, ycol: str, bcol: str
+                 ) -> tuple[dict[str, dict[float, list[float]]], dict[str, list[float]]]:
+    """``{series: {x: [y...]}}`` and the flat references ``{series: [y...]}`` (no x).
+
+    >>> rows = [{"l": "ff", "x": "250", "y": "3"}, {"l": "ff", "x": "250", "y": "5"},
+    ...         {"l": "mig", "x": "", "y": "7"}, {"l": "ff", "x": "500", "y": "nan"}]
+    >>> series, flat = sweep_series(rows, "x", "y", "l")
+    >>> {k: dict(v) for k, v in series.items()}, dict(flat)
+    ({'ff': {250.0: [3.0, 5.0]}}, {'mig': [7.0]})
+    """
     series: dict[str, dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
+    flat: dict[str, list[float]] = defaultdict(list)
     for row in rows:
         x, y = _number(row.get(xcol)), _number(row.get(ycol))
-        if x is not None and y is not None and math.isfinite(y):
-            series[row.get("policy", "")][x].append(y)
+        if y is None or not math.isfinite(y):
+            continue
+        if x is None:
+            flat[row.get(bcol, "")].append(y)
+        else:
+            series[row.get(bcol, "")][x].append(y)
+    return series, flat
+
+
+def sweep(path: Path, parameter: str, metric: str, output: Path, *, by: str = "policy",
+          where: Sequence[str] = (), log_y: bool = False, title: str | None = None) -> Path:
+    """Mean of ``metric`` against ``parameter`` per value of ``by``, band = min-max.
+
+    Runs without a value of ``parameter`` (a baseline that does not have it, e.g.
+    co-allocation's Migration only against the BSBW, seed 003 Figs. 9-11 and 22-27)
+    are drawn as dashed horizontal lines: references independent of ``parameter``.
+    """
+    plt = _pyplot()
+    rows = select(_results(path), where, path)
+    xcol, ycol = _column(rows, parameter, path), _column(rows, metric, path)
+    series, flat = sweep_series(rows, xcol, ycol, _column(rows, by, path))
     if not series:
         raise InputError(f"no row has both '{xcol}' and '{ycol}'", path=str(path))
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for policy in sorted(series):
-        xs = sorted(series[policy])
-        means = [statistics.fmean(series[policy][x]) for x in xs]
-        ax.plot(xs, means, marker="o", label=policy)
-        ax.fill_between(xs, [min(series[policy][x]) for x in xs],
-                        [max(series[policy][x]) for x in xs], alpha=0.2)
+    for name in sorted(series):
+        xs = sorted(series[name])
+        means = [statistics.fmean(series[name][x]) for x in xs]
+        ax.plot(xs, means, marker="o", label=name)
+        ax.fill_between(xs, [min(series[name][x]) for x in xs],
+                        [max(series[name][x]) for x in xs], alpha=0.2)
+    for name in sorted(flat):
+        ax.axhline(statistics.fmean(flat[name]), linestyle="--", linewidth=1.2,
+                   color=f"C{(len(series) + sorted(flat).index(name)) % 10}",
+                   label=f"{name} (flat)")
+    if log_y:
+        from matplotlib.ticker import FuncFormatter
+
+        ax.set_yscale("log")
+        low, high = ax.get_ylim()
+        lead = {2, 5} if high > 10 * low else set(range(1, 10))  # no crowding over decades
+
+        def minor(v: float, _: Any) -> str:
+            """A minor tick's label: its value if its leading digit is labelled, else none."""
+            return f"{v:g}" if v > 0 and int(f"{v:e}"[0]) in lead else ""
+
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))  # not 6 x 10^2
+        ax.yaxis.set_minor_formatter(FuncFormatter(minor))
+        ax.tick_params(axis="y", which="minor", labelsize=7)
     ax.set_xlabel(parameter)
     ax.set_ylabel(metric)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    ax.set_title(f"{metric} vs {parameter} (mean, band: min-max over seeds and the rest)")
+    ax.grid(alpha=0.3, which="both" if log_y else "major")
+    ax.legend(fontsize=8)
+    ax.set_title(title or f"{metric} vs {parameter} (mean, band: min-max over seeds and the "
+                 "rest)", fontsize=10)
     return _save(fig, output)
 
 
 def heatmap(path: Path, x: str, y: str, metric: str, output: Path, *,
-            policy: str | None = None) -> Path:
+            policy: str | None = None, where: Sequence[str] = (),
+            title: str | None = None) -> Path:
     """Mean of ``metric`` over the grid of two parameters (one policy's runs)."""
     plt = _pyplot()
-    rows = _results(path)
+    rows = select(_results(path), where, path)
     if policy is not None:
         rows = [r for r in rows if r.get("policy") == policy]
     xcol, ycol, mcol = (_column(rows, x, path), _column(rows, y, path),
@@ -283,12 +358,12 @@ def heatmap(path: Path, x: str, y: str, metric: str, output: Path, *,
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     fig.colorbar(image, ax=ax, label=metric)
-    ax.set_title(f"{metric}" + (f" ({policy})" if policy else ""))
+    ax.set_title(title or f"{metric}" + (f" ({policy})" if policy else ""))
     return _save(fig, output)
 
 
 def bars(path: Path, metric: str, output: Path, *, baseline: str | None = None,
-         by: str = "policy") -> Path:
+         by: str = "policy", where: Sequence[str] = ()) -> Path:
     """``metric`` per workload, one bar per policy (or per value of column ``by``).
 
     With a baseline each bar is the change in percent against the baseline on the same
@@ -296,7 +371,7 @@ def bars(path: Path, metric: str, output: Path, *, baseline: str | None = None,
     bar spans their min-max.
     """
     plt = _pyplot()
-    rows = _results(path)
+    rows = select(_results(path), where, path)
     mcol = _column(rows, metric, path)
     bcol = _column(rows, by, path)
     cells: dict[tuple[str, str], list[float]] = defaultdict(list)

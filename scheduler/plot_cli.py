@@ -29,15 +29,16 @@ def _plot(args: argparse.Namespace) -> int:
                                   tau=args.tau)
     elif args.bars:
         done = plot.bars(first, args.metric, out or _default(first, f"{args.metric}_bars"),
-                         baseline=args.baseline, by=args.by)
+                         baseline=args.baseline, by=args.by, where=args.where)
     elif args.line:
         done = plot.sweep(first, args.line, args.metric,
-                          out or _default(first, f"{args.metric}_vs_{args.line}"))
+                          out or _default(first, f"{args.metric}_vs_{args.line}"),
+                          by=args.by, where=args.where, log_y=args.log_y, title=args.title)
     else:
         x, y = args.heatmap
         done = plot.heatmap(first, x, y, args.metric,
                             out or _default(first, f"{args.metric}_{x}_{y}"),
-                            policy=args.policy)
+                            policy=args.policy, where=args.where, title=args.title)
     sys.stdout.write(f"{done}\n")
     return 0
 
@@ -65,8 +66,14 @@ def add_commands(sub: Any) -> None:
     kind.add_argument("--bars", action="store_true",
                       help="a metric per workload, one bar per policy")
     p.add_argument("--by", default="policy", metavar="COLUMN",
-                   help="--bars: one bar per value of this column (default: policy; e.g. "
-                        "mode for param.mode)")
+                   help="--bars: one bar, --line: one line per value of this column "
+                        "(default: policy; e.g. label, or mode for param.mode)")
+    p.add_argument("--where", action="append", default=[], metavar="COLUMN=V[,V...]",
+                   help="--line, --heatmap, --bars: only the runs whose COLUMN is one of "
+                        "the values, an empty one matching runs without it (repeatable; e.g. "
+                        "--where param.lslt=1.0, keeps LSLT 1.0 and the runs without LSLT)")
+    p.add_argument("--log-y", action="store_true", help="--line: logarithmic y axis")
+    p.add_argument("--title", help="--line, --heatmap: the figure's title")
     p.add_argument("--baseline", metavar="POLICY",
                    help="--bars: plot the change in %% against this policy")
     p.add_argument("--metric", help="results.csv column, e.g. mean_bounded_slowdown")

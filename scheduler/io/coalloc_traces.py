@@ -130,7 +130,9 @@ def coalloc_workload(spec: CoallocSpec, seed: int, name: str = "w0") -> Workload
                "walltime": -1, "origin": names[cluster], "comp_share": spec.comp_share,
                "ppbw": ppbw_from_bsbw(spec.bsbw, res), "bsbw": spec.bsbw}
         jobs.append(JobSpec(job_id, subtime, res, profile, None, raw))
-    workload = Workload(name, jobs, profiles, nb_res=None, source=None)
+    # Batsim 4.2.1 refuses a workload without nb_res (workload.cpp): the largest job
+    workload = Workload(name, jobs, profiles, nb_res=max((j.res for j in jobs), default=1),
+                        source=None)
     workload.sort()
     return workload
 

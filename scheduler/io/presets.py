@@ -222,31 +222,58 @@ def nstep_exp4(nb_jobs: int = 150) -> SynthSpec:
 
 
 def _coalloc(name: str, clusters: int, jobs: int, bsbw_mbps: float, comp_share: float,
-             interarrival: float) -> GeneratedSpec:
-    """A co-allocation preset of :mod:`.coalloc_traces` with the given parameters."""
+             interarrival: float, nodes: tuple[int, int], profiles: str, comm_phase: float,
+             speed: float) -> GeneratedSpec:
+    """A co-allocation preset of :mod:`.coalloc_traces` with the given parameters.
+
+    ``profiles``: ``delay`` (``T_E`` seconds: the embedded simulator's job models apply
+    the co-allocation slowdown) or ``simgrid`` (parallel tasks sized from ``T_P``,
+    ``T_C`` and ``PPBW`` for ``speed`` flop/s nodes: SimGrid's network model applies it
+    under real Batsim, :mod:`.coalloc_simgrid`) or ``simgrid-mean`` (the same with
+    ``PPBW`` as the mean rate over the whole run).
+    """
+    from batpolicy.scheduler.io import coalloc_simgrid as cs
     from batpolicy.scheduler.io import coalloc_traces as ct
 
+    if profiles not in ("delay", "simgrid", "simgrid-mean"):
+        raise ConfigError("--param profiles must be delay, simgrid or simgrid-mean, got "
+                          f"{profiles!r}")
     spec = ct.preset(name, clusters=clusters, jobs=jobs, bsbw=bsbw_mbps * 1e6 / 8,
-                     comp_share=comp_share, interarrival=interarrival)
-    return GeneratedSpec(lambda seed: ct.coalloc_workload(spec, seed))
+                     comp_share=comp_share, interarrival=interarrival, nodes=nodes)
+    if profiles == "delay":
+        return GeneratedSpec(lambda seed: ct.coalloc_workload(spec, seed))
+    if not (speed > 0 and comm_phase > 0):
+        raise ConfigError(f"--param speed and comm_phase must be > 0, got {speed} and "
+                          f"{comm_phase}")
+    return GeneratedSpec(lambda seed: cs.simgrid_profiles(
+        ct.coalloc_workload(spec, seed), speed=speed, comm_phase=comm_phase,
+        mean=profiles == "simgrid-mean"))
 
 
 @register("coalloc-4.3")
 def coalloc_43(clusters: int = 4, jobs: int = 40_000, bsbw_mbps: float = 500.0,
-               comp_share: float = 0.7, interarrival: float = 150.0) -> GeneratedSpec:
+               comp_share: float = 0.7, interarrival: float = 150.0, nodes_min: int = 10,
+               nodes_max: int = 90, profiles: str = "delay", comm_phase: float = 10.0,
+               speed: float = 1e9) -> GeneratedSpec:
     """Jones et al. 2005 §4.3: Poisson arrivals per cluster, exp. runtimes (225 s), 10-90 nodes.
 
     Jobs carry ``origin``, ``comp_share`` (K) and ``ppbw`` (eq. 8 from the BSBW); run on
-    ``batpolicy platform multicluster --clusters C --nodes 100``.
+    ``batpolicy platform multicluster --clusters C --nodes 100``. ``profiles=simgrid``:
+    parallel-task profiles whose slowdown SimGrid's network model makes under Batsim
+    (``comm_phase`` seconds of communication per iteration, ``speed`` flop/s nodes).
     """
-    return _coalloc("coalloc-4.3", clusters, jobs, bsbw_mbps, comp_share, interarrival)
+    return _coalloc("coalloc-4.3", clusters, jobs, bsbw_mbps, comp_share, interarrival,
+                    (nodes_min, nodes_max), profiles, comm_phase, speed)
 
 
 @register("coalloc-6.1")
 def coalloc_61(clusters: int = 4, jobs: int = 40_000, bsbw_mbps: float = 500.0,
-               comp_share: float = 0.7, interarrival: float = 150.0) -> GeneratedSpec:
+               comp_share: float = 0.7, interarrival: float = 150.0, nodes_min: int = 10,
+               nodes_max: int = 50, profiles: str = "delay", comm_phase: float = 10.0,
+               speed: float = 1e9) -> GeneratedSpec:
     """Jones et al. 2005 §6.1: as §4.3 with exp. runtimes of 450 s and 10-50 nodes."""
-    return _coalloc("coalloc-6.1", clusters, jobs, bsbw_mbps, comp_share, interarrival)
+    return _coalloc("coalloc-6.1", clusters, jobs, bsbw_mbps, comp_share, interarrival,
+                    (nodes_min, nodes_max), profiles, comm_phase, speed)
 
 
 @register("tabu-4")

@@ -17,7 +17,9 @@ mini-grid architectures*, IEEE Cluster 2004 / 2005 (seed 003):
   no co-allocated job is slowed down.
 
 A job's original execution time ``T_E`` is its profile's (``delay`` seconds, or
-``parallel_homogeneous(_total)`` flop over the slowest machine); its computation share
+``parallel_homogeneous(_total)`` flop over the slowest machine, or the sum of those of a
+``composed`` profile's tasks, ``com`` ignored: :func:`profile_runtime`, which reads the
+SimGrid profiles of :mod:`batpolicy.scheduler.io.coalloc_simgrid`); its computation share
 ``K`` is the job's ``comp_share`` field (default :data:`DEFAULT_COMP_SHARE`, §4.3's
 K = 0.7) and its per-processor bandwidth the ``ppbw`` field in byte/s (absent: the job
 does not communicate across clusters). The clusters are the platform's groups, each
@@ -42,7 +44,8 @@ from batpolicy.scheduler.sim.instant import InstantModel
 from batpolicy.scheduler.sim.models import JobModel, check_profile
 
 __all__ = ["COALLOC_MODELS", "DEFAULT_COMP_SHARE", "EXTRA_COLUMNS", "BandwidthModel",
-           "CoallocModel", "FixedPenaltyModel", "IdealModel", "make_coalloc_model"]
+           "CoallocModel", "FixedPenaltyModel", "IdealModel", "make_coalloc_model",
+           "profile_runtime"]
 
 #: §4.3 and §6.1: "the computation fraction is uniformly set to K = 0.7".
 DEFAULT_COMP_SHARE = 0.7
@@ -53,6 +56,52 @@ _SUCCESS = JobState.COMPLETED_SUCCESSFULLY
 _FAILED = JobState.COMPLETED_FAILED
 _WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
 _RUNTIME_TYPES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total")
+_SEQUENCES = ("composed", "sequence")
+
+
+def profile_runtime(profile: Mapping[str, Any], profiles: Mapping[str, Any], nodes: int,
+                    speed: float) -> float:
+    """``T_E`` of a profile on ``nodes`` machines of ``speed`` flop/s, communication aside.
+
+    >>> ps = {"c": {"type": "composed", "repeat": 2, "seq": ["a", "b"]},
+    ...       "a": {"type": "parallel_homogeneous", "cpu": 3e9, "com": 0},
+    ...       "b": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 5e6}}
+    >>> profile_runtime(ps["c"], ps, 4, 1e9)
+    8.0
+    """
+    kind = profile["type"]
+    if kind == "delay":
+        return float(profile["delay"])
+    if kind in _SEQUENCES:
+        one = sum(profile_runtime(profiles[str(sub)], profiles, nodes, speed)
+                  for sub in profile["seq"])
+        return one * int(profile.get("repeat", 1))
+    work = float(profile["cpu"])
+    if kind == "parallel_homogeneous_total":
+        work /= nodes
+    return work / speed
+
+
+def _check_leaves(workload: str, name: str, profiles: Mapping[str, Any]) -> None:
+    kind = profiles[name].get("type")
+    if kind in _SEQUENCES:
+        for sub in profiles[name]["seq"]:
+            _check_leaves(workload, str(sub), profiles)
+    elif kind not in _RUNTIME_TYPES:
+        raise InputError(f"the co-allocation job models run delay and "
+                         f"parallel_homogeneous(_total) profiles (or sequences of them), "
+                         f"not {kind!r}", field=f"{workload}!{name}")
+
+
+@dataclass(frozen=True, slots=True)
+class _ProfileLookup:
+    """``profiles[name]`` of one workload through the simulator's context."""
+
+    ctx: Any
+    workload: str
+
+    def __getitem__(self, name: str) -> Mapping[str, Any]:
+        return self.ctx.profile_definition(self.workload, name)
 
 
 @dataclass(slots=True)
@@ -115,24 +164,17 @@ class CoallocModel(JobModel):
         self._nb_jobs = 0
 
     def check(self, workload: str, name: str, profiles: Mapping[str, dict[str, Any]]) -> None:
-        """Only profiles with one execution time (delay, parallel_homogeneous(_total))."""
+        """Profiles with one execution time (delay, parallel_homogeneous(_total), sequences)."""
         check_profile(workload, name, profiles)
-        kind = profiles[name].get("type")
-        if kind not in _RUNTIME_TYPES:
-            raise InputError(f"the co-allocation job models run delay and "
-                             f"parallel_homogeneous(_total) profiles, not {kind!r}",
-                             field=f"{workload}!{name}")
+        _check_leaves(workload, name, profiles)
 
     def _runtime(self, job: Any, ctx: Any) -> float:
         profile = job.profile_data
-        kind = profile["type"]
-        if kind == "delay":
+        if profile["type"] == "delay":
             return float(profile["delay"])
         slowest = min(ctx.speeds[m] for m in job.alloc)
-        work = float(profile["cpu"])
-        if kind == "parallel_homogeneous_total":
-            work /= len(job.alloc)
-        return work / slowest
+        profiles = _ProfileLookup(ctx, job.workload)
+        return profile_runtime(profile, profiles, len(job.alloc), slowest)
 
     def _topo(self, ctx: Any) -> _Topology:
         if self._topology is None:

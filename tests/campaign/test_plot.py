@@ -82,3 +82,41 @@ def test_bars_against_a_baseline(finished: Path, tmp_path: Path) -> None:
     missing = run_cli(["plot", str(finished), "--bars", "--metric", "mean_waiting_time",
                        "--baseline", "nope"])
     assert missing.returncode == 1 and "baseline policy 'nope'" in missing.stderr
+
+
+def test_line_by_a_column_with_flat_references() -> None:
+    """Seed 003 Figs. 9-11: one line per label; a baseline without the x is flat."""
+    from batpolicy.scheduler.plot import select, sweep_series
+
+    rows = [{"label": "first-fit", "preset.bsbw_mbps": "250", "param.lslt": "1.0",
+             "mean_turnaround_time": "300"},
+            {"label": "first-fit", "preset.bsbw_mbps": "500", "param.lslt": "1.0",
+             "mean_turnaround_time": "340"},
+            {"label": "first-fit", "preset.bsbw_mbps": "500", "param.lslt": "0.6",
+             "mean_turnaround_time": "999"},
+            {"label": "migration-only", "preset.bsbw_mbps": "", "param.lslt": "",
+             "mean_turnaround_time": "450"}]
+    kept = select(rows, ["lslt=1,", "label=first-fit,migration-only"], Path("r.csv"))
+    assert len(kept) == 3  # "1" matches "1.0", the empty value the baseline
+    series, flat = sweep_series(kept, "preset.bsbw_mbps", "mean_turnaround_time", "label")
+    assert {k: dict(v) for k, v in series.items()} == {"first-fit": {250.0: [300.0],
+                                                                    500.0: [340.0]}}
+    assert dict(flat) == {"migration-only": [450.0]}
+
+
+def test_where_errors_are_one_line(finished: Path) -> None:
+    for where, message in (("policy", "COLUMN=VALUE"), ("policy=nope", "no run matches"),
+                           ("nope=1", "no column 'nope'")):
+        result = run_cli(["plot", str(finished), "--line", "max_jobs", "--metric",
+                          "mean_waiting_time", "--where", where])
+        assert result.returncode == 1 and message in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_line_by_where_log_y_is_written(finished: Path, tmp_path: Path) -> None:
+    out = tmp_path / "l.png"
+    result = run_cli(["plot", str(finished), "--line", "max_jobs", "--metric",
+                      "mean_waiting_time", "--by", "policy", "--where", "policy=fcfs,easy",
+                      "--log-y", "--title", "t", "-o", str(out)])
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes().startswith(b"\x89PNG")
