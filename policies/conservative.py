@@ -12,18 +12,21 @@ its planning structure, :class:`~batpolicy.scheduler.plan.slices.SliceSchedule`:
 1. Jobs asking for more machines than the platform has, or without a walltime, are
    rejected on submission (conservative_bf.cpp l. 57-66); the others join the queue.
 2. The jobs that ended since the last decision are removed from the schedule, whose
-   present then moves to now.
+   present then moves to now (l. 49-50, 75).
 3. If no job ended, only the newly queued jobs are added, in submission order, each at
    its first fit (the earliest time the same machines stay free for its whole planned
-   duration; the lowest ids among them). Otherwise the schedule is compressed: every
-   queued job, in queue order, is removed and added again at its first fit, the others
-   keeping their reservations meanwhile (so no job ever gets a later one).
-4. The jobs whose reservation begins now are started on their reserved machines.
+   duration; the lowest ids among them) (l. 81-95). Otherwise the schedule is
+   compressed: every queued job, in queue order, is removed and added again at its
+   first fit, the others keeping their reservations meanwhile, so no job ever gets a
+   later one (l. 96-124).
+4. The jobs whose reservation begins now are started on their reserved machines
+   (l. 89-93, 116-120).
 
-The queue order is batsched's FCFS: the date a job was queued, then its id (compared
-as strings). A job's planned duration is its walltime plus batsched's ``rjms_delay``
-(its ``-d`` option, 5 s by default: the time a resource manager takes to kill a job that
-reaches its walltime), with exact rational arithmetic as batsched's.
+The queue order is batsched's FCFS: the date a job was queued, then its id compared
+as strings (queue.cpp ``FCFSOrder::compare``). A job's planned duration is its walltime
+plus batsched's ``rjms_delay`` (its ``-d`` option, 5 s by default: the time a resource
+manager takes to kill a job that reaches its walltime; json_workload.cpp l. 65), in
+exact rational arithmetic as batsched's.
 
 Options: ``no_walltime=run`` plans jobs without a walltime as holding their machines
 until the schedule's horizon (batsched's Schedule does so for them; conservative_bf, the
