@@ -240,9 +240,11 @@ class SliceSchedule:
         if i == 0:
             return i
         previous, piece = self.slices[i - 1], self.slices[i]
-        if previous.jobs != piece.jobs:
+        # a job holds the same machines in every slice it holds: comparing the job ids is
+        # comparing batsched's job -> machines maps, without comparing sets
+        if previous.jobs.keys() != piece.jobs.keys():
             return i
-        if previous.free != piece.free:
+        if previous.nfree != piece.nfree:
             raise AssertionError(f"slices before and after {piece.begin} hold the same jobs "
                                  "on different machines")
         piece.begin = previous.begin
