@@ -32,10 +32,14 @@ Options: ``no_walltime=run`` plans jobs without a walltime as holding their mach
 until the schedule's horizon (batsched's Schedule does so for them; conservative_bf, the
 default, rejects them); ``rjms_delay`` (seconds, default 5, batsched's default).
 Machine availability changes are not planned for, as in batsched's conservative_bf.
+A job still running after its planned end (possible with ``rjms_delay=0`` on a platform
+with latencies), which would make batsched abort, makes the policy re-plan around the
+running jobs (that job holding its machines until it ends) and log a warning.
 """
 
 from __future__ import annotations
 
+import logging
 from fractions import Fraction
 
 from batpolicy.errors import ConfigError
@@ -44,6 +48,8 @@ from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.plan.slices import SliceSchedule
 from batpolicy.scheduler.view import PolicyView
+
+log = logging.getLogger(__name__)
 
 
 class ConservativeBackfilling(Policy):
@@ -105,7 +111,11 @@ class ConservativeBackfilling(Policy):
             schedule.remove(job_id)
         queue = self._queue
         queue.extend((now, job.id, job) for job in self._new)
-        schedule.update_first_slice(Fraction(now))
+        present = Fraction(now)
+        if present > schedule.slices[0].end:  # a job outlived its planned end
+            schedule = self._replan(present, state)
+            compress = True
+        schedule.update_first_slice(present)
         queue.sort(key=lambda item: (item[0], item[1]))  # FCFS: queued date, then id
         placing = [item[2] for item in queue] if compress else self._new
         started: set[str] = set()
@@ -124,6 +134,26 @@ class ConservativeBackfilling(Policy):
         self._ended.clear()
         self._times.append(self.clock() - began)
         return out
+
+    def _replan(self, now: Fraction, state: PolicyView) -> SliceSchedule:
+        """A new plan holding the running jobs' machines; the queued jobs are re-added.
+
+        Batsim kills a job at its walltime, before its planned end (walltime + delay); a
+        job still running after its planned end (``rjms_delay=0`` on a platform with
+        latencies) would make batsched abort. It holds its machines until it ends (the
+        plan's horizon); the others until their planned ends. Runtime complexity: O(r·s).
+        """
+        log.warning("t=%s: a running job outlived its planned end; re-planning", float(now))
+        schedule = self.schedule = SliceSchedule(state.all_machines, now)
+        for job in sorted(state.running.values(), key=lambda j: j.id):
+            end = None
+            if job.walltime is not None and job.start is not None:
+                end = Fraction(job.start) + Fraction(job.walltime) + self._delay
+                if end <= now:
+                    end = None
+            assert job.allocation is not None
+            schedule.hold(job.id, job.allocation, end)
+        return schedule
 
     def stats(self) -> dict[str, float]:
         """Decision times (median, 99th percentile, max) in milliseconds."""

@@ -46,7 +46,7 @@ from fractions import Fraction
 from procset import ProcSet
 
 from batpolicy.scheduler.allocation import take_lowest
-from batpolicy.scheduler.intervalset import difference, intersection, size, union
+from batpolicy.scheduler.intervalset import difference, intersection, is_subset, size, union
 
 __all__ = ["HORIZON", "Allocation", "SliceSchedule", "TimeSlice"]
 
@@ -204,6 +204,29 @@ class SliceSchedule:
         # only behind a job without walltime (which holds machines up to the horizon):
         # batsched aborts; here the job is planned nowhere and holds nothing
         return Allocation(job_id, HORIZON, HORIZON, ProcSet(), False)
+
+    def hold(self, job_id: str, machines: ProcSet, end: Fraction | None) -> None:
+        """Record a running job holding ``machines`` from now until ``end`` (None: horizon).
+
+        Not a batsched operation: it rebuilds a plan around jobs already running (see
+        :class:`~batpolicy.policies.conservative.ConservativeBackfilling`). The machines
+        must be free until ``end``. Runtime complexity: O(s).
+        """
+        end = HORIZON if end is None else end
+        if job_id in self._res or not self.now < end <= HORIZON:
+            raise ValueError(f"job {job_id}: cannot hold machines until {end}")
+        res = size(machines)
+        slices = self.slices
+        k = 0
+        while slices[k].end < end:
+            k += 1
+        self._split(k, end)
+        for piece in slices[:k + 1]:
+            if not is_subset(machines, piece.free):
+                raise ValueError(f"job {job_id}: machines {machines} are not free at "
+                                 f"{piece.begin}")
+            piece.take(job_id, machines, res)
+        self._res[job_id] = res
 
     def remove(self, job_id: str) -> bool:
         """Give the job's machines back; False if it was not here (``remove_job_if_exists``).

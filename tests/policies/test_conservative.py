@@ -10,10 +10,13 @@ simulator, every invariant checked).
 from __future__ import annotations
 
 import pytest
+from procset import ProcSet
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.registry import make_policy
+from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.testing import simulate
 
 
@@ -78,3 +81,30 @@ def test_too_large_and_no_walltime_jobs_are_rejected() -> None:
 def test_bad_delay_is_one_clear_error() -> None:
     with pytest.raises(ConfigError, match="rjms_delay"):
         conservative(rjms_delay="-1")
+
+
+def _sub(name: str, at: float, res: int, walltime: float) -> t.JobSubmitted:
+    return t.JobSubmitted(at, f"w0!{name}", {"id": f"w0!{name}", "subtime": at, "res": res,
+                                            "walltime": walltime, "profile": "p"})
+
+
+def _starts(reply: t.Reply) -> dict[str, str]:
+    return {d.job_id: str(d.alloc) for d in reply.decisions if isinstance(d, t.ExecuteJob)}
+
+
+def test_a_job_outliving_its_planned_end_is_planned_around() -> None:
+    """A job running past walltime + delay (batsched aborts there) is planned around."""
+    resources = tuple(t.ResourceInfo(i, f"h{i}") for i in range(3))
+    begins = t.SimulationBegins(0.0, 3, 3, 0, False, True, {}, resources, (),
+                                {"w0": "/w0.json"}, {"w0": {"p": {"type": "delay",
+                                                                  "delay": 1.0}}})
+    d = Dispatcher(make_policy("conservative", {"rjms_delay": "0"}), paranoid=True)
+    d.handle(t.Request(0.0, (begins,)))
+    assert _starts(d.handle(t.Request(0.0, (_sub("a", 0.0, 2, 10.0),)))) == {"w0!a": "0-1"}
+    assert _starts(d.handle(t.Request(1.0, (_sub("b", 1.0, 1, 50.0),)))) == {"w0!b": "2"}
+    # at 12, a (planned until 10) still runs: it holds 0-1 until it ends, b holds 2, so
+    # neither c nor d can start; when a ends, c gets its machines
+    reply = d.handle(t.Request(12.0, (_sub("c", 12.0, 2, 5.0), _sub("d", 12.0, 1, 1.0))))
+    assert _starts(reply) == {}
+    done = t.JobCompleted(13.0, "w0!a", JobState.COMPLETED_SUCCESSFULLY, 0, ProcSet((0, 1)))
+    assert _starts(d.handle(t.Request(13.0, (done,)))) == {"w0!c": "0-1"}
