@@ -1,7 +1,8 @@
 """Our ``conservative`` makes batsched 1.4's ``conservative_bf`` decisions, message for message.
 
 Recorded references (tests/data/batsched_conservative, see its README): real Batsim 4.2.1
-talking to ``batsched -v conservative_bf`` on five workloads. Fed the Batsim side of each
+talking to ``batsched -v conservative_bf`` in seven runs (two on platforms with latencies).
+Fed the Batsim side of each
 conversation, the daemon's dispatcher must reply with the same EXECUTE_JOB / REJECT_JOB
 decisions (same jobs, same machine ids, same order) as batsched did. These run on a clone
 without ../shared and without Batsim. With Batsim built, the live tests run Batsim +
@@ -9,7 +10,7 @@ batsched and Batsim + ``batpolicy serve --policy conservative`` on the same inpu
 compare Batsim's jobs.csv.
 
 The recorded runs discriminate: planning with the walltime alone (``rjms_delay=0``)
-departs from batsched on three of them (:func:`test_the_recordings_discriminate`), and so
+departs from batsched on four of them (:func:`test_the_recordings_discriminate`), and so
 would float times or re-planning every job from scratch on an early end (measured when
 the recordings were made, see the README).
 """
@@ -37,7 +38,8 @@ from conftest import SHARED_DATA
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "batsched_conservative"
 VENDORED = Path(__file__).resolve().parents[1] / "data"
-RECORDED = ["walltime120", "hpc250", "paper800", "g5k800", "test_walltime"]
+RECORDED = ["walltime120", "hpc250", "paper800", "g5k800", "test_walltime",
+            "walltime120-cluster512", "walltime120res4-small_platform"]
 
 
 def _key(decision: t.Decision) -> tuple:
@@ -77,7 +79,7 @@ def test_same_decisions_as_batsched_conservative_bf(name: str) -> None:
 def test_the_recordings_discriminate() -> None:
     """Without batsched's 5 s RJMS delay on every walltime the decisions differ."""
     differing = [name for name in RECORDED if _replay(name, rjms_delay="0")[1] is not None]
-    assert differing == ["walltime120", "hpc250", "g5k800"]
+    assert differing == ["walltime120", "hpc250", "g5k800", "walltime120res4-small_platform"]
 
 
 def test_jobs_without_walltime_are_rejected_as_batsched() -> None:
@@ -102,6 +104,10 @@ INPUTS = {
                     VENDORED / "transcripts" / "inputs" / "zero_lat_cluster32.xml"),
     "test_walltime": (VENDORED / "batsched_walltime" / "test_walltime.json",
                       VENDORED / "batsched_walltime" / "zero_lat_cluster128.xml"),
+    "walltime120-cluster512": (VENDORED / "batsim421" / "walltime_mix_120.json",
+                               VENDORED / "batsim421" / "cluster512.xml"),
+    "walltime120res4-small_platform": (VENDORED / "batsim421" / "walltime_mix_120_res4.json",
+                                       VENDORED / "batsim421" / "small_platform.xml"),
     "g5k800": (SHARED_DATA / "batsim" / "workloads"
                / "batsim-experiments_g5k_workload_delay_seed0_size32.json",
                VENDORED / "transcripts" / "inputs" / "zero_lat_cluster32.xml"),
