@@ -9,7 +9,8 @@ ids, same order) as batsched's. Also reported: the wall time Batsim waited for b
 
 Workloads: the shared Batsim workloads (five HPC seeds on 128 hosts, three g5k delay
 seeds on 32, the Batsim paper workload, the 120-job walltime mix, Batsim's
-test_walltime) and the first ``--swf-jobs`` jobs of the KTH-SP2 trace on its 100 hosts
+test_walltime; the walltime mix on Batsim's platforms with latencies, cluster512 and
+small_platform) and the first ``--swf-jobs`` jobs of the KTH-SP2 trace on its 100 hosts
 (many jobs, a deep queue). Results go to ``bench/results/conservative_vs_batsched.txt``
 with the commit and the command.
 
@@ -53,6 +54,10 @@ def workloads(swf_jobs: int, workdir: Path, quick: bool) -> dict[str, tuple[Path
                              CLUSTER128)}
     if quick:
         return out
+    batsim421 = REPO / "tests" / "data" / "batsim421"
+    out["wm120-cluster512"] = (batsim421 / "walltime_mix_120.json", batsim421 / "cluster512.xml")
+    out["wm120res4-small"] = (batsim421 / "walltime_mix_120_res4.json",
+                              batsim421 / "small_platform.xml")
     for seed in range(1, 6):
         out[f"hpc250-seed{seed}"] = (WORKLOADS / f"example_workload_hpc_seed{seed}_jobs250.json",
                                      CLUSTER128)

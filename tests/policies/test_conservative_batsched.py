@@ -1,10 +1,10 @@
 """Our ``conservative`` makes batsched 1.4's ``conservative_bf`` decisions, message for message.
 
 Recorded references (tests/data/batsched_conservative, see its README): real Batsim 4.2.1
-talking to ``batsched -v conservative_bf`` in seven runs (two on platforms with latencies).
-Fed the Batsim side of each
-conversation, the daemon's dispatcher must reply with the same EXECUTE_JOB / REJECT_JOB
-decisions (same jobs, same machine ids, same order) as batsched did. These run on a clone
+talking to ``batsched -v conservative_bf`` in seven runs (two on platforms with
+latencies). Fed the Batsim side of each conversation, the daemon's dispatcher must reply
+with the same EXECUTE_JOB / REJECT_JOB decisions (same jobs, same machine ids, same
+order) as batsched did. These run on a clone
 without ../shared and without Batsim. With Batsim built, the live tests run Batsim +
 batsched and Batsim + ``batpolicy serve --policy conservative`` on the same inputs and
 compare Batsim's jobs.csv.
