@@ -31,10 +31,11 @@ exact rational arithmetic as batsched's.
 Options: ``no_walltime=run`` plans jobs without a walltime as holding their machines
 until the schedule's horizon (batsched's Schedule does so for them; conservative_bf, the
 default, rejects them); ``rjms_delay`` (seconds, default 5, batsched's default).
-Machine availability changes are not planned for, as in batsched's conservative_bf.
-A job still running after its planned end (possible with ``rjms_delay=0`` on a platform
-with latencies), which would make batsched abort, makes the policy re-plan around the
-running jobs (that job holding its machines until it ends) and log a warning.
+Beyond batsched: machines that become unavailable (batsched's conservative_bf ignores
+it) and a job still running after its planned end (possible with ``rjms_delay=0`` on a
+platform with latencies; batsched aborts) make the policy re-plan around the running
+jobs and the unavailable machines (held until they return, or the job ends), then
+re-add every queued job in order.
 """
 
 from __future__ import annotations
@@ -44,12 +45,16 @@ from fractions import Fraction
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Decisions, Parameter, Policy, percentile
-from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
+from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
+from batpolicy.scheduler.intervalset import difference
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.plan.slices import SliceSchedule
 from batpolicy.scheduler.view import PolicyView
 
 log = logging.getLogger(__name__)
+
+#: The plan's holder of the unavailable machines (not a job id: Batsim's contain a '!').
+_UNAVAILABLE = "(unavailable machines)"
 
 
 class ConservativeBackfilling(Policy):
@@ -77,6 +82,7 @@ class ConservativeBackfilling(Policy):
         self._new: list[Job] = []
         self._rejected: list[Job] = []
         self._ended: list[str] = []
+        self._machines_changed = False
         self._times: list[float] = []
 
     # ------------------------------------------------------------------- hooks
@@ -99,6 +105,11 @@ class ConservativeBackfilling(Policy):
         self._ended.append(job.id)
         return None
 
+    def on_resources_changed(self, event: Event, state: PolicyView) -> Decisions:
+        """Machines became (un)available: the next decision re-plans around them."""
+        self._machines_changed = True
+        return None
+
     # ------------------------------------------------------------------ decide
     def decide(self, now: float, state: PolicyView) -> list[Decision]:
         """Remove ended jobs, place new (or, after an end, all) queued jobs, start due ones."""
@@ -112,9 +123,10 @@ class ConservativeBackfilling(Policy):
         queue = self._queue
         queue.extend((now, job.id, job) for job in self._new)
         present = Fraction(now)
-        if present > schedule.slices[0].end:  # a job outlived its planned end
+        if present > schedule.slices[0].end or self._machines_changed:
             schedule = self._replan(present, state)
             compress = True
+            self._machines_changed = False
         schedule.update_first_slice(present)
         queue.sort(key=lambda item: (item[0], item[1]))  # FCFS: queued date, then id
         placing = [item[2] for item in queue] if compress else self._new
@@ -136,15 +148,22 @@ class ConservativeBackfilling(Policy):
         return out
 
     def _replan(self, now: Fraction, state: PolicyView) -> SliceSchedule:
-        """A new plan holding the running jobs' machines; the queued jobs are re-added.
+        """A new plan holding the running jobs' and the unavailable machines; queue re-added.
 
-        Batsim kills a job at its walltime, before its planned end (walltime + delay); a
-        job still running after its planned end (``rjms_delay=0`` on a platform with
-        latencies) would make batsched abort. It holds its machines until it ends (the
-        plan's horizon); the others until their planned ends. Runtime complexity: O(r·s).
+        Two cases where batsched's plan no longer describes the platform. Machines that
+        became unavailable (batsched's conservative_bf ignores it and would start jobs on
+        them; Batsim refuses those) are held until they return. A job still running
+        after its planned end (``rjms_delay=0`` on a platform with latencies; batsched
+        aborts) holds its machines until it ends (the plan's horizon); the other running
+        jobs until their planned ends. Runtime complexity: O(r·s).
         """
-        log.warning("t=%s: a running job outlived its planned end; re-planning", float(now))
+        if not self._machines_changed:
+            log.warning("t=%s: a running job outlived its planned end; re-planning",
+                        float(now))
         schedule = self.schedule = SliceSchedule(state.all_machines, now)
+        down = state.unavailable  # held for good, also under jobs still running on them
+        if down:
+            schedule.hold(_UNAVAILABLE, down, None)
         for job in sorted(state.running.values(), key=lambda j: j.id):
             end = None
             if job.walltime is not None and job.start is not None:
@@ -152,7 +171,9 @@ class ConservativeBackfilling(Policy):
                 if end <= now:
                     end = None
             assert job.allocation is not None
-            schedule.hold(job.id, job.allocation, end)
+            machines = difference(job.allocation, down) if down else job.allocation
+            if machines:
+                schedule.hold(job.id, machines, end)
         return schedule
 
     def stats(self) -> dict[str, float]:
