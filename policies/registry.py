@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 _LOCATIONS: dict[str, str] = {
     "fcfs": "fcfs:Fcfs",
     "easy": "easy:EasyBackfilling",
+    "conservative": "conservative:ConservativeBackfilling",
     "redirection": "redirection:Redirection",
     "dpsa-p": "dpsa:DpsaP",
     "dpsa-n": "dpsa:DpsaN",

@@ -1,9 +1,9 @@
 """Per-machine plans (scheduler.plan).
 
-Exact hand-made schedules, conservative backfilling on the same structure, incremental
-updates equal to a recomputation from scratch, copies independent of the original, and
-the CPU count never exceeded under random arrivals, starts, early ends, withdrawals and
-capacity changes (hypothesis).
+Exact hand-made schedules, incremental updates equal to a recomputation from scratch,
+copies independent of the original, and the CPU count never exceeded under random
+arrivals, starts, early ends, withdrawals and capacity changes (hypothesis).
+Conservative backfilling's reservation-holding plan is tested in test_slices.py.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from batpolicy.scheduler.plan import (
     MachinePlan,
     Plan,
     PlannedJob,
-    conservative_plan,
     earliest_fit,
 )
 
@@ -51,34 +50,6 @@ def test_unordered_schedule_fills_gaps() -> None:
         m.insert(pj)
     # a needs all 4 CPUs: 10-15; b (2 CPUs, 10 s) fits now until 10: 0-10; c then waits for a
     assert starts(m) == {"a": (10.0, 15.0), "b": (0.0, 10.0), "c": (15.0, 18.0)}
-
-
-def test_conservative_backfilling_on_the_same_plan() -> None:
-    """Conservative backfilling as a one-machine plan over all hosts, without ordering.
-
-    Mu'alem & Feitelson 2001, §2: every job reserved at the earliest time that delays no
-    earlier job. 10 hosts; j1 runs on 6 until 4.
-    """
-    plan = conservative_plan(10)
-    plan.add_running("j1", 0, 4.0, 6)
-    for pj in (job("j2", 8, 3.0),   # 4 free now: reserved at 4 (4-7)
-               job("j3", 4, 2.0),   # fits now 0-2, ends before j2 starts: backfilled
-               job("j4", 2, 10.0),  # from 2: 4 free until 4, 2 beside j2, then 8 -> 2-12
-               job("j5", 3, 1.0),   # 2 free in 2-4, none in 4-7: after j2 -> 7-8
-               job("j6", 10, 1.0)):  # all hosts: after j4 -> 12-13
-        plan.insert(pj, 0)
-    sched = starts(plan.machines[0])
-    assert sched == {"j2": (4.0, 7.0), "j3": (0.0, 2.0), "j4": (2.0, 12.0),
-                     "j5": (7.0, 8.0), "j6": (12.0, 13.0)}
-    assert [j.id for _, j in plan.due(0.0)] == ["j3"]
-    # j1 ends early at 1: the plan compresses (recomputed in submission order)
-    plan.advance(1.0)
-    plan.finish("j1")
-    sched = starts(plan.machines[0])
-    assert sched["j2"] == (1.0, 4.0) and sched["j4"] == (1.0, 11.0)
-    assert sched["j3"] == (4.0, 6.0)  # j2 (8) + j4 (2) hold all 10 hosts until 4
-    assert sched["j5"] == (4.0, 5.0) and sched["j6"] == (11.0, 12.0)
-    plan.check()
 
 
 def test_walltime_caps_duration_and_unknown_work_blocks_forever() -> None:

@@ -17,10 +17,13 @@ is never exceeded at any time. Two placement rules share that code:
 - ``ordered=True`` (the paper's resource schedules of 2007: its §5 leaves filling the
   gaps a parallel job leaves to future work): a job also starts no earlier than the job
   before it in the queue;
-- ``ordered=False``: a job may start in any earlier gap that is long enough. With one
-  machine over all hosts and the queue in submission order, this *is* conservative
-  backfilling (Mu'alem & Feitelson 2001, §2: every job gets a reservation at the earliest
-  time that does not delay any earlier job), see :func:`conservative_plan`.
+- ``ordered=False``: a job may start in any earlier gap that is long enough (the
+  planned starts are recomputed from the queue order, so a job may move later when an
+  earlier one is inserted before it).
+
+Conservative backfilling (every waiting job *holds* its reservation, on specific
+machines) is the other plan of this package, :mod:`batpolicy.scheduler.plan.slices`:
+its reservations are state kept between decisions, not recomputed from an order.
 
 Plans are cheap to copy (:meth:`Plan.copy`: lists of references, O(n)), so searches
 (MT-EDF's trials, Tabu search) run on copies and a policy adopts the copy it likes.
@@ -42,8 +45,7 @@ from dataclasses import dataclass
 
 from procset import ProcSet
 
-__all__ = ["EPS", "MachinePlan", "Plan", "PlannedJob", "conservative_plan", "earliest_fit",
-           "reserve"]
+__all__ = ["EPS", "MachinePlan", "Plan", "PlannedJob", "earliest_fit", "reserve"]
 
 INF = math.inf
 #: Tolerance when comparing a planned start with the current time (float arithmetic).
@@ -597,18 +599,3 @@ class Plan:
         for machine in self.machines:
             machine.check()
 
-
-def conservative_plan(nb_hosts: int, now: float = 0.0) -> Plan:
-    """A one-machine plan over all hosts without ordering: conservative backfilling.
-
-    Append jobs in submission order (``plan.insert(job, 0)``); each gets the earliest
-    reservation that delays no earlier job (Mu'alem & Feitelson 2001, §2).
-
-    >>> plan = conservative_plan(4)
-    >>> for name, res, work in (("a", 3, 10.0), ("b", 4, 5.0), ("c", 1, 8.0)):
-    ...     _ = plan.insert(PlannedJob(name, res, work), 0)
-    >>> [(j.id, s) for j, s, _ in plan.machines[0].schedule()]
-    [('a', 0.0), ('b', 10.0), ('c', 0.0)]
-    """
-    hosts = ProcSet((0, nb_hosts - 1)) if nb_hosts else ProcSet()
-    return Plan([MachinePlan("all", hosts, 1.0, ordered=False, now=now)], now)
