@@ -139,8 +139,11 @@ def report_late(runs: list[dict[str, Any]], policies: list[str], levels: list[in
     for level in levels:
         means = {p: statistics.mean(r["late"] for r in by[(p, level)])
                  for p in policies if by[(p, level)]}
-        lines.append(f"{level:5d}  " + " < ".join(
-            f"{p} {v:.1f}" for p, v in sorted(means.items(), key=lambda kv: kv[1])))
+        ranked = sorted(means.items(), key=lambda kv: kv[1])
+        text = f"{ranked[0][0]} {ranked[0][1]:.1f}"
+        for (_, before), (p, v) in zip(ranked, ranked[1:], strict=False):
+            text += f" {'=' if v == before else '<'} {p} {v:.1f}"
+        lines.append(f"{level:5d}  {text}")
     return lines
 
 
