@@ -144,6 +144,16 @@ def report_late(runs: list[dict[str, Any]], policies: list[str], levels: list[in
         for (_, before), (p, v) in zip(ranked, ranked[1:], strict=False):
             text += f" {'=' if v == before else '<'} {p} {v:.1f}"
         lines.append(f"{level:5d}  {text}")
+    if "tabu" in policies and "mt-edf" in policies:
+        lines += ["", "tabu vs its MT-EDF start, per (level, seed): fewer / as many / more "
+                  "late jobs", ""]
+        for level in levels:
+            ts = {r["seed"]: r["late"] for r in by[("tabu", level)]}
+            ms = {r["seed"]: r["late"] for r in by[("mt-edf", level)]}
+            both = sorted(set(ts) & set(ms))
+            lines.append(f"{level:5d}  {sum(ts[k] < ms[k] for k in both):3d} / "
+                         f"{sum(ts[k] == ms[k] for k in both):3d} / "
+                         f"{sum(ts[k] > ms[k] for k in both):3d}")
     return lines
 
 
