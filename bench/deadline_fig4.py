@@ -18,18 +18,28 @@ Fig. 5: decision CPU time against the number of waiting jobs (queue or schedule 
 split into decisions that received arrivals (adding jobs, plus TS) and the others
 (selecting the jobs to start): median per size bucket.
 
+Two sources of runs:
+
+- in process (default): this script simulates every (policy, level, seed) itself and
+  measures each decision's process CPU time (Fig. 4 right, Fig. 5);
+- ``--from-campaign DIR``: the runs of ``batpolicy campaign
+  bench/campaigns/deadline_fig4.toml`` (the product's runner, each run on its seed's
+  machines): late jobs and tardiness only (a campaign keeps wall-clock figures apart).
+
 Usage::
 
     python bench/deadline_fig4.py                       # 7 levels x 20 seeds x 5 policies
     python bench/deadline_fig4.py --seeds 3 --levels 1 4 7 --workers 2
+    python bench/deadline_fig4.py --from-campaign bench/campaigns/results/deadline_fig4
 
-Results: ``bench/results/deadline_fig4.txt`` (commit and command on top) and, if
-matplotlib is installed, ``bench/results/deadline_fig4.png``.
+Results: ``bench/results/<name>.txt`` (commit and command on top) and, if matplotlib is
+installed, ``bench/results/<name>.png`` (default name ``deadline_fig4``).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import statistics
 import sys
 import time
@@ -100,8 +110,8 @@ def _bucket(size: int) -> int:
     return max(b for b in BUCKETS if b <= size)
 
 
-def report(runs: list[dict[str, Any]], policies: list[str], levels: list[int]) -> list[str]:
-    """The Fig. 4 table, the per-job times and the Fig. 5 table."""
+def report_late(runs: list[dict[str, Any]], policies: list[str], levels: list[int]) -> list[str]:
+    """The Fig. 4 (left) table: late jobs per policy and level; mean tardiness beside."""
     by = defaultdict(list)
     for r in runs:
         by[(r["policy"], r["level"])].append(r)
@@ -119,7 +129,40 @@ def report(runs: list[dict[str, Any]], policies: list[str], levels: list[int]) -
     if spanning:
         lines.append(f"(no one_group parameter on this branch, jobs may span machines: "
                      f"{', '.join(spanning)})")
-    lines += ["", "Fig. 4 (right): scheduling time per job, ms of process CPU time (the "
+    lines += ["", "Total tardiness T (hours), mean over seeds", ""]
+    lines.append("level " + "".join(f"{p:>12}" for p in policies))
+    for level in levels:
+        lines.append(f"{level:5d} " + "".join(
+            f"{statistics.mean(r['tardiness'] for r in by[(p, level)]) / 3600:12.1f}"
+            if by[(p, level)] else f"{'-':>12}" for p in policies))
+    lines += ["", "Ordering of the mean late jobs per level (fewest first):", ""]
+    for level in levels:
+        means = {p: statistics.mean(r["late"] for r in by[(p, level)])
+                 for p in policies if by[(p, level)]}
+        ranked = sorted(means.items(), key=lambda kv: kv[1])
+        text = f"{ranked[0][0]} {ranked[0][1]:.1f}"
+        for (_, before), (p, v) in zip(ranked, ranked[1:], strict=False):
+            text += f" {'=' if v == before else '<'} {p} {v:.1f}"
+        lines.append(f"{level:5d}  {text}")
+    if "tabu" in policies and "mt-edf" in policies:
+        lines += ["", "tabu vs its MT-EDF start, per (level, seed): fewer / as many / more "
+                  "late jobs", ""]
+        for level in levels:
+            ts = {r["seed"]: r["late"] for r in by[("tabu", level)]}
+            ms = {r["seed"]: r["late"] for r in by[("mt-edf", level)]}
+            both = sorted(set(ts) & set(ms))
+            lines.append(f"{level:5d}  {sum(ts[k] < ms[k] for k in both):3d} / "
+                         f"{sum(ts[k] == ms[k] for k in both):3d} / "
+                         f"{sum(ts[k] > ms[k] for k in both):3d}")
+    return lines
+
+
+def report_times(runs: list[dict[str, Any]], policies: list[str], levels: list[int]) -> list[str]:
+    """Fig. 4 (right): the per-job times; Fig. 5: decision time by waiting jobs."""
+    by = defaultdict(list)
+    for r in runs:
+        by[(r["policy"], r["level"])].append(r)
+    lines = ["", "Fig. 4 (right): scheduling time per job, ms of process CPU time (the "
               "machine is shared): mean = all decisions of a run / jobs, averaged over runs "
               "(wall-time mean beside); median and p99 of (decision with arrivals / "
               "arrivals)", ""]
@@ -155,8 +198,13 @@ def report(runs: list[dict[str, Any]], policies: list[str], levels: list[int]) -
     return lines
 
 
-def plot(runs: list[dict[str, Any]], policies: list[str], levels: list[int]) -> Path | None:
-    """Fig. 4 as a PNG (late jobs per level with the seeds' spread); None without matplotlib."""
+def plot(runs: list[dict[str, Any]], policies: list[str], levels: list[int],
+         name: str) -> Path | None:
+    """Fig. 4 as a PNG: late jobs per level with the seeds' spread, CPU time per job.
+
+    Campaign runs have no CPU times: their right panel is the total tardiness. ``None``
+    without matplotlib.
+    """
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -171,22 +219,43 @@ def plot(runs: list[dict[str, Any]], policies: list[str], levels: list[int]) -> 
             means.append(statistics.mean(lates))
             lows.append(min(lates))
             highs.append(max(lates))
-            times.append(1000 * statistics.mean(r["time_per_job"] for r in runs
-                                                if r["policy"] == p and r["level"] == level))
+            times.append(statistics.mean(
+                1000 * r["time_per_job"] if "time_per_job" in r else r["tardiness"] / 3600
+                for r in runs if r["policy"] == p and r["level"] == level))
         left.plot(levels, means, marker="o", label=p)
         left.fill_between(levels, lows, highs, alpha=0.15)
         right.plot(levels, times, marker="o", label=p)
     left.set(xlabel="load level (1 = busiest)", ylabel="late jobs (U)", title="Fig. 4 left")
-    right.set(xlabel="load level", ylabel="CPU ms per job", title="Fig. 4 right", yscale="log")
+    if all("time_per_job" in r for r in runs):
+        right.set(xlabel="load level", ylabel="CPU ms per job", title="Fig. 4 right",
+                  yscale="log")
+    else:
+        right.set(xlabel="load level", ylabel="total tardiness (h)", title="tardiness T",
+                  yscale="log")
     left.legend()
-    path = RESULTS / "deadline_fig4.png"
+    path = RESULTS / f"{name}.png"
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     return path
 
 
+def campaign_runs(folder: Path) -> list[dict[str, Any]]:
+    """The runs of a finished (or partial) deadline_fig4 campaign, as :func:`run_one`'s.
+
+    Late jobs and tardiness from ``results.csv`` (the metrics' ``nb_late_jobs`` and
+    ``total_tardiness``); ``bound_hits`` is tabu's ``nb_time_bound_hits``.
+    """
+    with (folder / "results.csv").open() as f:
+        rows = [r for r in csv.DictReader(f) if r["status"] == "ok"]
+    return [{"policy": r["policy"], "level": int(r["preset.level"]), "seed": int(r["seed"]),
+             "late": int(r["nb_late_jobs"]), "tardiness": float(r["total_tardiness"]),
+             "one_group": r.get("param.one_group") == "True" or r["policy"] in ("mt-edf", "tabu"),
+             "bound_hits": int(float(r.get("stat.nb_time_bound_hits") or 0))}
+            for r in rows]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the grid of simulations and write the tables."""
+    """Run the grid of simulations (or read a campaign's) and write the tables."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--levels", type=int, nargs="+", default=list(range(1, 8)))
@@ -195,18 +264,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--time-bound-ms", type=float, default=0.0)
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--name", default="deadline_fig4")
+    parser.add_argument("--from-campaign", type=Path, metavar="DIR",
+                        help="tabulate a deadline_fig4 campaign's results instead of running")
     args = parser.parse_args(argv)
-    tasks = [(p, level, seed, args.rounds, args.time_bound_ms) for level in args.levels
-             for seed in range(1, args.seeds + 1) for p in args.policies]
-    runs = list(pool_map(run_one, tasks, args.workers, label="simulations"))
     command = "python bench/deadline_fig4.py " + " ".join(argv if argv is not None
                                                           else sys.argv[1:])
-    lines = [f"# {command}", f"# {args.seeds} seeds x levels {args.levels}; tabu rounds="
-             f"{args.rounds} time_bound_ms={args.time_bound_ms}",
-             *report(runs, args.policies, args.levels)]
+    if args.from_campaign is not None:
+        runs = [r for r in campaign_runs(args.from_campaign)
+                if r["policy"] in args.policies and r["level"] in args.levels]
+        seeds = sorted({r["seed"] for r in runs})
+        hits = [r["bound_hits"] for r in runs if r["policy"] == "tabu"]
+        lines = [f"# batpolicy campaign bench/campaigns/deadline_fig4.toml; {command}",
+                 f"# {len(runs)} runs, seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}) x levels "
+                 f"{args.levels}; tabu as in the campaign file; time bound hit in "
+                 f"{sum(h > 0 for h in hits)} of {len(hits)} tabu runs "
+                 f"({sum(hits)} searches)", *report_late(runs, args.policies, args.levels)]
+    else:
+        tasks = [(p, level, seed, args.rounds, args.time_bound_ms) for level in args.levels
+                 for seed in range(1, args.seeds + 1) for p in args.policies]
+        runs = list(pool_map(run_one, tasks, args.workers, label="simulations"))
+        lines = [f"# {command}", f"# {args.seeds} seeds x levels {args.levels}; tabu rounds="
+                 f"{args.rounds} time_bound_ms={args.time_bound_ms}",
+                 *report_late(runs, args.policies, args.levels),
+                 *report_times(runs, args.policies, args.levels)]
     path = write_results(args.name, lines)
     print("\n".join(lines))
-    png = plot(runs, args.policies, args.levels)
+    png = plot(runs, args.policies, args.levels, args.name)
     print(f"written: {path}" + (f", {png}" if png else ""))
     return 0
 

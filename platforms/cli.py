@@ -10,6 +10,7 @@ import argparse
 import logging
 from typing import Any
 
+from batpolicy.errors import ConfigError
 from batpolicy.platforms import generators as gen
 
 __all__ = ["add_command"]
@@ -55,9 +56,24 @@ def _racks(args: argparse.Namespace) -> int:
 
 
 def _machines(args: argparse.Namespace) -> int:
-    groups = gen.machines(gen.read_machines_csv(args.spec), link_bandwidth=args.link_bandwidth,
+    if (args.spec is None) == (args.preset is None):
+        raise ConfigError("platform machines: give --spec CSV or --preset NAME (one of them)")
+    if args.spec is not None:
+        groups = gen.machines(gen.read_machines_csv(args.spec),
+                              link_bandwidth=args.link_bandwidth,
+                              link_latency=args.link_latency)
+        return _write(args, groups, f"{len(groups)} multi-CPU machines")
+    from batpolicy.scheduler.io.presets import parse_overrides, preset
+
+    spec = preset(args.preset, **parse_overrides(args.preset, args.param))
+    make = getattr(spec, "platform", None)
+    if make is None:
+        raise ConfigError(f"preset {args.preset!r} is drawn for no particular platform; "
+                          f"use --spec")
+    groups = gen.machines(make(args.seed), link_bandwidth=args.link_bandwidth,
                           link_latency=args.link_latency)
-    return _write(args, groups, f"{len(groups)} multi-CPU machines")
+    return _write(args, groups, f"{len(groups)} machines of preset {args.preset} "
+                                f"seed {args.seed}")
 
 
 def add_command(sub: Any) -> None:
@@ -88,8 +104,17 @@ def add_command(sub: Any) -> None:
 
     machines = kinds.add_parser("machines", help="machines of different CPU counts and speeds "
                                 "(Klusáček et al. 2007, §2)")
-    machines.add_argument("--spec", required=True, metavar="CSV",
+    machines.add_argument("--spec", metavar="CSV",
                           help="CSV with columns cpus,speed and optional name,gpu; one row "
                                "per machine (e.g. '4,2Gf')")
+    machines.add_argument("--preset", metavar="NAME",
+                          help="instead of --spec: the machines a workload preset draws for "
+                               "its seed (tabu-4), so that `workload synth --preset NAME "
+                               "--seed S` has its platform")
+    machines.add_argument("--seed", type=int, default=0, metavar="S",
+                          help="with --preset: the seed (default 0, as workload synth)")
+    machines.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                          help="with --preset: a preset parameter, repeatable "
+                               "(e.g. nb_machines=20)")
     _common(machines, "10Gbps")
     machines.set_defaults(run=_machines)

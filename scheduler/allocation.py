@@ -22,12 +22,15 @@ one group or not at all (whether a job may span groups is the policy's parameter
 an accident of the platform). Machines that belong to no group form one implicit group.
 Groups are assumed disjoint (one group per machine, INTERFACES.md §A).
 
-Runtime complexity: ``lowest`` O(i) in the intervals visited; the group-aware ones
-O(G·k) per call for G groups (one intersection each) plus a sort of the G groups.
+Runtime complexity: ``lowest`` O(i) in the intervals visited (with ``one_group`` and
+groups of one interval each, O(i log G) over the free intervals); the group-aware ones
+O(G·(log i + k)) per call for G groups (one intersection each) plus a sort of the G
+groups.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
@@ -92,7 +95,7 @@ class Groups:
     machines; ``gpu_groups`` the names of groups made only of GPU machines.
     """
 
-    __slots__ = ("sets", "by_name", "gpu", "gpu_groups")
+    __slots__ = ("sets", "by_name", "gpu", "gpu_groups", "bounds", "starts")
 
     def __init__(self, platform: Platform) -> None:
         sets = [(name, ProcSet(group.machines))
@@ -109,6 +112,12 @@ class Groups:
         self.gpu_groups = frozenset(name for name, machines in sets
                                     if machines and size(intersection(machines, self.gpu))
                                     == size(machines))
+        #: (first, last) id of each group when every group is one interval (machines,
+        #: racks, clusters as generated), for :func:`first_fit_walk`; else None
+        self.bounds: list[tuple[int, int]] | None = (
+            [tuple(m._itvs[0]) for _, m in sets]  # noqa: SLF001 (procset 1.x)
+            if sets and all(len(m._itvs) == 1 for _, m in sets) else None)  # noqa: SLF001
+        self.starts = [b[0] for b in self.bounds] if self.bounds is not None else []
 
 
 class _GroupAware:
@@ -171,9 +180,51 @@ def first_fit_group(free: ProcSet, need: int, sets: Iterable[tuple[str, ProcSet]
     '4-6'
     """
     for _, machines in sets:
+        if size(machines) < need:  # too small whatever is free (O(1) for one interval)
+            continue
         mine = intersection(free, machines)
         if size(mine) >= need:
             return take_lowest(mine, need)
+    return None
+
+
+def first_fit_walk(free: ProcSet, need: int, bounds: list[tuple[int, int]],
+                   starts: list[int]) -> ProcSet | None:
+    """:func:`first_fit_group` for groups that are single intervals, by walking ``free``.
+
+    Counts the free machines of each group met while walking the free intervals in id
+    order; the first group to reach ``need`` is the first in id order that holds that
+    many (an earlier one would have been complete before). Runtime complexity:
+    O(i log G) for i free intervals, independent of the G groups that have nothing
+    free, which is what a busy platform of many small machines has.
+
+    >>> bounds = [(0, 3), (4, 9)]
+    >>> str(first_fit_walk(ProcSet(1, 2, (4, 9)), 3, bounds, [0, 4]))
+    '4-6'
+    >>> first_fit_walk(ProcSet(1, 2, 5), 3, bounds, [0, 4]) is None
+    True
+    """
+    last_group, count = -1, 0
+    for inf, sup in free._itvs:  # noqa: SLF001 (procset 1.x)
+        lo = inf
+        while lo <= sup:
+            g = bisect_right(starts, lo) - 1
+            if g < 0:  # before the first group
+                lo = starts[0]
+                continue
+            first, last = bounds[g]
+            if lo > last:  # between groups (machines of no group are not in ``bounds``)
+                if g + 1 == len(starts):
+                    return None
+                lo = starts[g + 1]
+                continue
+            hi = sup if sup < last else last
+            if g != last_group:
+                last_group, count = g, 0
+            count += hi - lo + 1
+            if count >= need:
+                return take_lowest(intersection(free, make([ProcInt(first, last)])), need)
+            lo = hi + 1
     return None
 
 
@@ -276,7 +327,10 @@ class LowestIds(_GroupAware):
         if need <= 0 or size(free) < need:
             return None
         if self.one_group:
-            return first_fit_group(free, need, self.groups(platform).sets)
+            groups = self.groups(platform)
+            if groups.bounds is not None:
+                return first_fit_walk(free, need, groups.bounds, groups.starts)
+            return first_fit_group(free, need, groups.sets)
         return take_lowest(free, need)
 
 

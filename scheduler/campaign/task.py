@@ -52,6 +52,8 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     """
     from batpolicy.policies.registry import make_policy
     from batpolicy.scheduler.dispatch import Dispatcher
+    from batpolicy.scheduler.jobfields import fields_used
+    from batpolicy.scheduler.placement import platform_groups
     from batpolicy.scheduler.sim.engine import Simulator
     from batpolicy.scheduler.sim.options import SimOptions
     from batpolicy.scheduler.sim.run import InputSpec, OutputPaths, load_inputs, run_simulation
@@ -71,13 +73,17 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
             profile_reuse=bool(flags.get("enable_profile_reuse")),
             forward_profiles=bool(flags.get("forward_profiles")),
             mmax=flags.get("mmax"), default_job_model=spec.job_model)
-        inputs = spec.workloads
+        inputs, platform_path = spec.workloads, spec.platform
         if spec.preset is not None:  # generated here: the run's inputs stay in its folder
-            inputs = (str(_synthesize(spec, folder)),)
+            workload_path, drawn_for = _synthesize(spec, folder)
+            inputs = (str(workload_path),)
+            if platform_path is None and spec.nb_res is None and drawn_for is not None:
+                platform_path = str(drawn_for)
+                row["platform"] = f"preset:{spec.preset}"
         transform = transform_spec(spec)
         transform.check()
         workloads, platform, events = load_inputs(InputSpec(
-            workloads=inputs, platform=spec.platform, nb_res=spec.nb_res,
+            workloads=inputs, platform=platform_path, nb_res=spec.nb_res,
             events=spec.events, lenient=spec.lenient, max_jobs=spec.max_jobs,
             start=spec.start, end=spec.end, transform=transform, size=spec.size,
             extra_machines=spec.extra_machines), read=read_cached)
@@ -88,14 +94,18 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
             dispatcher.handle, OutputPaths.in_dir(folder),
             nb_jobs=sum(len(w.jobs) for w in workloads), tau=spec.tau, progress=False,
             describe={"policy": spec.policy, "params": dict(policy.params)},
-            policy_stats=policy.stats, nb_decisions=lambda: dispatcher.nb_decisions)
+            policy_stats=policy.stats, nb_decisions=lambda: dispatcher.nb_decisions,
+            # as `simulate`: the workload's job fields (deadline, ...) after Batsim's
+            # columns, utilisation per machine group
+            extra_columns=fields_used(job.raw for w in workloads for job in w.jobs),
+            groups={name: g.machines for name, g in platform_groups(platform).items()})
         row["status"] = "ok"
         row.update(_flat_metrics(report.metrics, timings))
     except (BatpolicyError, OSError) as exc:
         row["status"] = "error"
         row["error"] = f"{type(exc).__name__}: {exc}"
         log.debug("run %s failed: %s", spec.run_id, exc)
-    row = {**_flat_spec(spec), **row}
+    row = {**_flat_spec(spec), **row}  # a generated platform keeps its "preset:" name
     _write_atomic(folder / "timings.json", timings)
     _write_atomic(folder / ROW_FILE, row)
     return row
@@ -129,15 +139,23 @@ def _read_cached(path: str, name: str, _size: int, _mtime: int, lenient: bool,
         size=size, transform=transform))
 
 
-def _synthesize(spec: RunSpec, folder: Path) -> Path:
-    """Write the run's synthetic workload (preset, its parameters, the run's seed)."""
+def _synthesize(spec: RunSpec, folder: Path) -> tuple[Path, Path | None]:
+    """Write the run's synthetic workload (preset, its parameters, the run's seed).
+
+    A preset drawn for particular machines (``tabu-4``) also writes them, as
+    ``platform.xml``; the second path is ``None`` for the others.
+    """
+    from batpolicy.platforms.generators import machines, write_platform
     from batpolicy.scheduler.io.presets import build_workload, preset
     from batpolicy.scheduler.io.writer import write_batsim_workload
 
+    built = preset(spec.preset, **dict(spec.preset_params))
     path = folder / "workload.json"
-    write_batsim_workload(build_workload(preset(spec.preset, **dict(spec.preset_params)),
-                                   spec.seed or 0), path)
-    return path
+    write_batsim_workload(build_workload(built, spec.seed or 0), path)
+    make = getattr(built, "platform", None)
+    if make is None:
+        return path, None
+    return path, write_platform(machines(make(spec.seed or 0)), folder / "platform.xml")
 
 
 def _with_seed(spec: RunSpec, params: dict[str, Any]) -> dict[str, Any]:

@@ -24,9 +24,11 @@ refs. [5, 19]) is not public, so the distributions below are our choices, writte
   MT-EDF had no late job at any load and Tabu search nothing to do;
 - walltimes: ``walltime_factor ·`` the run time on the slowest speed (never killed).
 
-**Integration note**: the workloads issue's preset registry (interface D) should list
-this as ``tabu-4`` and the platform issue write :func:`grid_platform` as XML; until then
-it is used in memory by ``bench/deadline_fig4.py`` and the tests.
+Registered as preset ``tabu-4`` (:mod:`~batpolicy.scheduler.io.presets`); the machines
+of a seed as a Batsim platform file are :func:`grid_machines` (``batpolicy platform machines
+--preset tabu-4 --seed S``, and a campaign run of the preset without a platform writes
+them in its folder). Groups are named ``m000``, ``m001``, ... there, hosts numbered as in
+:func:`grid_platform`.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Machine, Platform
 from batpolicy.scheduler.io.model import JobSpec, Workload
 
-__all__ = ["TABU4", "GridSpec", "grid_platform", "grid_workload"]
+__all__ = ["TABU4", "GridSpec", "grid_machines", "grid_platform", "grid_workload"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,22 @@ def grid_platform(spec: GridSpec, seed: int) -> Platform:
             hosts.append(Machine(len(hosts), f"m{g}c{c}", speed=speed,
                                  properties={"group": f"m{g}", "speed": repr(speed)}))
     return Platform(hosts)
+
+
+def grid_machines(spec: GridSpec, seed: int) -> list[tuple[str | None, int, str, bool]]:
+    """The machines of :func:`grid_platform` as ``(name, cpus, speed, gpu)`` rows, in order.
+
+    The rows of :func:`batpolicy.platforms.generators.machines` (a platform file whose
+    hosts Batsim numbers as :func:`grid_platform` does). Runtime complexity: O(hosts).
+
+    >>> grid_machines(GridSpec(nb_machines=2), 1)
+    [(None, 2, '1.5Gf', False), (None, 2, '2Gf', False)]
+    """
+    machines: dict[str, list[Machine]] = {}
+    for host in grid_platform(spec, seed).machines:
+        machines.setdefault(host.properties["group"], []).append(host)
+    return [(None, len(hosts), f"{hosts[0].speed / 1e9:.12g}Gf", False)
+            for hosts in machines.values()]
 
 
 def _capacity(platform: Platform, reference_speed: float) -> float:

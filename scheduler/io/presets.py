@@ -32,10 +32,15 @@ class GeneratedSpec:
     """A preset whose workload a paper-specific generator makes (``make(seed)``).
 
     For settings the generic :class:`SynthSpec` does not express (the co-allocation
-    paper's per-cluster streams, the deadline paper's machine grid).
+    paper's per-cluster streams, the deadline paper's machine grid). ``platform(seed)``,
+    when given, is the platform the workload was drawn for, as ``(name, cpus, speed,
+    gpu)`` rows of :func:`batpolicy.platforms.generators.machines`: the deadline grid
+    sizes its jobs and arrival rate for the seed's machines, so another platform changes
+    the load.
     """
 
     make: Callable[[int], Workload]
+    platform: Callable[[int], list[tuple[str | None, int, str, bool]]] | None = None
 
     def check(self) -> None:
         """Nothing to check: the generator checked its parameters when built."""
@@ -282,7 +287,8 @@ def tabu_4(level: int = 1, nb_jobs: int = 1500, nb_machines: int = 150) -> Gener
 
     The machines (CPU counts, speeds) are drawn from the same seed
     (:func:`~batpolicy.scheduler.io.deadline_grid.grid_platform`); the workload is sized
-    for them.
+    for them: write them with ``batpolicy platform machines --preset tabu-4 --seed S``
+    (a campaign run of this preset without a platform gets them in its folder).
     """
     from dataclasses import replace
 
@@ -291,4 +297,5 @@ def tabu_4(level: int = 1, nb_jobs: int = 1500, nb_machines: int = 150) -> Gener
     spec = replace(dg.TABU4, nb_jobs=nb_jobs, nb_machines=nb_machines)
     if not 1 <= level <= len(spec.loads):
         raise ConfigError(f"tabu-4: level must be in 1..{len(spec.loads)}, got {level}")
-    return GeneratedSpec(lambda seed: dg.grid_workload(spec, seed, level))
+    return GeneratedSpec(lambda seed: dg.grid_workload(spec, seed, level),
+                         platform=lambda seed: dg.grid_machines(spec, seed))

@@ -137,3 +137,53 @@ def test_committed_campaigns_keep_their_run_ids() -> None:
         committed = {row["run_id"] for row in csv.DictReader(f)}
     runs = load_campaign(bench / "redirection_demo.toml").runs
     assert len(runs) == 21 and {r.run_id for r in runs} == committed
+
+
+def test_a_tabu_4_run_without_platform_gets_the_machines_its_workload_was_drawn_for(
+        tmp_path: Path) -> None:
+    """tabu-4 sizes jobs and arrivals for its seed's machines: the run writes them too.
+
+    The run equals ``platform machines --preset tabu-4`` + ``workload synth`` +
+    ``simulate`` by hand, and every job stays inside one machine (one_group).
+    """
+    import csv
+    import json
+
+    from procset import ProcSet
+
+    from batpolicy.platforms.xml import read_platform
+    from batpolicy.scheduler.campaign.executors import LocalPool
+    from batpolicy.scheduler.campaign.runner import run_campaign
+    from batpolicy.scheduler.cli import main
+
+    path = tmp_path / "c.toml"
+    path.write_text('[[run]]\npolicy = "easy"\nparams = { one_group = true }\n'
+                    'preset = "tabu-4"\njob_model = "speed"\nseed = 4\n'
+                    'preset_params = { nb_jobs = 40, nb_machines = 8, level = 2 }\n')
+    campaign = load_campaign(path)
+    assert run_campaign(campaign, LocalPool(1), progress=False).failed == 0
+    folder = campaign.output / "runs" / campaign.runs[0].run_id
+    with (campaign.output / "results.csv").open() as f:
+        (row,) = list(csv.DictReader(f))
+    assert row["platform"] == "preset:tabu-4" and row["status"] == "ok"
+    groups = read_platform(folder / "platform.xml").groups.values()
+    machines = [ProcSet(*g.machines) for g in groups]
+    assert len(machines) == 8
+    with (folder / "jobs.csv").open() as f:
+        jobs = list(csv.DictReader(f))
+    assert len(jobs) == 40
+    for job in jobs:
+        alloc = ProcSet.from_str(job["allocated_resources"])
+        assert any(alloc.issubset(m) for m in machines), job
+    params = ["--param", "nb_jobs=40", "--param", "nb_machines=8"]
+    assert main(["platform", "machines", "--preset", "tabu-4", "--seed", "4", *params,
+                 "-o", str(tmp_path / "g.xml")]) == 0
+    assert (tmp_path / "g.xml").read_bytes() == (folder / "platform.xml").read_bytes()
+    assert main(["workload", "synth", "--preset", "tabu-4", "--seed", "4", *params,
+                 "--param", "level=2", "-o", str(tmp_path / "w.json")]) == 0
+    assert main(["simulate", "--policy", "easy", "--param", "one_group=true", "--job-model",
+                 "speed", "-p", str(tmp_path / "g.xml"), "-w", str(tmp_path / "w.json"),
+                 "-o", str(tmp_path / "out"), "-q", "--no-progress"]) == 0
+    by_hand = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert int(row["nb_late_jobs"]) == by_hand["nb_late_jobs"]
+    assert (tmp_path / "out" / "jobs.csv").read_text() == (folder / "jobs.csv").read_text()

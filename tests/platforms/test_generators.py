@@ -82,6 +82,22 @@ def test_machines_of_different_cpu_counts_and_speeds(tmp_path: Path) -> None:
     assert list(platform.groups) == [f"m{i:02d}" for i in range(11)]
 
 
+def test_machines_of_a_preset_are_those_its_workload_was_drawn_for(tmp_path: Path) -> None:
+    """``--preset tabu-4 --seed S``: the hosts, speeds and machines of ``grid_platform``."""
+    from dataclasses import replace
+
+    from batpolicy.scheduler.io.deadline_grid import TABU4, grid_platform
+
+    drawn = grid_platform(replace(TABU4, nb_machines=12), 5)
+    platform = read_platform(_cli(tmp_path, "machines", "--preset", "tabu-4", "--seed", "5",
+                                  "--param", "nb_machines=12"))
+    assert [m.speed for m in platform.machines] == [m.speed for m in drawn.machines]
+    by_group = {}
+    for m in drawn.machines:
+        by_group.setdefault(m.properties["group"], []).append(m.id)
+    assert [list(g.machines) for g in platform.groups.values()] == list(by_group.values())
+
+
 @pytest.mark.parametrize("groups", [
     gen.multicluster(3, 4, link_bandwidth="250Mbps", link_latency="2us"),
     gen.racks(5, 2, gpu_racks=2, speed="3.5Gf"),
@@ -107,6 +123,10 @@ def test_view_from_the_simulators_begins_equals_the_files(tmp_path: Path,
     (["racks", "--racks", "2", "--nodes", "3", "--gpu-racks", "3"], "--gpu-racks must be"),
     (["racks", "--racks", "2", "--nodes", "3", "--speed", "fast"], "--speed: not a SimGrid"),
     (["racks", "--racks", "2", "--nodes", "3", "--link-latency", "soon"], "--link-latency"),
+    (["machines"], "give --spec CSV or --preset NAME"),
+    (["machines", "--preset", "uniform"], "drawn for no particular platform"),
+    (["machines", "--preset", "tabu-4", "--param", "cpus=3"], "no such parameter"),
+    (["machines", "--preset", "nope"], "unknown preset 'nope'"),
 ])
 def test_bad_options_name_the_option(tmp_path: Path, args: list[str], needle: str,
                                      capsys: pytest.CaptureFixture[str]) -> None:

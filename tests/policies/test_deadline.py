@@ -362,3 +362,47 @@ def test_simulate_tabu_from_the_command_line(tmp_path: Path) -> None:
 def test_bad_parameters_are_one_clear_error(policy: str, params: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         make_policy(policy, params)
+
+
+@pytest.mark.parametrize("policy,params,late,tardiness", [
+    # b (dl 3.5) on m0 0-4 (T 0.5); a on the fast m1 0-5; c after b on m0 4-6
+    ("mt-edf", {}, 1, 0.5),
+    # moving b to m1 (b 0-2, a 2-7: a late by 1) is worse on T: rejected, same schedule
+    ("tabu", {}, 1, 0.5),
+    # EDF order b, a, c: b on the fastest m1 0-2, a on m0 0-10 (T 4), c on m1 2-3
+    ("edf", {"one_group": "true"}, 1, 4.0),
+])
+def test_simulate_metrics_count_late_jobs_and_tardiness_of_deadline_policies(
+        tmp_path: Path, policy: str, params: dict, late: int, tardiness: float) -> None:
+    """metrics.json's ``nb_late_jobs`` / ``total_tardiness`` (U, T of §3) on a hand-made case.
+
+    Machines m0 (1 CPU, 1 GFlop/s) and m1 (1 CPU, 2 GFlop/s); at t=0 a (10 s of work at
+    1 GFlop/s, deadline 6), b (4 s, 3.5) and c (2 s, 20); d (1 s, no deadline) at 100.
+    """
+    from batpolicy.scheduler.cli import main
+
+    clusters = "\n".join(CLUSTER.format(name=f"m{i}", last=0, speed=speed)
+                         for i, speed in enumerate([1e9, 2e9]))
+    (tmp_path / "grid.xml").write_text(GRID_XML.format(clusters=clusters))
+    jobs = [{"id": name, "subtime": at, "res": 1, "walltime": 100, "profile": f"d{work}",
+             **({"deadline": dl} if dl is not None else {})}
+            for name, at, work, dl in [("a", 0, 10, 6.0), ("b", 0, 4, 3.5), ("c", 0, 2, 20.0),
+                                       ("d", 100, 1, None)]]
+    profiles = {f"d{w}": {"type": "delay", "delay": w} for w in (10, 4, 2, 1)}
+    (tmp_path / "w.json").write_text(json.dumps({"nb_res": 2, "jobs": jobs,
+                                                 "profiles": profiles}))
+    out = tmp_path / "out"
+    argv = ["simulate", "--policy", policy, "--job-model", "speed", "-p",
+            str(tmp_path / "grid.xml"), "-w", str(tmp_path / "w.json"), "-o", str(out),
+            "--no-progress", "-q"]
+    assert main(argv + [f"--param={k}={v}" for k, v in params.items()]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["nb_jobs_with_deadline"] == 3
+    assert (metrics["nb_late_jobs"], metrics["total_tardiness"]) == (late, tardiness)
+    assert metrics["max_tardiness"] == tardiness
+    assert metrics["mean_tardiness"] == pytest.approx(tardiness / 3)
+    if policy != "edf":  # the policy's own U_C, T_C (§3) agree
+        stats = metrics["policy_stats"]
+        assert (stats["completed_late"], stats["completed_tardiness"]) == (late, tardiness)
+    if policy == "tabu":  # the one move tried (b to m1) was rejected
+        assert (stats["nb_moves_tried"], stats["nb_moves_accepted"]) == (1, 0)

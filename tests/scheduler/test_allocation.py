@@ -164,3 +164,25 @@ def test_every_allocator_gives_a_subset_of_free_of_the_right_size_or_none(
         assert any(found.issubset(ProcSet(*ids)) for ids in groups.values()), str(found)
     if name == "fewest-groups" and fits_one:
         assert any(found.issubset(ProcSet(*ids)) for ids in groups.values())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 8)), min_size=1, max_size=12),
+       st.sets(st.integers(0, 80)), st.integers(1, 9))
+def test_first_fit_walk_is_first_fit_group(layout: list[tuple[int, int]], free_ids: set[int],
+                                           need: int) -> None:
+    """The walk over free intervals picks what the scan over every group picks.
+
+    Groups are single intervals with gaps of ungrouped machines between them (``layout``
+    = (gap before, size) per group), as ``lowest`` with ``one_group`` sees machines.
+    """
+    from batpolicy.scheduler.allocation import first_fit_group, first_fit_walk
+
+    bounds, at = [], 0
+    for gap, width in layout:
+        bounds.append((at + gap, at + gap + width - 1))
+        at += gap + width
+    free = ProcSet(*free_ids)
+    sets = [(str(i), ProcSet(b)) for i, b in enumerate(bounds)]
+    walked = first_fit_walk(free, need, bounds, [b[0] for b in bounds])
+    assert walked == first_fit_group(free, need, sets)
