@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.platforms import generators as gen
+
+if TYPE_CHECKING:  # imported where used: building the parser (every command) loads none
+    from batpolicy.platforms import generators as gen
 
 __all__ = ["add_command"]
 
@@ -35,6 +37,8 @@ def _speed(parser: argparse.ArgumentParser) -> None:
 
 
 def _write(args: argparse.Namespace, groups: list[gen.GroupSpec], what: str) -> int:
+    from batpolicy.platforms import generators as gen
+
     path = gen.write_platform(groups, args.output)
     nodes = sum(g.nodes for g in groups)
     log.info("wrote %s: %s, %d compute hosts", path, what, nodes)
@@ -42,12 +46,16 @@ def _write(args: argparse.Namespace, groups: list[gen.GroupSpec], what: str) -> 
 
 
 def _multicluster(args: argparse.Namespace) -> int:
+    from batpolicy.platforms import generators as gen
+
     groups = gen.multicluster(args.clusters, args.nodes, link_bandwidth=args.link_bandwidth,
                               link_latency=args.link_latency, speed=args.speed)
     return _write(args, groups, f"{args.clusters} clusters of {args.nodes} nodes")
 
 
 def _racks(args: argparse.Namespace) -> int:
+    from batpolicy.platforms import generators as gen
+
     groups = gen.racks(args.racks, args.nodes, gpu_racks=args.gpu_racks,
                        link_bandwidth=args.link_bandwidth, link_latency=args.link_latency,
                        speed=args.speed)
@@ -56,6 +64,8 @@ def _racks(args: argparse.Namespace) -> int:
 
 
 def _machines(args: argparse.Namespace) -> int:
+    from batpolicy.platforms import generators as gen
+
     if (args.spec is None) == (args.preset is None):
         raise ConfigError("platform machines: give --spec CSV or --preset NAME (one of them)")
     if args.spec is not None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Iterator, Mapping
-from importlib import metadata
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +72,8 @@ def available_policies() -> Mapping[str, type[Policy]]:
     a :class:`Policy` subclass is skipped with a warning naming it (never a traceback).
     Runtime complexity: one scan of the installed distributions' metadata.
     """
+    from importlib import metadata  # ~20 ms: only the commands that list policies
+
     from batpolicy.policies.base import Policy
 
     found = dict(POLICIES)

@@ -18,6 +18,7 @@ from batpolicy.protocol.codec import decode_request, encode_reply, reply_to_obj,
 from batpolicy.protocol.transcript import TranscriptWriter
 from batpolicy.protocol.transport import ReplySocket
 from batpolicy.scheduler.dispatch import Dispatcher
+from batpolicy.scheduler.steady_gc import steady_gc
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ def serve(dispatcher: Dispatcher, options: ServeOptions) -> int:
     recorder = TranscriptWriter(options.record) if options.record else None
     exchanged = 0
     try:
-        with ReplySocket(options.endpoint, timeout_s=options.timeout_s) as sock:
+        with ReplySocket(options.endpoint, timeout_s=options.timeout_s) as sock, steady_gc():
             log.info("policy '%s' listening on %s", dispatcher.policy.name, options.endpoint)
             while True:
                 raw = sock.recv()

@@ -31,9 +31,13 @@ except SystemExit:
 print(sorted(m for m in sys.modules if m in {HEAVY}), file=sys.stderr)
 """
 #: What the quick commands must not import (start-up under 0.15 s; issue 14): numpy and
-#: the policies behind it, the simulator, ZeroMQ, the codec.
+#: the policies behind it, the simulator, ZeroMQ, the codec, the protocol's types, the
+#: workload readers and generators, the platform model, the plug-in scan's metadata.
 _HEAVY = {"numpy", "zmq", "orjson", "batpolicy.policies.easy", "batpolicy.policies.dpsa",
-          "batpolicy.scheduler.sim.engine", "batpolicy.protocol.codec"}
+          "batpolicy.scheduler.sim.engine", "batpolicy.protocol", "batpolicy.protocol.codec",
+          "batpolicy.scheduler.io.model", "batpolicy.scheduler.io.presets",
+          "batpolicy.scheduler.io.swf", "batpolicy.platforms.model",
+          "batpolicy.platforms.generators", "importlib.metadata"}
 
 
 @pytest.mark.parametrize("args", [["--version"], ["serve", "--help"], ["--help"]])
@@ -41,6 +45,14 @@ def test_quick_commands_import_nothing_heavy(args: list[str]) -> None:
     out = subprocess.run([sys.executable, "-c", _PROBE.replace("{HEAVY}", repr(_HEAVY)),
                           *args], capture_output=True, text=True, timeout=60)
     assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
+
+
+def test_transform_size_choices_are_the_readers() -> None:
+    # the parser names them without importing the SWF reader
+    from batpolicy.scheduler.io.cli import _SIZES
+    from batpolicy.scheduler.io.swf import SIZE_FIELDS
+
+    assert _SIZES == SIZE_FIELDS
 
 
 @pytest.mark.parametrize("command", ["serve", "policies"])

@@ -7,17 +7,29 @@ Format trace (:func:`read_swf`). :func:`read_events` reads a Batsim ``--events``
 
 from __future__ import annotations
 
+from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batpolicy.errors import InputError
-from batpolicy.scheduler.io.batsim_json import read_batsim_workload
-from batpolicy.scheduler.io.events import ExternalEvent, read_events
-from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.io.swf import read_swf
 
-__all__ = ["ExternalEvent", "JobSpec", "Workload", "read_batsim_workload", "read_events",
-           "read_swf", "read_workload", "workload_format"]
+if TYPE_CHECKING:
+    from batpolicy.scheduler.io.model import Workload
+
+#: Public name -> submodule that defines it, loaded on first access (PEP 562), so that
+#: building the command line (which imports :mod:`.cli`) loads no reader.
+_LAZY = {"read_batsim_workload": "batsim_json", "ExternalEvent": "events",
+         "read_events": "events", "JobSpec": "model", "Workload": "model", "read_swf": "swf"}
+
+__all__ = sorted([*_LAZY, "read_workload", "workload_format"])
+
+
+def __getattr__(name: str) -> Any:
+    """Load a reader's module on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{module}"), name)
 
 
 def workload_format(path: str | Path) -> str:
@@ -38,5 +50,9 @@ def workload_format(path: str | Path) -> str:
 def read_workload(path: str | Path, **options: Any) -> Workload:
     """Read a workload, choosing the reader by extension; ``options`` go to that reader."""
     if workload_format(path) == "json":
+        from batpolicy.scheduler.io.batsim_json import read_batsim_workload
+
         return read_batsim_workload(path, **options)
+    from batpolicy.scheduler.io.swf import read_swf
+
     return read_swf(path, **options)

@@ -17,19 +17,22 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.scheduler.io import read_batsim_workload, read_swf, workload_format
-from batpolicy.scheduler.io.model import Workload
-from batpolicy.scheduler.io.presets import PRESETS, build_workload, parse_overrides, preset
-from batpolicy.scheduler.io.swf import SIZE_FIELDS
-from batpolicy.scheduler.io.transform import TransformSpec, apply, head, time_window
-from batpolicy.scheduler.io.writer import write_batsim_workload
+
+if TYPE_CHECKING:  # imported where used: building the parser (every command) loads none
+    from batpolicy.scheduler.io.model import Workload
+    from batpolicy.scheduler.io.transform import TransformSpec
 
 __all__ = ["add_commands", "add_transform_options", "transform_spec"]
 
 log = logging.getLogger(__name__)
+
+#: The SWF reader's ``size`` choices (:data:`~batpolicy.scheduler.io.swf.SIZE_FIELDS`,
+#: not imported here so that building the parser loads no reader; tests/test_cli.py
+#: checks they agree).
+_SIZES = ("requested", "allocated")
 
 
 def add_transform_options(g: Any) -> None:
@@ -57,6 +60,8 @@ def add_transform_options(g: Any) -> None:
 
 def transform_spec(args: argparse.Namespace) -> TransformSpec:
     """The :class:`TransformSpec` of parsed transform options, checked (errors name them)."""
+    from batpolicy.scheduler.io.transform import TransformSpec
+
     spec = TransformSpec(load=args.load, weeks=args.weeks, min_util=args.min_util,
                          week_index=args.week_index, sample=args.sample,
                          sample_jobs=args.sample_jobs, seed=args.sample_seed,
@@ -76,16 +81,21 @@ def _status(text: str | None) -> set[int] | None:
 
 def _read(args: argparse.Namespace, spec: TransformSpec) -> Workload:
     """The input workload of ``transform``, read by its format's reader."""
+    from batpolicy.scheduler.io import read_batsim_workload, read_swf, workload_format
+
     if workload_format(args.input) == "swf":
         return read_swf(args.input, args.name, lenient=args.lenient, size=args.size,
                         status_filter=_status(args.status), keep_wait=spec.weeks is not None)
-    if args.status or args.size != SIZE_FIELDS[0]:
+    if args.status or args.size != _SIZES[0]:
         raise ConfigError("--status and --size apply to SWF traces only, "
                           f"not to {args.input}")
     return read_batsim_workload(args.input, args.name, lenient=args.lenient)
 
 
 def _transform(args: argparse.Namespace) -> int:
+    from batpolicy.scheduler.io.transform import apply, head, time_window
+    from batpolicy.scheduler.io.writer import write_batsim_workload
+
     spec = transform_spec(args)
     if args.max_jobs is not None and args.max_jobs < 0:
         raise ConfigError(f"--max-jobs must be >= 0, got {args.max_jobs}")
@@ -109,6 +119,9 @@ def _transform(args: argparse.Namespace) -> int:
 
 
 def _synth(args: argparse.Namespace) -> int:
+    from batpolicy.scheduler.io.presets import build_workload, parse_overrides, preset
+    from batpolicy.scheduler.io.writer import write_batsim_workload
+
     spec = preset(args.preset, **parse_overrides(args.preset, args.param))
     workload = build_workload(spec, args.seed)
     write_batsim_workload(workload, args.output)
@@ -119,6 +132,8 @@ def _synth(args: argparse.Namespace) -> int:
 
 
 def _presets(args: argparse.Namespace) -> int:
+    from batpolicy.scheduler.io.presets import PRESETS
+
     for name in sorted(PRESETS):
         entry = PRESETS[name]
         sys.stdout.write(f"{name}\n    {entry.summary}\n")
@@ -138,9 +153,10 @@ def add_commands(sub: Any) -> None:
     synth = commands.add_parser("synth", help="a seeded synthetic workload from a preset",
                                 description="Generate a synthetic workload: the same preset, "
                                             "parameters and seed give the same bytes.")
-    synth.add_argument("--preset", required=True, choices=sorted(PRESETS), metavar="NAME",
-                       help="one of: " + ", ".join(sorted(PRESETS))
-                       + " (see `batpolicy workload presets`)")
+    # no `choices`: the names would load the generators for every command; preset()
+    # refuses an unknown name with the list of presets
+    synth.add_argument("--preset", required=True, metavar="NAME",
+                       help="a preset's name (see `batpolicy workload presets`)")
     synth.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     synth.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                        help="preset parameter, repeatable")
@@ -171,7 +187,7 @@ def add_commands(sub: Any) -> None:
                            help="platform size written as nb_res (and used by --weeks)")
     transform.add_argument("--status", metavar="LIST",
                            help="SWF: keep only jobs of these status codes, e.g. 1 or 0,1")
-    transform.add_argument("--size", choices=SIZE_FIELDS, default=SIZE_FIELDS[0],
+    transform.add_argument("--size", choices=_SIZES, default=_SIZES[0],
                            help="SWF: job size from the requested (default) or the "
                                 "allocated processors, the other as fallback")
     transform.add_argument("--lenient", action="store_true",

@@ -49,6 +49,7 @@ from batpolicy.scheduler.io.transform import TransformSpec, apply
 from batpolicy.scheduler.metrics import JobOutcome, compute_metrics, merge_copies
 from batpolicy.scheduler.sim.engine import Scheduler, Simulator
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
+from batpolicy.scheduler.steady_gc import steady_gc
 
 __all__ = ["DEFAULT_PLATFORM", "DEFAULT_WORKLOAD", "InputSpec", "OutputPaths", "bundled",
            "load_inputs", "run_simulation"]
@@ -356,7 +357,8 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
 
         simulator = simulator_factory(on_record)
         try:
-            simulator.run(scheduler)
+            with steady_gc():
+                simulator.run(scheduler)
         except BaseException as exc:
             error = exc
             raise
