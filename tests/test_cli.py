@@ -49,10 +49,10 @@ def test_quick_commands_import_nothing_heavy(args: list[str]) -> None:
 
 def test_transform_size_choices_are_the_readers() -> None:
     # the parser names them without importing the SWF reader
-    from batpolicy.scheduler.io.cli import _SIZES
+    from batpolicy.scheduler.io.cli import SIZES
     from batpolicy.scheduler.io.swf import SIZE_FIELDS
 
-    assert _SIZES == SIZE_FIELDS
+    assert SIZES == SIZE_FIELDS
 
 
 @pytest.mark.parametrize("command", ["serve", "policies"])

@@ -25,14 +25,15 @@ if TYPE_CHECKING:  # imported where used: building the parser (every command) lo
     from batpolicy.scheduler.io.model import Workload
     from batpolicy.scheduler.io.transform import TransformSpec
 
-__all__ = ["add_commands", "add_transform_options", "transform_spec"]
+__all__ = ["SIZES", "add_commands", "add_transform_options", "transform_spec"]
 
 log = logging.getLogger(__name__)
 
 #: The SWF reader's ``size`` choices (:data:`~batpolicy.scheduler.io.swf.SIZE_FIELDS`,
 #: not imported here so that building the parser loads no reader; tests/test_cli.py
 #: checks they agree).
-_SIZES = ("requested", "allocated")
+#: swf.SIZE_FIELDS, repeated so that building the parsers imports no reader (tested equal)
+SIZES = ("requested", "allocated")
 
 
 def add_transform_options(g: Any) -> None:
@@ -86,7 +87,7 @@ def _read(args: argparse.Namespace, spec: TransformSpec) -> Workload:
     if workload_format(args.input) == "swf":
         return read_swf(args.input, args.name, lenient=args.lenient, size=args.size,
                         status_filter=_status(args.status), keep_wait=spec.weeks is not None)
-    if args.status or args.size != _SIZES[0]:
+    if args.status or args.size != SIZES[0]:
         raise ConfigError("--status and --size apply to SWF traces only, "
                           f"not to {args.input}")
     return read_batsim_workload(args.input, args.name, lenient=args.lenient)
@@ -187,7 +188,7 @@ def add_commands(sub: Any) -> None:
                            help="platform size written as nb_res (and used by --weeks)")
     transform.add_argument("--status", metavar="LIST",
                            help="SWF: keep only jobs of these status codes, e.g. 1 or 0,1")
-    transform.add_argument("--size", choices=_SIZES, default=_SIZES[0],
+    transform.add_argument("--size", choices=SIZES, default=SIZES[0],
                            help="SWF: job size from the requested (default) or the "
                                 "allocated processors, the other as fallback")
     transform.add_argument("--lenient", action="store_true",

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.scheduler.io.cli import add_transform_options, transform_spec
-from batpolicy.scheduler.io.swf import SIZE_FIELDS
+from batpolicy.scheduler.io.cli import SIZES, add_transform_options, transform_spec
 
 if TYPE_CHECKING:  # imported where used: `batpolicy --help` must not load the simulator
     from batpolicy.protocol import types as t
@@ -50,7 +49,7 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     g.add_argument("--end", type=float, metavar="S", help="keep jobs submitted before S s")
     g.add_argument("--status", metavar="LIST",
                    help="SWF: keep only jobs of these status codes, e.g. 1 or 0,1")
-    g.add_argument("--size", choices=SIZE_FIELDS, default=SIZE_FIELDS[0],
+    g.add_argument("--size", choices=SIZES, default=SIZES[0],
                    help="SWF: a job's size is its requested processors (field 8, else the "
                         "allocated ones) or its allocated ones (field 5, else requested)")
     g.add_argument("--lenient", action="store_true",
