@@ -31,11 +31,12 @@ from typing import Any
 
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.base import Policy
+from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.io.model import JobSpec, Workload
 from batpolicy.scheduler.sim.result import JobRecord
 
-__all__ = ["Schedule", "run_policy", "simulate"]
+__all__ = ["Schedule", "decision_key", "run_policy", "simulate"]
 
 JobLike = Sequence[float] | Mapping[str, Any]
 
@@ -72,6 +73,18 @@ class Schedule:
         """Job ids in the order they started (ties by id); rejected jobs left out."""
         started = [(r.start, job) for job, r in self.records.items() if r.start is not None]
         return [job for _, job in sorted(started)]
+
+
+def decision_key(decision: t.Decision) -> tuple[Any, ...]:
+    """A decision as a comparable tuple: what "the same decisions as batsched" compares.
+
+    Jobs started (id and machine ids), jobs rejected; any other decision by its kind.
+    """
+    if isinstance(decision, t.ExecuteJob):
+        return ("EXECUTE_JOB", decision.job_id, str(decision.alloc))
+    if isinstance(decision, t.RejectJob):
+        return ("REJECT_JOB", decision.job_id)
+    return (type(decision).__name__,)
 
 
 def _workload(jobs: Sequence[JobLike]) -> Workload:

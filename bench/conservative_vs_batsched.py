@@ -38,6 +38,7 @@ from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import reply_from_obj, request_from_obj
 from batpolicy.scheduler.dispatch import Dispatcher
+from batpolicy.testing import decision_key
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -72,14 +73,6 @@ def workloads(swf_jobs: int, workdir: Path, quick: bool) -> dict[str, tuple[Path
     return out
 
 
-def _key(decision: t.Decision) -> tuple:
-    if isinstance(decision, t.ExecuteJob):
-        return ("EXECUTE_JOB", decision.job_id, str(decision.alloc))
-    if isinstance(decision, t.RejectJob):
-        return ("REJECT_JOB", decision.job_id)
-    return (type(decision).__name__,)
-
-
 def replay(transcript: Path) -> dict[str, object]:
     """Replay the Batsim side through ``conservative``; compare every reply."""
     policy = make_policy("conservative")
@@ -94,7 +87,7 @@ def replay(transcript: Path) -> dict[str, object]:
             theirs = reply_from_obj(record["scheduler"]).decisions
             executes += sum(isinstance(d, t.ExecuteJob) for d in theirs)
             rejects += sum(isinstance(d, t.RejectJob) for d in theirs)
-            if first_diff is None and [_key(d) for d in ours.decisions] != [_key(d)
+            if first_diff is None and [decision_key(d) for d in ours.decisions] != [decision_key(d)
                                                                             for d in theirs]:
                 first_diff = messages
                 break

@@ -12,23 +12,15 @@ import json
 import pytest
 
 from batpolicy.policies.registry import make_policy
-from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import reply_from_obj, request_from_obj
 from batpolicy.scheduler.dispatch import Dispatcher
+from batpolicy.testing import decision_key
 
 from conftest import TRANSCRIPTS
 
 CASES = [(policy, name) for policy, prefix in (("fcfs", "batsched-fcfs"),
                                                ("easy", "batsched-easy_bf"))
          for name in ("paper800", "hpc250", "walltime120")]
-
-
-def _key(decision: t.Decision) -> tuple:
-    if isinstance(decision, t.ExecuteJob):
-        return ("EXECUTE_JOB", decision.job_id, str(decision.alloc))
-    if isinstance(decision, t.RejectJob):
-        return ("REJECT_JOB", decision.job_id)
-    return (type(decision).__name__,)
 
 
 @pytest.mark.parametrize("policy,workload", CASES)
@@ -46,7 +38,8 @@ def test_same_decisions_as_batsched(policy: str, workload: str) -> None:
             expected = reply_from_obj(record["scheduler"])
             ours = dispatcher.handle(request)
             assert ours.now == request.now
-            assert [_key(d) for d in ours.decisions] == [_key(d) for d in expected.decisions], \
+            assert [decision_key(d) for d in ours.decisions] == \
+                [decision_key(d) for d in expected.decisions], \
                 f"{path.name}: message {line_no} at t={request.now}"
             nb_messages += 1
     assert dispatcher.state.ended

@@ -32,6 +32,7 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import reply_from_obj, request_from_obj
 from batpolicy.scheduler.cli import main
 from batpolicy.scheduler.dispatch import Dispatcher
+from batpolicy.testing import decision_key
 
 from clirun import free_port
 from conftest import SHARED_DATA
@@ -40,14 +41,6 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "batsched_conservative"
 VENDORED = Path(__file__).resolve().parents[1] / "data"
 RECORDED = ["walltime120", "hpc250", "paper800", "g5k800", "test_walltime",
             "walltime120-cluster512", "walltime120res4-small_platform"]
-
-
-def _key(decision: t.Decision) -> tuple:
-    if isinstance(decision, t.ExecuteJob):
-        return ("EXECUTE_JOB", decision.job_id, str(decision.alloc))
-    if isinstance(decision, t.RejectJob):
-        return ("REJECT_JOB", decision.job_id)
-    return (type(decision).__name__,)
 
 
 def _exchanges(name: str) -> Iterator[tuple[t.Request, t.Reply]]:
@@ -63,7 +56,8 @@ def _replay(name: str, **params: str) -> tuple[int, int | None]:
     count = 0
     for count, (request, expected) in enumerate(_exchanges(name), 1):
         ours = dispatcher.handle(request)
-        if [_key(d) for d in ours.decisions] != [_key(d) for d in expected.decisions]:
+        theirs = [decision_key(d) for d in expected.decisions]
+        if [decision_key(d) for d in ours.decisions] != theirs:
             return count, count
     assert dispatcher.state.ended
     return count, None
