@@ -80,11 +80,12 @@ def decision_key(decision: t.Decision) -> tuple[Any, ...]:
 
     Jobs started (id and machine ids), jobs rejected; any other decision by its kind.
     """
+    kind = type(decision).__name__
     if isinstance(decision, t.ExecuteJob):
-        return ("EXECUTE_JOB", decision.job_id, str(decision.alloc))
+        return (kind, decision.job_id, str(decision.alloc))
     if isinstance(decision, t.RejectJob):
-        return ("REJECT_JOB", decision.job_id)
-    return (type(decision).__name__,)
+        return (kind, decision.job_id)
+    return (kind,)
 
 
 def _workload(jobs: Sequence[JobLike]) -> Workload:
