@@ -10,6 +10,8 @@ from __future__ import annotations
 import csv
 import logging
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,6 +43,30 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def serve_beside_batsim(batsim_prefix: Path, platform: Path, workload: Path, out: Path,
+                        serve_args: list[str]) -> None:
+    """Run ``batpolicy serve SERVE_ARGS`` (a process) against real Batsim to the end.
+
+    Batsim writes its outputs with prefix ``out``; both must exit 0 (their stderr is shown
+    otherwise), and the daemon is killed if anything goes wrong.
+    """
+    port = free_port()
+    serve = subprocess.Popen([sys.executable, "-m", "batpolicy", "serve", *serve_args,
+                              "--socket-endpoint", f"tcp://127.0.0.1:{port}",
+                              "--platform", str(platform), "--timeout", "120"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        run = subprocess.run([str(batsim_prefix / "bin" / "batsim"), "-p", str(platform),
+                              "-w", str(workload), "-e", str(out), "-s",
+                              f"tcp://127.0.0.1:{port}"], capture_output=True, text=True,
+                             timeout=180)
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert serve.wait(timeout=60) == 0, serve.communicate()[1][-2000:]
+    finally:
+        serve.kill()
+        serve.communicate()
 
 
 def read_jobs(path: Path) -> dict[str, dict[str, str]]:

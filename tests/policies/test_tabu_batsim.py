@@ -23,8 +23,6 @@ import csv
 import json
 import math
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -32,7 +30,7 @@ import pytest
 from batpolicy.platforms.xml import read_platform
 from batpolicy.scheduler.cli import main
 
-from clirun import free_port
+from clirun import serve_beside_batsim
 
 #: cpus,speed of each machine (``batpolicy platform machines --spec``).
 MACHINES = "cpus,speed\n4,1Gf\n2,2Gf\n8,1.5Gf\n1,3Gf\n"
@@ -75,21 +73,7 @@ def test_serve_tabu_beside_batsim_has_the_late_jobs_of_simulate(tmp_path: Path,
     truth = write_workload(workload)
     assert main(["simulate", "--policy", "tabu", "--job-model", "speed", "-p", str(platform),
                  "-w", str(workload), "-o", str(tmp_path / "sim"), "-q", "--no-progress"]) == 0
-    port = free_port()
-    serve = subprocess.Popen([sys.executable, "-m", "batpolicy", "serve", "--policy", "tabu",
-                              "--socket-endpoint", f"tcp://127.0.0.1:{port}",
-                              "--platform", str(platform), "--timeout", "120"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        run = subprocess.run([str(batsim_prefix / "bin" / "batsim"), "-p", str(platform),
-                              "-w", str(workload), "-e", str(tmp_path / "b"), "-s",
-                              f"tcp://127.0.0.1:{port}"], capture_output=True, text=True,
-                             timeout=180)
-        assert run.returncode == 0, run.stderr[-2000:]
-        assert serve.wait(timeout=60) == 0, serve.communicate()[1][-2000:]
-    finally:
-        serve.kill()
-        serve.communicate()
+    serve_beside_batsim(batsim_prefix, platform, workload, tmp_path / "b", ["--policy", "tabu"])
     real, ours = _rows(tmp_path / "b_jobs.csv"), _rows(tmp_path / "sim" / "jobs.csv")
     assert len(real) == len(ours) == NB_JOBS
     assert {r["final_state"] for r in real.values()} == {"COMPLETED_SUCCESSFULLY"}
