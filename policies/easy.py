@@ -49,7 +49,7 @@ from batpolicy.policies.reservation import (
 )
 from batpolicy.policies.unavailable import MODES, Evacuation
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
-from batpolicy.scheduler.allocation import take_lowest
+from batpolicy.scheduler.allocation import allocate_or_lowest
 from batpolicy.scheduler.intervalset import difference, make, size
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.view import PolicyView
@@ -184,13 +184,9 @@ class EasyBackfilling(Policy):
                 within = extra
             else:
                 continue
-            if plain:
-                alloc = take_lowest(within, job.res)
-            else:
-                found = allocator.allocate(within, job, platform)  # type: ignore[union-attr]
-                if found is None:
-                    continue
-                alloc = found
+            alloc = allocate_or_lowest(allocator, within, job, platform)
+            if alloc is None:
+                continue
             free = difference(free, alloc)
             nfree -= job.res
             extra = difference(extra, alloc)

@@ -31,7 +31,12 @@ from procset import ProcSet
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.queue import JobQueue
 from batpolicy.protocol.types import ExecuteJob
-from batpolicy.scheduler.allocation import Allocator, is_plain_lowest, take_lowest
+from batpolicy.scheduler.allocation import (
+    Allocator,
+    allocate_or_lowest,
+    is_plain_lowest,
+    take_lowest,
+)
 from batpolicy.scheduler.intervalset import difference, lowest_of_union, size, union_all
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.view import PolicyView
@@ -69,15 +74,12 @@ def start_heads(queue: JobQueue, free: ProcSet, now: float, allocator: Allocator
     started: list[tuple[float, ProcSet]] = []
     nfree = size(free)
     head = queue.first_waiting()
-    plain = allocator is None or is_plain_lowest(allocator)  # callers pass None for it
+    if allocator is not None and is_plain_lowest(allocator):  # callers pass None for it
+        allocator = None
     while head is not None and head.res <= nfree:
-        if plain:
-            alloc = take_lowest(free, head.res)
-        else:
-            found = allocator.allocate(free, head, platform)  # type: ignore[union-attr]
-            if found is None:
-                break
-            alloc = found
+        alloc = allocate_or_lowest(allocator, free, head, platform)
+        if alloc is None:
+            break
         free = difference(free, alloc)
         nfree -= head.res
         queue.remove(head)

@@ -45,6 +45,18 @@ from batpolicy.scheduler.placement import platform_groups
 _tuple_new = tuple.__new__
 
 
+def allocate_or_lowest(allocator: Allocator | None, available: ProcSet, job: Job,
+                       platform: Platform | None) -> ProcSet | None:
+    """The queue walks' one placement step: ``allocator``'s machines for ``job``.
+
+    Within ``available``; None when the allocator finds none. With no allocator, the
+    ``job.res`` lowest ids (``available`` must hold them): the walks' fast path.
+    """
+    if allocator is None:
+        return take_lowest(available, job.res)
+    return allocator.allocate(available, job, platform)
+
+
 def take_lowest(available: ProcSet, count: int) -> ProcSet:
     """The ``count`` lowest ids of ``available`` (which must hold at least ``count``).
 
