@@ -8,8 +8,13 @@
 # Both carry this machine's CA bundle, extra CAs and pip settings, so that apt and pip inside
 # `docker build --network host` trust the same proxy the host does.
 #
-#   sudo bash docker/local-base.sh            # ~2-4 min; skips images that already exist
+# Needs root (debootstrap makes device nodes), debootstrap (`apt-get install debootstrap`)
+# and a running Docker engine:
+#
+#   sudo bash docker/local-base.sh            # ~1-4 min; skips images that already exist
 #   FORCE=1 sudo bash docker/local-base.sh    # make them again
+#
+# (Already root, as in a container or CI job: drop the `sudo`.)
 #
 # Then build with --build-arg BASE=local/debian:12 (docker/batsim/Dockerfile) and
 # --build-arg BASE=local/python:3.11 (docker/Dockerfile). Machines that can pull from Docker
@@ -24,11 +29,17 @@ ROOTFS=${ROOTFS:-/tmp/batpolicy-rootfs}
 FORCE=${FORCE:-0}
 
 log() { printf '=== %s\n' "$*" >&2; }
+die() { printf 'local-base.sh: %s\n' "$*" >&2; exit 1; }
+
+docker info >/dev/null 2>&1 || die "no Docker engine answers \`docker info\` (start dockerd)"
 have() { [[ "$FORCE" != 1 ]] && docker image inspect "$1" >/dev/null 2>&1; }
 
 if ! have local/debian:12; then
   if [[ "$FORCE" == 1 || ! -e "$ROOTFS/etc/debian_version" ]]; then
     log "debootstrap bookworm from $MIRROR into $ROOTFS"
+    command -v debootstrap >/dev/null ||
+      die "debootstrap is not installed: apt-get install debootstrap"
+    [[ $(id -u) == 0 ]] || die "debootstrap needs root: sudo bash $0"
     rm -rf "$ROOTFS"
     debootstrap --variant=minbase bookworm "$ROOTFS" "$MIRROR"
   fi
