@@ -154,9 +154,9 @@ def report_order_per_seed(by: dict[tuple[str, int], list[dict[str, Any]]],
             held = {k for k in seeds if (late[a][k] <= late[b][k] if op == "<="
                                          else late[a][k] < late[b][k])}
             every &= held
-            cells.append(f"{len(held):>3d} / {len(seeds):<3d}")
+            cells.append(f"{len(held)} / {len(seeds)}")
         lines.append(f"{level:5d} " + "".join(f"{c:>18}" for c in cells)
-                     + f"{len(every):>6d} / {len(seeds):<3d}")
+                     + f"{f'{len(every)} / {len(seeds)}':>12}")
     return lines
 
 
