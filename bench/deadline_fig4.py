@@ -8,7 +8,8 @@ levels (1 = busiest) × ``--seeds`` data sets, run on the embedded simulator (pr
 parameter, otherwise it says so in the table), ``mt-edf`` and ``tabu`` (MT-EDF + Tabu
 search, ``rounds=100``).
 
-Fig. 4 (left): mean number of late jobs per load (min–max over the seeds); (right): mean
+Fig. 4 (left): mean number of late jobs per load (min–max and quartiles over the seeds;
+the paper's ordering checked on the means and seed by seed); (right): mean
 scheduling time per job (the scheduler's process CPU time over the run / 1,500 jobs; the
 wall time beside it, inflated on a shared machine). Issue target: median per-job time of
 ``tabu`` < 2 ms, where the per-job time of a decision that received arrivals is its CPU
@@ -52,6 +53,10 @@ from harness import RESULTS, pool_map, write_results  # noqa: E402  (bench/harne
 
 POLICIES = ("fcfs", "edf", "easy", "mt-edf", "tabu")
 BUCKETS = (0, 10, 30, 100, 300, 1000, 3000)
+#: Fig. 4's claim as ordered steps (fewest late jobs first): tabu never worse than its
+#: MT-EDF start, the schedule-based policies below EDF, EDF below the FIFO queues.
+PAPER_ORDER = (("tabu", "<=", "mt-edf"), ("mt-edf", "<", "edf"), ("edf", "<", "easy"),
+               ("easy", "<", "fcfs"))
 
 
 def _params(name: str, rounds: int, time_bound_ms: float) -> dict[str, str]:
@@ -110,6 +115,51 @@ def _bucket(size: int) -> int:
     return max(b for b in BUCKETS if b <= size)
 
 
+def report_spread(by: dict[tuple[str, int], list[dict[str, Any]]], policies: list[str],
+                  levels: list[int]) -> list[str]:
+    """Late jobs per policy and level: median [Q1-Q3] over the seeds (inclusive quartiles)."""
+    lines = ["", "Late jobs, median [Q1-Q3] over seeds", ""]
+    lines.append("level " + "".join(f"{p:>24}" for p in policies))
+    for level in levels:
+        cells = []
+        for p in policies:
+            lates = sorted(r["late"] for r in by[(p, level)])
+            if len(lates) < 2:
+                cells.append("-")
+                continue
+            q1, med, q3 = statistics.quantiles(lates, n=4, method="inclusive")
+            cells.append(f"{med:7.1f} [{q1:6.1f}-{q3:6.1f}]")
+        lines.append(f"{level:5d} " + "".join(f"{c:>24}" for c in cells))
+    return lines
+
+
+def report_order_per_seed(by: dict[tuple[str, int], list[dict[str, Any]]],
+                          policies: list[str], levels: list[int]) -> list[str]:
+    """How often each step of Fig. 4's ordering holds seed by seed, per level.
+
+    Steps of :data:`PAPER_ORDER` (tabu <= mt-edf < edf < easy < fcfs); a cell is the
+    seeds where the step holds / the seeds that have a run of every policy.
+    """
+    steps = [(a, op, b) for a, op, b in PAPER_ORDER if a in policies and b in policies]
+    if not steps:
+        return []
+    lines = ["", "The paper's ordering seed by seed: seeds where the step holds / seeds", ""]
+    lines.append("level " + "".join(f"{f'{a} {op} {b}':>18}" for a, op, b in steps)
+                 + f"{'all steps':>12}")
+    for level in levels:
+        late = {p: {r["seed"]: r["late"] for r in by[(p, level)]} for p in policies}
+        seeds = sorted(set.intersection(*(set(late[p]) for p in policies)))
+        cells, every = [], set(seeds)
+        for a, op, b in steps:
+            held = {k for k in seeds if (late[a][k] <= late[b][k] if op == "<="
+                                         else late[a][k] < late[b][k])}
+            every &= held
+            cells.append(f"{len(held)} / {len(seeds)}")
+        lines.append(f"{level:5d} " + "".join(f"{c:>18}" for c in cells)
+                     + f"{f'{len(every)} / {len(seeds)}':>12}")
+    return lines
+
+
 def report_late(runs: list[dict[str, Any]], policies: list[str], levels: list[int]) -> list[str]:
     """The Fig. 4 (left) table: late jobs per policy and level; mean tardiness beside."""
     by = defaultdict(list)
@@ -129,6 +179,7 @@ def report_late(runs: list[dict[str, Any]], policies: list[str], levels: list[in
     if spanning:
         lines.append(f"(no one_group parameter on this branch, jobs may span machines: "
                      f"{', '.join(spanning)})")
+    lines += report_spread(by, policies, levels)
     lines += ["", "Total tardiness T (hours), mean over seeds", ""]
     lines.append("level " + "".join(f"{p:>12}" for p in policies))
     for level in levels:
@@ -144,6 +195,7 @@ def report_late(runs: list[dict[str, Any]], policies: list[str], levels: list[in
         for (_, before), (p, v) in zip(ranked, ranked[1:], strict=False):
             text += f" {'=' if v == before else '<'} {p} {v:.1f}"
         lines.append(f"{level:5d}  {text}")
+    lines += report_order_per_seed(by, policies, levels)
     if "tabu" in policies and "mt-edf" in policies:
         lines += ["", "tabu vs its MT-EDF start, per (level, seed): fewer / as many / more "
                   "late jobs", ""]
@@ -266,6 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", default="deadline_fig4")
     parser.add_argument("--from-campaign", type=Path, metavar="DIR",
                         help="tabulate a deadline_fig4 campaign's results instead of running")
+    parser.add_argument("--campaign-commit", metavar="HASH",
+                        help="the commit the campaign ran at (written in the header)")
     args = parser.parse_args(argv)
     command = "python bench/deadline_fig4.py " + " ".join(argv if argv is not None
                                                           else sys.argv[1:])
@@ -274,7 +328,8 @@ def main(argv: list[str] | None = None) -> int:
                 if r["policy"] in args.policies and r["level"] in args.levels]
         seeds = sorted({r["seed"] for r in runs})
         hits = [r["bound_hits"] for r in runs if r["policy"] == "tabu"]
-        lines = [f"# batpolicy campaign bench/campaigns/deadline_fig4.toml; {command}",
+        at = f" at commit {args.campaign_commit}" if args.campaign_commit else ""
+        lines = [f"# batpolicy campaign bench/campaigns/deadline_fig4.toml{at}; {command}",
                  f"# {len(runs)} runs, seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}) x levels "
                  f"{args.levels}; tabu as in the campaign file; time bound hit in "
                  f"{sum(h > 0 for h in hits)} of {len(hits)} tabu runs "
