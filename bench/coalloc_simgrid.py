@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import pool_map, write_results  # bench/harness.py (the script's folder)
+from harness import free_port, pool_map, write_results  # bench/harness.py (the script's folder)
 
 log = logging.getLogger("coalloc_simgrid")
 
@@ -73,14 +73,6 @@ class Row:
     bandwidth: Measure
     ideal: Measure
     wall_s: float
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _measure(rows: list[tuple[str, float | None, float | None, float | None, str]],
@@ -121,7 +113,7 @@ def run_case(case: Case) -> Row:
     te = {j.name: profile_runtime(workload.profiles[j.profile], workload.profiles, j.res,
                                   platform.machines[0].speed) for j in workload.jobs}
     with tempfile.TemporaryDirectory(prefix="coalloc_simgrid_") as tmp:
-        port = _free_port()
+        port = free_port()
         options = ServeOptions(endpoint=f"tcp://127.0.0.1:{port}", timeout_s=600)
         dispatcher = Dispatcher(make_policy("coalloc", params))
         status: list[int] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import platform
+import socket
 import statistics
 import subprocess
 import time
@@ -64,6 +65,13 @@ def measure(label: str, fn: Callable[[], object], *, repeat: int = 5, warmup: in
         fn()
         runs.append(time.perf_counter() - began)
     return Timing(label, tuple(runs))
+
+
+def free_port() -> int:
+    """A TCP port on the loopback that nothing listens on right now (for a scheduler)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def header() -> str:

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import SHARED_DATA, write_results  # noqa: E402  (bench/harness.py)
+from harness import SHARED_DATA, free_port, write_results  # noqa: E402  (bench/harness.py)
 
 TRACES = {"KTH": SHARED_DATA / "traces" / "KTH-SP2-1996-2.swf.gz",
           "RICC": SHARED_DATA / "traces" / "RICC-2010-2.swf.gz"}
@@ -142,18 +142,10 @@ class Run:
     wall_s: float
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run_once(batsim: Path, scheduler: Scheduler, workload: Path, platform: Path,
              out: Path, timeout_s: float) -> Run:
     """Start the scheduler, then Batsim; reap both; read Batsim's schedule.csv."""
-    port = _free_port()
+    port = free_port()
     argv = [a.replace("{endpoint}", f"tcp://127.0.0.1:{port}") for a in scheduler.argv]
     out.mkdir(parents=True, exist_ok=True)
     prefix = out / scheduler.name
