@@ -6,10 +6,9 @@ codec, the ZeroMQ transport and the transcripts load on first use of one of thei
 the types do not pull in zmq, msgpack or orjson.
 """
 
-from importlib import import_module
 from types import MappingProxyType
-from typing import Any
 
+from batpolicy.lazy import lazy_getattr
 from batpolicy.protocol.intervals import ProcSet, format_intervals, parse_intervals
 from batpolicy.protocol.types import *  # noqa: F403
 from batpolicy.protocol.types import __all__ as _types_all  # type: ignore[attr-defined]
@@ -34,9 +33,4 @@ _LAZY = MappingProxyType({
 __all__ = ["ProcSet", "format_intervals", "parse_intervals", *_types_all, *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
-    """Load the codec, transport or transcript names on first use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -7,11 +7,11 @@ Format trace (:func:`read_swf`). :func:`read_events` reads a Batsim ``--events``
 
 from __future__ import annotations
 
-from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from batpolicy.errors import InputError
+from batpolicy.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from batpolicy.scheduler.io.model import Workload
@@ -24,12 +24,7 @@ _LAZY = {"read_batsim_workload": "batsim_json", "ExternalEvent": "events",
 __all__ = sorted([*_LAZY, "read_workload", "workload_format"])
 
 
-def __getattr__(name: str) -> Any:
-    """Load a reader's module on first use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 def workload_format(path: str | Path) -> str:

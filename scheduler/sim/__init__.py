@@ -28,9 +28,9 @@ which is what the recorded transcripts use. Other deliberate simplifications are
 in :mod:`.engine` and :mod:`.models` (parallel profiles are computation only; no energy).
 """
 
-from importlib import import_module
 from types import MappingProxyType
-from typing import Any
+
+from batpolicy.lazy import lazy_getattr
 
 #: Public name -> submodule that defines it, loaded on first access (PEP 562), so that
 #: ``batpolicy --help`` (which imports :mod:`.cli`) does not load the simulator.
@@ -48,9 +48,4 @@ _LAZY = MappingProxyType({
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    """Load a simulator name's module on first use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)
