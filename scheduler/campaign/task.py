@@ -52,11 +52,15 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     """
     from batpolicy.policies.registry import make_policy
     from batpolicy.scheduler.dispatch import Dispatcher
-    from batpolicy.scheduler.jobfields import fields_used
-    from batpolicy.scheduler.placement import platform_groups
     from batpolicy.scheduler.sim.engine import Simulator
     from batpolicy.scheduler.sim.options import SimOptions
-    from batpolicy.scheduler.sim.run import InputSpec, OutputPaths, load_inputs, run_simulation
+    from batpolicy.scheduler.sim.run import (
+        InputSpec,
+        OutputPaths,
+        load_inputs,
+        output_layout,
+        run_simulation,
+    )
 
     folder = run_dir(Path(output), spec)
     folder.mkdir(parents=True, exist_ok=True)
@@ -88,6 +92,7 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
             start=spec.start, end=spec.end, transform=transform, size=spec.size,
             extra_machines=spec.extra_machines), read=read_cached)
         dispatcher = Dispatcher(policy)
+        extra_columns, groups = output_layout(workloads, platform, options)  # as `simulate`
         report = run_simulation(
             lambda on_record: Simulator(workloads, platform, events=events, options=options,
                                         on_record=on_record),
@@ -95,10 +100,7 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
             nb_jobs=sum(len(w.jobs) for w in workloads), tau=spec.tau, progress=False,
             describe={"policy": spec.policy, "params": dict(policy.params)},
             policy_stats=policy.stats, nb_decisions=lambda: dispatcher.nb_decisions,
-            # as `simulate`: the workload's job fields (deadline, ...) after Batsim's
-            # columns, utilisation per machine group
-            extra_columns=fields_used(job.raw for w in workloads for job in w.jobs),
-            groups={name: g.machines for name, g in platform_groups(platform).items()})
+            extra_columns=extra_columns, groups=groups)
         row["status"] = "ok"
         row.update(_flat_metrics(report.metrics, timings))
     except (BatpolicyError, OSError) as exc:

@@ -132,18 +132,6 @@ def _sim_options(args: argparse.Namespace, *, dynamic: bool = False) -> SimOptio
                       **_job_models(args.job_model))
 
 
-def _model_columns(options: SimOptions) -> tuple[str, ...]:
-    """jobs.csv columns the run's job models add (e.g. the co-allocation penalty)."""
-    from batpolicy.scheduler.sim.models import make_job_model
-
-    columns: list[str] = []
-    for spec in (options.default_job_model, *options.job_models.values()):
-        for column in getattr(make_job_model(spec), "extra_columns", ()):
-            if column not in columns:
-                columns.append(column)
-    return tuple(columns)
-
-
 def _job_models(specs: list[str]) -> dict[str, Any]:
     """``--job-model`` values as SimOptions fields: the default and per-workload models.
 
@@ -176,10 +164,8 @@ def _paths(args: argparse.Namespace) -> OutputPaths:
 def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
          options: SimOptions, describe: dict[str, Any], state: ClusterState | None = None,
          **hooks: Any) -> int:
-    from batpolicy.scheduler.jobfields import fields_used
-    from batpolicy.scheduler.placement import platform_groups
     from batpolicy.scheduler.sim.latency import make_simulator
-    from batpolicy.scheduler.sim.run import load_inputs, run_simulation
+    from batpolicy.scheduler.sim.run import load_inputs, output_layout, run_simulation
 
     if not args.bsld_tau > 0:  # max(run, tau) divides: a zero-length job would give 0/0
         raise ConfigError(f"--bsld-tau must be > 0 s, got {args.bsld_tau}")
@@ -187,9 +173,7 @@ def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
     if state is not None:  # what Batsim does not forward (e.g. speeds), from the file
         state.platform_file = platform
     nb_jobs = sum(len(w.jobs) for w in workloads)
-    extra = fields_used(job.raw for w in workloads for job in w.jobs) + \
-        _model_columns(options)
-    groups = {name: g.machines for name, g in platform_groups(platform).items()}
+    extra, groups = output_layout(workloads, platform, options)
     hint = hooks.pop("end_hint", None)
     describe = {**describe, "workloads": [w.source for w in workloads],
                 "inputs_skipped": {w.name: dict(sorted(w.skipped.items())) for w in workloads},

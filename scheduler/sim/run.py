@@ -48,6 +48,7 @@ from batpolicy.scheduler.io.outputs import JobsCsvWriter, write_schedule_csv
 from batpolicy.scheduler.io.transform import TransformSpec, apply
 from batpolicy.scheduler.metrics import JobOutcome, compute_metrics, merge_copies
 from batpolicy.scheduler.sim.engine import Scheduler, Simulator
+from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
 from batpolicy.scheduler.steady_gc import steady_gc
 
@@ -200,6 +201,28 @@ def _checked_fits(workload: Workload, nb_machines: int, lenient: bool) -> Worklo
     skipped["dropped_larger_than_platform"] += len(wide)
     return replace(workload, jobs=[job for job in workload.jobs if job.res <= nb_machines],
                    skipped=skipped)  # a new workload: the one read may be a cached one
+
+
+def output_layout(workloads: Sequence[Workload], platform: Platform, options: SimOptions
+                  ) -> tuple[tuple[str, ...], dict[str, ProcSet]]:
+    """What a run writes beyond Batsim's outputs, the same for ``simulate`` and campaigns.
+
+    The ``jobs.csv`` columns after Batsim's (the workloads' job fields,
+    :func:`~batpolicy.scheduler.jobfields.fields_used`, then those the run's job models add,
+    e.g. the co-allocation penalty), and the machine groups (name -> machines) whose
+    utilisation goes into the metrics. Runtime complexity: O(jobs).
+    """
+    from batpolicy.scheduler.jobfields import fields_used
+    from batpolicy.scheduler.placement import platform_groups
+    from batpolicy.scheduler.sim.models import make_job_model
+
+    columns = list(fields_used(job.raw for w in workloads for job in w.jobs))
+    for spec in (options.default_job_model, *options.job_models.values()):
+        for column in getattr(make_job_model(spec), "extra_columns", ()):
+            if column not in columns:
+                columns.append(column)
+    groups = {name: group.machines for name, group in platform_groups(platform).items()}
+    return tuple(columns), groups
 
 
 @dataclass(frozen=True, slots=True)

@@ -145,3 +145,28 @@ def test_the_same_campaign_on_a_dask_cluster_gives_the_identical_table(
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+def test_a_campaign_run_writes_the_jobs_csv_of_simulate(tmp_path: Path) -> None:
+    """Same inputs, same job model: the run's jobs.csv is `simulate`'s, model columns included."""
+    from batpolicy.scheduler.cli import main
+
+    platform, workload = tmp_path / "mc2.xml", tmp_path / "w.json"
+    assert main(["platform", "multicluster", "--clusters", "2", "--nodes", "100",
+                 "--link-bandwidth", "1Gbps", "-o", str(platform)]) == 0
+    assert main(["workload", "synth", "--preset", "coalloc-4.3", "--seed", "1", "--param",
+                 "clusters=2", "--param", "jobs=40", "-o", str(workload)]) == 0
+    assert main(["simulate", "--policy", "coalloc", "--param", "module=ff", "--job-model",
+                 "bandwidth", "-p", str(platform), "-w", str(workload),
+                 "-o", str(tmp_path / "sim"), "-q", "--no-progress"]) == 0
+    toml = tmp_path / "c.toml"
+    toml.write_text(f'[campaign]\nname = "c"\n[[run]]\npolicy = "coalloc"\n'
+                    f'params = {{ module = "ff" }}\njob_model = "bandwidth"\n'
+                    f'platform = "{platform}"\nworkload = "{workload}"\n')
+    campaign = load_campaign(toml)
+    report = run_campaign(campaign, LocalPool(1), progress=False)
+    assert report.failed == 0
+    (run_dir,) = (campaign.output / "runs").iterdir()
+    ours = (run_dir / "jobs.csv").read_text()
+    assert "coalloc_penalty" in ours.splitlines()[0]
+    assert ours == (tmp_path / "sim" / "jobs.csv").read_text()
