@@ -205,14 +205,21 @@ def _check_keys(table: Mapping[str, Any], where: str, path: Path, *, grid: bool 
     if not grid:
         raise InputError(f"{where}: 'variants' belongs in a [[grid]]", path=str(path),
                          field="variants")
-    value = table["variants"]
-    groups = value if value and all(isinstance(v, list) for v in value) else [value]
-    for group in groups:
+    for group in _variant_axes(table["variants"]):
         if not group or not all(isinstance(v, dict) for v in group):
             raise InputError(f"{where}: 'variants' must be a list of tables (or a list of "
                              "such lists)", path=str(path), field="variants")
         for variant in group:
             _check_keys(variant, f"{where} variant", path)
+
+
+def _variant_axes(value: list[Any]) -> list[list[Any]]:
+    """``variants`` as its axes: a list of tables is one axis, a list of such lists several.
+
+    >>> _variant_axes([{"a": 1}, {"a": 2}]), _variant_axes([[{"a": 1}], [{"b": 2}]])
+    ([[{'a': 1}, {'a': 2}]], [[{'a': 1}], [{'b': 2}]])
+    """
+    return value if value and all(isinstance(v, list) for v in value) else [value]
 
 
 #: Run keys whose value is a table merged key by key (defaults, variants, grids).
@@ -256,8 +263,7 @@ def _expand(grid: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
             for pkey, pvalue in dict(value).items():
                 axes.append(((key, pkey), pvalue if isinstance(pvalue, list) else [pvalue]))
         elif key == "variants":
-            groups = value if value and all(isinstance(v, list) for v in value) else [value]
-            for group in groups:
+            for group in _variant_axes(value):
                 axes.append((("variants",),
                              [run for variant in group for run in _expand(variant)]))
         elif key in ("workloads", "events"):  # already lists per run; a list of lists varies
