@@ -32,7 +32,6 @@ log = logging.getLogger(__name__)
 #: The SWF reader's ``size`` choices (:data:`~batpolicy.scheduler.io.swf.SIZE_FIELDS`,
 #: not imported here so that building the parser loads no reader; tests/test_cli.py
 #: checks they agree).
-#: swf.SIZE_FIELDS, repeated so that building the parsers imports no reader (tested equal)
 SIZES = ("requested", "allocated")
 
 

@@ -131,13 +131,13 @@ def load_inputs(spec: InputSpec, read: WorkloadReader | None = None,
             platform_path = str(bundled(DEFAULT_PLATFORM))
         log.info("no workload given: bundled %s on %s", DEFAULT_WORKLOAD,
                  Path(platform_path).name if platform_path else f"{spec.nb_res} machines")
-    workloads = [read(p, f"w{i}", spec) for i, p in enumerate(paths)]
-    if platform_path is not None and spec.nb_res is not None:
+    if platform_path is not None and spec.nb_res is not None:  # before reading anything
         raise ConfigError("give either a platform file or a number of machines, not both")
+    if platform_path is not None and spec.extra_machines is not None:
+        raise ConfigError("--extra-machines grows a platform of identical machines "
+                          "(--nb-res or the SWF header), not a platform file")
+    workloads = [read(p, f"w{i}", spec) for i, p in enumerate(paths)]
     if platform_path is not None:
-        if spec.extra_machines is not None:
-            raise ConfigError("--extra-machines grows a platform of identical machines "
-                              "(--nb-res or the SWF header), not a platform file")
         platform = read_platform(platform_path)
     elif spec.nb_res is not None:
         if spec.nb_res <= 0:
