@@ -34,7 +34,9 @@ Errors
     index, its type and the dotted field; nothing else escapes.
 
 Encoding validates its own output with the decoders, so we never send what Batsim would
-refuse; decisions whose ``timestamp`` is None are stamped with the reply's ``now``.
+refuse; decisions whose ``timestamp`` is None are stamped with the reply's ``now``. A reply
+the decision checker already accepted (``encode_reply(reply, checked=True)``, the daemon's
+case) skips that second pass for the decisions whose validity the checker's rules imply.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from batpolicy.errors import ProtocolError
 from batpolicy.protocol._decoders import REPLY_DECODERS, REQUEST_DECODERS, Decoder
 from batpolicy.protocol._encoders import DECISION_ENCODERS, EVENT_ENCODERS, Encoder
 from batpolicy.protocol._wire import EventType, FieldError, as_time, find_bad_json, type_name
-from batpolicy.protocol.types import Reply, Request
+from batpolicy.protocol.types import ExecuteJob, RejectJob, Reply, Request
 
 try:
     import orjson
@@ -345,11 +347,38 @@ def decode_reply(data: bytes | str) -> Reply:
     return reply_from_obj(_parse(data))
 
 
-def _encode(message: Request | Reply, side: _Side) -> bytes:
-    obj = _to_obj(message.now, message.events if isinstance(message, Request)
-                  else message.decisions, side)
-    _decode_events(obj, side)  # the decoders are the one rule book: we send what we accept
+def _encode(message: Request | Reply, side: _Side, checked: bool = False) -> bytes:
+    items = message.events if isinstance(message, Request) else message.decisions
+    obj = _to_obj(message.now, items, side)
+    if checked and _checker_settled(items):
+        _envelope(obj, side)  # ``now`` is not the checker's business
+    else:
+        _decode_events(obj, side)  # the decoders are the one rule book: we send what we accept
     return _dump(obj)
+
+
+def _checker_settled(decisions: tuple[Any, ...]) -> bool:
+    """True if the checker's acceptance already makes every decision valid on the wire.
+
+    An undated REJECT_JOB, or an undated EXECUTE_JOB without its optional fields, that
+    :func:`batpolicy.scheduler.checker.check_decisions` accepted names a job Batsim
+    submitted (its id decoded from Batsim's own message, or checked on registration) and a
+    non-empty :class:`ProcSet` of the platform's machines: decoding it back cannot fail
+    (tests/protocol/test_checked_encoding.py checks that property on random decisions).
+    Anything else (a dated decision, a mapping, another type) is decoded back as always.
+    Runtime complexity: O(decisions).
+    """
+    for decision in decisions:
+        kind = type(decision)
+        if decision.timestamp is not None:
+            return False
+        if kind is ExecuteJob:
+            if (decision.mapping is not None or decision.storage_mapping is not None
+                    or decision.additional_io_job is not None):
+                return False
+        elif kind is not RejectJob:
+            return False
+    return True
 
 
 def encode_request(request: Request) -> bytes:
@@ -359,8 +388,16 @@ def encode_request(request: Request) -> bytes:
     return _encode(request, _FROM_BATSIM)
 
 
-def encode_reply(reply: Reply) -> bytes:
-    """Encode a reply, stamping undated decisions with ``reply.now``; refuse what Batsim refuses."""
+def encode_reply(reply: Reply, *, checked: bool = False) -> bytes:
+    """Encode a reply, stamping undated decisions with ``reply.now``; refuse what Batsim refuses.
+
+    ``checked=True`` says every decision already passed
+    :func:`~batpolicy.scheduler.checker.check_decisions` against the state, as the
+    :class:`~batpolicy.scheduler.dispatch.Dispatcher`'s replies do: undated plain
+    EXECUTE_JOB and REJECT_JOB decisions (nearly every reply) are then not decoded back,
+    since the checker's rules already imply the decoders' (:func:`_checker_settled`);
+    a reply holding anything else is still checked whole. The bytes are the same.
+    """
     if not isinstance(reply, Reply):
         raise ProtocolError(f"expected a Reply, got {type(reply).__name__}")
-    return _encode(reply, _FROM_SCHEDULER)
+    return _encode(reply, _FROM_SCHEDULER, checked)

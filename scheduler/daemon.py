@@ -60,7 +60,7 @@ def serve(dispatcher: Dispatcher, options: ServeOptions) -> int:
                     if recorder is not None:
                         recorder.write(request_to_obj(request), None)
                     raise
-                data = encode_reply(reply)
+                data = encode_reply(reply, checked=True)  # the dispatcher's checker passed it
                 if recorder is not None:
                     recorder.write(request_to_obj(request), reply_to_obj(reply))
                 sock.send(data)
