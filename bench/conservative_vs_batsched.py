@@ -87,8 +87,8 @@ def replay(transcript: Path) -> dict[str, object]:
             theirs = reply_from_obj(record["scheduler"]).decisions
             executes += sum(isinstance(d, t.ExecuteJob) for d in theirs)
             rejects += sum(isinstance(d, t.RejectJob) for d in theirs)
-            if first_diff is None and [decision_key(d) for d in ours.decisions] != [decision_key(d)
-                                                                            for d in theirs]:
+            if first_diff is None and (list(map(decision_key, ours.decisions))
+                                       != list(map(decision_key, theirs))):
                 first_diff = messages
                 break
     stats = policy.stats()

@@ -30,7 +30,6 @@ import logging
 import os
 import re
 import shlex
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,9 @@ from pathlib import Path
 
 from batpolicy.platforms.xml import parse_time, read_platform
 from batpolicy.scheduler.sim.latency import message_delays
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from harness import free_port  # noqa: E402  (bench/harness.py)
 
 log = logging.getLogger("fidelity")
 
@@ -99,13 +101,6 @@ def _reason(stderr: str) -> str:
             text = line.split("] ", 2)[-1]
             return re.sub(r"(/[\w.-]+)+\.xml", "<platform>", text)[:100]
     return ""
-
-
-def free_port() -> int:
-    """A free TCP port on localhost."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Runner:
