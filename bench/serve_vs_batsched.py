@@ -27,6 +27,11 @@ a shared machine hits all alike; figures are medians. Per run:
   usage of the child, its threads included: ZeroMQ's I/O thread too);
 - ``wall s``: the whole run, scheduler start to both processes reaped.
 
+``--pin`` runs Batsim on CPU 0 and the scheduler on CPU 1 (``os.sched_setaffinity`` in
+each child, every scheduler alike), as a benchmark on a multi-core machine usually does:
+the processes no longer migrate between cores and lose their caches on the way, which
+costs a large-footprint interpreter more than batsched's C++ (docs/performance.md).
+
 Ratios: ``x batsched`` is ours / batsched's of the same algorithm (easy_bf for
 ``easy``, dpsa-n, redirection and pybatsim; fcfs for ``fcfs``), so below 1 is faster than
 batsched; ``x easy`` is a policy / ``serve easy``. Results go to
@@ -51,6 +56,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,9 +148,19 @@ class Run:
     wall_s: float
 
 
+def _on_cpu(cpu: int | None) -> Callable[[], None] | None:
+    """A ``preexec_fn`` keeping the child on one CPU, or None to let it float."""
+    if cpu is None:
+        return None
+    return lambda: os.sched_setaffinity(0, {cpu})
+
+
 def run_once(batsim: Path, scheduler: Scheduler, workload: Path, platform: Path,
-             out: Path, timeout_s: float) -> Run:
-    """Start the scheduler, then Batsim; reap both; read Batsim's schedule.csv."""
+             out: Path, timeout_s: float, pin: bool = False) -> Run:
+    """Start the scheduler, then Batsim; reap both; read Batsim's schedule.csv.
+
+    ``pin``: Batsim on CPU 0, the scheduler on CPU 1.
+    """
     port = free_port()
     argv = [a.replace("{endpoint}", f"tcp://127.0.0.1:{port}") for a in scheduler.argv]
     out.mkdir(parents=True, exist_ok=True)
@@ -152,11 +168,13 @@ def run_once(batsim: Path, scheduler: Scheduler, workload: Path, platform: Path,
     began = time.perf_counter()
     with open(out / f"{scheduler.name}.sched.log", "w") as sched_log, \
             open(out / f"{scheduler.name}.batsim.log", "w") as batsim_log:
-        sched = subprocess.Popen(argv, stdout=sched_log, stderr=subprocess.STDOUT)
+        sched = subprocess.Popen(argv, stdout=sched_log, stderr=subprocess.STDOUT,
+                                 preexec_fn=_on_cpu(1 if pin else None))
         sim = subprocess.Popen([str(batsim), "-p", str(platform), "-w", str(workload),
                                 "-e", str(prefix), "-s", f"tcp://127.0.0.1:{port}",
                                 "-q", *scheduler.batsim_flags],
-                               stdout=batsim_log, stderr=subprocess.STDOUT)
+                               stdout=batsim_log, stderr=subprocess.STDOUT,
+                               preexec_fn=_on_cpu(0 if pin else None))
         try:
             sim_status = sim.wait(timeout=timeout_s)
             deadline = time.monotonic() + 30
@@ -232,7 +250,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/batpolicy-serve-bench"))
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per run")
     parser.add_argument("--no-save", action="store_true")
+    parser.add_argument("--pin", action="store_true",
+                        help="Batsim on CPU 0, the scheduler on CPU 1 (every scheduler alike)")
     args = parser.parse_args(argv)
+    if args.pin and len(os.sched_getaffinity(0)) < 2:
+        raise SystemExit("--pin needs CPUs 0 and 1")
     if args.quick:
         args.rounds, args.no_save = 1, True
     batsim = args.prefix / "bin" / "batsim"
@@ -244,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
              "# sched s = Batsim's scheduling_time (schedule.csv); cpu s = user+sys of the "
              "scheduler process (wait4); wall s = whole run; x batsched = ours / batsched's "
              "same algorithm (easy_bf; fcfs for fcfs); x easy = / serve-easy. Batsim 4.2.1, "
-             "batsched 1.4, pybatsim 3.2.1 from " + str(args.prefix)]
+             "batsched 1.4, pybatsim 3.2.1 from " + str(args.prefix)
+             + ("; pinned: Batsim on CPU 0, the scheduler on CPU 1" if args.pin else "")]
     began = time.perf_counter()
     for trace in args.traces:
         max_jobs = QUICK_JOBS if args.quick else args.max_jobs or DEFAULT_JOBS[trace]
@@ -253,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         for round_ in range(args.rounds):
             for s in chosen:
                 run = run_once(batsim, s, workload, platform,
-                               args.workdir / f"{trace}-r{round_}", args.timeout)
+                               args.workdir / f"{trace}-r{round_}", args.timeout, args.pin)
                 results[s.name].append(run)
                 print(f"[{time.perf_counter() - began:6.0f} s] {trace} round {round_ + 1}/"
                       f"{args.rounds} {s.name}: sched {run.scheduling_s:.2f} s, cpu "
