@@ -20,13 +20,22 @@ times its back-to-back CPU on this 2-core VM: after each idle gap the caches and
 are cold. The idle replay reproduces that reproducibly (about ±2 %), where a whole run
 beside Batsim swings ±10 %: use it to judge a change to the hot path.
 
+``--calls`` counts instead of timing: function calls (Python and C) per message in each
+stage, and the distinct functions one message runs. Unlike times, the counts do not move
+with this VM's drift (its speed changes by 2-3× from one day to the next, and back-to-back
+times by ±30 % within an hour): a change that touches less shows as fewer calls and fewer
+distinct functions, whatever the machine does.
+
 Results are printed, not saved (the whole-run comparison is ``serve_vs_batsched.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from collections.abc import Sequence
+from typing import Any
 
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol.codec import decode_request, encode_reply, encode_request, request_from_obj
@@ -42,10 +51,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="replays (best is kept)")
     parser.add_argument("--idle-us", type=float, default=0.0, metavar="US",
                         help="sleep this long after each message, untimed (default 0)")
+    parser.add_argument("--calls", action="store_true",
+                        help="count calls and distinct functions per message instead of timing")
     args = parser.parse_args()
     idle = args.idle_us / 1e6
     messages = [encode_request(request_from_obj(batsim))
                 for batsim, _ in read_transcript(args.transcript)]
+    if args.calls:
+        count_calls(messages, args.policy)
+        return
     best: dict[str, float] = {}
     for _ in range(args.repeat):
         dispatcher = Dispatcher(make_policy(args.policy))
@@ -73,6 +87,46 @@ def main() -> None:
     for stage, seconds in best.items():
         print(f"  {stage:<9} {seconds:7.3f} s  {seconds / n * 1e6:7.1f} µs/message")
     print(f"  {'total':<9} {total:7.3f} s  {total / n * 1e6:7.1f} µs/message")
+
+
+def count_calls(messages: Sequence[bytes], policy: str) -> None:
+    """Replay once under :func:`sys.setprofile`; print calls and distinct functions per message."""
+    dispatcher = Dispatcher(make_policy(policy))
+    calls = dict.fromkeys(("decode", "dispatch", "encode"), 0)
+    distinct = 0
+    seen: set[Any] = set()
+    counter = [0]
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            counter[0] += 1
+            seen.add(frame.f_code)
+        elif event == "c_call":
+            counter[0] += 1
+            seen.add(arg)
+
+    def stage(name: str, fn: Any, *a: Any, **k: Any) -> Any:
+        counter[0] = 0
+        sys.setprofile(profile)
+        try:
+            return fn(*a, **k)
+        finally:
+            sys.setprofile(None)
+            calls[name] += counter[0] - 1  # the call to sys.setprofile(None) itself
+
+    for raw in messages:
+        seen.clear()
+        request = stage("decode", decode_request, raw)
+        reply = stage("dispatch", dispatcher.handle, request)
+        stage("encode", encode_reply, reply, checked=True)
+        seen.discard(sys.setprofile)  # the profiler's own switch
+        distinct += len(seen)
+    n = len(messages)
+    print(f"{n} messages, policy {policy}: calls per message (Python and C functions)")
+    for name, count in calls.items():
+        print(f"  {name:<9} {count / n:7.1f}")
+    print(f"  {'total':<9} {sum(calls.values()) / n:7.1f}")
+    print(f"  distinct functions run per message: {distinct / n:.1f}")
 
 
 if __name__ == "__main__":
