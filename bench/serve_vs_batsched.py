@@ -17,6 +17,9 @@ Schedulers, each started first on its own port, then Batsim connects:
 - ``pybatsim easyBackfill``;
 - ``batpolicy serve --policy easy|fcfs|dpsa-n|redirection`` (redirection with Batsim's
   ``--enable-dynamic-jobs --enable-profile-reuse``, which it needs).
+- ``floor-fcfs``: ``bench/floor_fcfs.py``, the cheapest FCFS we can write in Python (raw
+  dicts, no checks), to tell CPython's floor on this machine from our own layers; not in
+  the default set.
 
 Runs alternate (one run of every scheduler per round, ``--rounds`` rounds) so drift of
 a shared machine hits all alike; figures are medians. Per run:
@@ -97,6 +100,9 @@ def schedulers(prefix: Path) -> dict[str, Scheduler]:
         Scheduler("serve-fcfs", (*serve, "fcfs"), "batsched-fcfs"),
         Scheduler("serve-dpsa-n", (*serve, "dpsa-n"), "batsched-easy"),
         Scheduler("serve-redirection", (*serve, "redirection"), "batsched-easy", dynamic),
+        # not a product: the cheapest Python FCFS (bench/floor_fcfs.py), the floor under serve
+        Scheduler("floor-fcfs", (sys.executable, str(Path(__file__).with_name("floor_fcfs.py")),
+                                 "{endpoint}"), "batsched-fcfs"),
     ]
     return {s.name: s for s in found}
 
@@ -242,7 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prefix", default="/opt/batsim-4.2.1", type=Path,
                         help="where Batsim, batsched and pybatsim are installed")
     parser.add_argument("--traces", nargs="+", choices=sorted(TRACES), default=list(TRACES))
-    parser.add_argument("--schedulers", nargs="+", choices=list(known), default=list(known))
+    parser.add_argument("--schedulers", nargs="+", choices=list(known),
+                        default=[name for name in known if name != "floor-fcfs"])
     parser.add_argument("--rounds", type=int, default=3, help="alternated runs of each")
     parser.add_argument("--max-jobs", type=int, help="jobs kept from every trace")
     parser.add_argument("--quick", action="store_true",
