@@ -90,11 +90,23 @@ def header() -> str:
             f"{platform.machine()}, {os.cpu_count()} cores; {platform.platform()}")
 
 
-def write_results(name: str, lines: list[str]) -> Path:
-    """Write ``bench/results/<name>.txt`` (header + lines) and return its path."""
+#: Separates a results file's newest run from the runs kept below it.
+EARLIER = "# ---- earlier runs below ----"
+
+
+def write_results(name: str, lines: list[str], *, keep_earlier: bool = False) -> Path:
+    """Write ``bench/results/<name>.txt`` (header + lines) and return its path.
+
+    ``keep_earlier``: the previous content stays below the new run, after
+    :data:`EARLIER` (for a file that is a history of runs, not one table).
+    """
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.txt"
-    path.write_text("\n".join([header(), *lines]) + "\n")
+    text = "\n".join([header(), *lines]) + "\n"
+    if keep_earlier and path.exists():
+        earlier = path.read_text()
+        text += f"\n{EARLIER}\n\n" + earlier.replace(f"{EARLIER}\n\n", "", 1)
+    path.write_text(text)
     return path
 
 

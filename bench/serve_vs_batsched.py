@@ -38,7 +38,8 @@ costs a large-footprint interpreter more than batsched's C++ (docs/performance.m
 Ratios: ``x batsched`` is ours / batsched's of the same algorithm (easy_bf for
 ``easy``, dpsa-n, redirection and pybatsim; fcfs for ``fcfs``), so below 1 is faster than
 batsched; ``x easy`` is a policy / ``serve easy``. Results go to
-``bench/results/serve_vs_batsched.txt`` with the commit, the machine and the command.
+``bench/results/serve_vs_batsched.txt`` with the commit, the machine and the command,
+above the earlier runs (kept).
 
 Usage::
 
@@ -292,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(table), flush=True)
         lines += ["", *table]
     if not args.no_save:
-        path = write_results("serve_vs_batsched", lines)
+        path = write_results("serve_vs_batsched", lines, keep_earlier=True)
         print(f"saved {path}", file=sys.stderr)
     return 0
 
