@@ -67,6 +67,16 @@ def _peer(endpoint: str) -> tuple[zmq.Context, zmq.Socket]:
 
 
 # ------------------------------------------------------------------ signals
+def _sigint_default() -> None:
+    """In the child: SIGINT at its default, as in a user's terminal.
+
+    A test run started as a background job (``cmd &`` in a script) ignores SIGINT, its
+    children inherit that, and Python then installs no KeyboardInterrupt handler: Ctrl-C
+    would not reach the command under test, and the SIGINT cases would time out.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_serve_interrupted_exits_cleanly_with_the_transcript_flushed(sig: int,
                                                                      tmp_path: Path) -> None:
@@ -76,7 +86,8 @@ def test_serve_interrupted_exits_cleanly_with_the_transcript_flushed(sig: int,
     proc = subprocess.Popen([sys.executable, "-m", "batpolicy", "serve", "--policy", "easy",
                              "--socket-endpoint", endpoint, "--timeout", "30",
                              "--record", str(record)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_sigint_default)
     context, peer = _peer(endpoint)
     try:
         for raw in messages:
@@ -128,7 +139,8 @@ def _fake_batsim(inputs: list[str], endpoint: str, out: Path,
     return subprocess.Popen([sys.executable, "-m", "batpolicy", "fake-batsim",
                              *inputs, "-s", endpoint,
                              "--timeout", timeout, "-o", str(out), "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_sigint_default)
 
 
 def _metrics(out: Path) -> dict[str, Any]:
