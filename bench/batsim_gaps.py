@@ -32,7 +32,7 @@ from batpolicy.scheduler.dispatch import Dispatcher
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import free_port, write_results  # noqa: E402  (bench/harness.py)
-from serve_vs_batsched import DEFAULT_JOBS, TRACES, prepare  # noqa: E402
+from serve_vs_batsched import DEFAULT_JOBS, TRACES, batsim_argv, prepare  # noqa: E402
 
 
 class TimedReplySocket(transport.ReplySocket):
@@ -85,8 +85,8 @@ def main() -> None:
         workload, platform, _ = prepare(trace, args.max_jobs or DEFAULT_JOBS[trace],
                                         args.workdir)
         endpoint = f"tcp://127.0.0.1:{free_port()}"
-        sim = subprocess.Popen([str(batsim), "-p", str(platform), "-w", str(workload),
-                                "-e", str(args.workdir / trace), "-s", endpoint, "-q"],
+        sim = subprocess.Popen(batsim_argv(batsim, platform, workload, args.workdir / trace,
+                                           endpoint),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         status = serve(Dispatcher(make_policy(args.policy)), ServeOptions(endpoint=endpoint))
         if sim.wait() != 0 or status != 0:

@@ -25,7 +25,11 @@ import zmq
 
 
 def _alloc_string(ids: list[int]) -> str:
-    """Batsim's interval string of sorted machine ids."""
+    """Batsim's interval string of sorted machine ids.
+
+    Not :func:`batpolicy.protocol.intervals.format_intervals` (nor ``parse_intervals``
+    below): the floor measures a scheduler that uses none of our layers, ProcSet included.
+    """
     parts = []
     start = prev = ids[0]
     for i in ids[1:]:

@@ -82,6 +82,7 @@ class Scheduler:
     argv: tuple[str, ...]  # "{endpoint}" is replaced by the endpoint to bind
     baseline: str  # name of the batsched scheduler running the same algorithm
     batsim_flags: tuple[str, ...] = ()
+    in_default: bool = True  # run when --schedulers is not given
 
 
 def schedulers(prefix: Path) -> dict[str, Scheduler]:
@@ -103,7 +104,7 @@ def schedulers(prefix: Path) -> dict[str, Scheduler]:
         Scheduler("serve-redirection", (*serve, "redirection"), "batsched-easy", dynamic),
         # not a product: the cheapest Python FCFS (bench/floor_fcfs.py), the floor under serve
         Scheduler("floor-fcfs", (sys.executable, str(Path(__file__).with_name("floor_fcfs.py")),
-                                 "{endpoint}"), "batsched-fcfs"),
+                                 "{endpoint}"), "batsched-fcfs", in_default=False),
     ]
     return {s.name: s for s in found}
 
@@ -155,6 +156,13 @@ class Run:
     wall_s: float
 
 
+def batsim_argv(batsim: Path, platform: Path, workload: Path, prefix: Path, endpoint: str,
+                flags: tuple[str, ...] = ()) -> list[str]:
+    """Batsim's command line for one run: outputs under ``prefix``, quiet."""
+    return [str(batsim), "-p", str(platform), "-w", str(workload), "-e", str(prefix),
+            "-s", endpoint, "-q", *flags]
+
+
 def _on_cpu(cpu: int | None) -> Callable[[], None] | None:
     """A ``preexec_fn`` keeping the child on one CPU, or None to let it float."""
     if cpu is None:
@@ -177,9 +185,8 @@ def run_once(batsim: Path, scheduler: Scheduler, workload: Path, platform: Path,
             open(out / f"{scheduler.name}.batsim.log", "w") as batsim_log:
         sched = subprocess.Popen(argv, stdout=sched_log, stderr=subprocess.STDOUT,
                                  preexec_fn=_on_cpu(1 if pin else None))
-        sim = subprocess.Popen([str(batsim), "-p", str(platform), "-w", str(workload),
-                                "-e", str(prefix), "-s", f"tcp://127.0.0.1:{port}",
-                                "-q", *scheduler.batsim_flags],
+        sim = subprocess.Popen(batsim_argv(batsim, platform, workload, prefix,
+                                           f"tcp://127.0.0.1:{port}", scheduler.batsim_flags),
                                stdout=batsim_log, stderr=subprocess.STDOUT,
                                preexec_fn=_on_cpu(0 if pin else None))
         try:
@@ -250,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="where Batsim, batsched and pybatsim are installed")
     parser.add_argument("--traces", nargs="+", choices=sorted(TRACES), default=list(TRACES))
     parser.add_argument("--schedulers", nargs="+", choices=list(known),
-                        default=[name for name in known if name != "floor-fcfs"])
+                        default=[s.name for s in known.values() if s.in_default])
     parser.add_argument("--rounds", type=int, default=3, help="alternated runs of each")
     parser.add_argument("--max-jobs", type=int, help="jobs kept from every trace")
     parser.add_argument("--quick", action="store_true",
@@ -261,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pin", action="store_true",
                         help="Batsim on CPU 0, the scheduler on CPU 1 (every scheduler alike)")
     args = parser.parse_args(argv)
-    if args.pin and len(os.sched_getaffinity(0)) < 2:
+    if args.pin and not {0, 1} <= os.sched_getaffinity(0):
         raise SystemExit("--pin needs CPUs 0 and 1")
     if args.quick:
         args.rounds, args.no_save = 1, True
