@@ -42,7 +42,10 @@ def _state(names: list[str]) -> ClusterState:
     return state
 
 
-job_names = st.lists(st.text(st.characters(blacklist_characters="!"), min_size=1, max_size=6),
+# job names as Batsim's JSON can carry them: the decoder refuses a lone surrogate, so no
+# state ever holds one (hypothesis found that generating them made encoding itself fail)
+job_names = st.lists(st.text(st.characters(blacklist_categories=("Cs",),
+                                           blacklist_characters="!"), min_size=1, max_size=6),
                      min_size=1, max_size=4, unique=True)
 ids = st.one_of(st.sampled_from(["w0!a", "w0!0", "a!b!c", "", "w1!a"]),
                 st.text(max_size=8))
