@@ -67,14 +67,25 @@ def _peer(endpoint: str) -> tuple[zmq.Context, zmq.Socket]:
 
 
 # ------------------------------------------------------------------ signals
-def _sigint_default() -> None:
-    """In the child: SIGINT at its default, as in a user's terminal.
+def _popen(argv: list[str]) -> subprocess.Popen[str]:
+    """Start a command under test so that SIGINT reaches it, as in a user's terminal.
 
-    A test run started as a background job (``cmd &`` in a script) ignores SIGINT, its
-    children inherit that, and Python then installs no KeyboardInterrupt handler: Ctrl-C
-    would not reach the command under test, and the SIGINT cases would time out.
+    A test run started as a background job (``cmd &`` in a script) ignores SIGINT, and an
+    ignored signal stays ignored across exec: Python would then install no
+    KeyboardInterrupt handler in the child and the SIGINT cases would time out. A signal
+    with a handler is reset to its default by exec, so the parent handles SIGINT while it
+    starts the child. (Not ``preexec_fn``: forking this multi-threaded process to run
+    Python code before exec made these tests flaky.)
     """
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+    finally:
+        if previous is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -83,11 +94,8 @@ def test_serve_interrupted_exits_cleanly_with_the_transcript_flushed(sig: int,
     messages = _batsim_messages(6)
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     record = tmp_path / "run.msgpack"
-    proc = subprocess.Popen([sys.executable, "-m", "batpolicy", "serve", "--policy", "easy",
-                             "--socket-endpoint", endpoint, "--timeout", "30",
-                             "--record", str(record)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_sigint_default)
+    proc = _popen([sys.executable, "-m", "batpolicy", "serve", "--policy", "easy",
+                   "--socket-endpoint", endpoint, "--timeout", "30", "--record", str(record)])
     context, peer = _peer(endpoint)
     try:
         for raw in messages:
@@ -136,11 +144,8 @@ class _SilentScheduler:
 
 def _fake_batsim(inputs: list[str], endpoint: str, out: Path,
                  timeout: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "batpolicy", "fake-batsim",
-                             *inputs, "-s", endpoint,
-                             "--timeout", timeout, "-o", str(out), "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_sigint_default)
+    return _popen([sys.executable, "-m", "batpolicy", "fake-batsim", *inputs, "-s", endpoint,
+                   "--timeout", timeout, "-o", str(out), "--quiet"])
 
 
 def _metrics(out: Path) -> dict[str, Any]:
