@@ -35,6 +35,14 @@ each child, every scheduler alike), as a benchmark on a multi-core machine usual
 the processes no longer migrate between cores and lose their caches on the way, which
 costs a large-footprint interpreter more than batsched's C++ (docs/performance.md).
 
+``--python [LABEL=]PATH`` (repeatable) runs every Python scheduler (``serve``, the floor)
+under that interpreter, which must have ``batpolicy`` installed; with several, each
+Python scheduler runs once per interpreter per round, named ``serve-easy@LABEL``. The
+interpreter's build matters as much as our code: a CPython built without profile-guided
+and link-time optimisation, with a shared ``libpython`` (pyenv's default build), runs
+serve about a fifth slower than a distribution's or python.org's build (docs/performance.md,
+"The interpreter"). The header names each interpreter, its version and build.
+
 Ratios: ``x batsched`` is ours / batsched's of the same algorithm (easy_bf for
 ``easy``, dpsa-n, redirection and pybatsim; fcfs for ``fcfs``), so below 1 is faster than
 batsched; ``x easy`` is a policy / ``serve easy``. Results go to
@@ -46,6 +54,8 @@ Usage::
     python bench/serve_vs_batsched.py                 # KTH whole + RICC first 20,000; 3 rounds
     python bench/serve_vs_batsched.py --quick         # 2,000 jobs of each, 1 round, not saved
     python bench/serve_vs_batsched.py --schedulers batsched-easy serve-easy --rounds 5
+    python bench/serve_vs_batsched.py --traces KTH --python pyenv=python \
+        --python debian=/tmp/venvdeb/bin/python   # one interpreter against another
 """
 
 from __future__ import annotations
@@ -55,13 +65,14 @@ import csv
 import json
 import os
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -83,10 +94,16 @@ class Scheduler:
     baseline: str  # name of the batsched scheduler running the same algorithm
     batsim_flags: tuple[str, ...] = ()
     in_default: bool = True  # run when --schedulers is not given
+    python: bool = False  # runs under the interpreter(s) given by --python
+
+    def under(self, label: str, interpreter: str) -> Scheduler:
+        """The same Python scheduler run by ``interpreter``, ``NAME@LABEL`` if labelled."""
+        return replace(self, name=self.name + (f"@{label}" if label else ""),
+                       argv=(interpreter, *self.argv[1:]))
 
 
 def schedulers(prefix: Path) -> dict[str, Scheduler]:
-    """Every scheduler this benchmark knows, by name."""
+    """Every scheduler this benchmark knows, by name (Python ones under ``sys.executable``)."""
     batsched = str(prefix / "bin" / "batsched")
     pybatsim = str(prefix / "venv" / "bin" / "pybatsim")
     serve = (sys.executable, "-m", "batpolicy", "serve", "-s", "{endpoint}", "--policy")
@@ -96,15 +113,16 @@ def schedulers(prefix: Path) -> dict[str, Scheduler]:
                   "batsched-easy"),
         Scheduler("pybatsim-easy", (pybatsim, "easyBackfill", "-s", "{endpoint}",
                                     "-v", "warning"), "batsched-easy"),
-        Scheduler("serve-easy", (*serve, "easy"), "batsched-easy"),
+        Scheduler("serve-easy", (*serve, "easy"), "batsched-easy", python=True),
         Scheduler("batsched-fcfs", (batsched, "-v", "fcfs", "-s", "{endpoint}"),
                   "batsched-fcfs"),
-        Scheduler("serve-fcfs", (*serve, "fcfs"), "batsched-fcfs"),
-        Scheduler("serve-dpsa-n", (*serve, "dpsa-n"), "batsched-easy"),
-        Scheduler("serve-redirection", (*serve, "redirection"), "batsched-easy", dynamic),
+        Scheduler("serve-fcfs", (*serve, "fcfs"), "batsched-fcfs", python=True),
+        Scheduler("serve-dpsa-n", (*serve, "dpsa-n"), "batsched-easy", python=True),
+        Scheduler("serve-redirection", (*serve, "redirection"), "batsched-easy", dynamic,
+                  python=True),
         # not a product: the cheapest Python FCFS (bench/floor_fcfs.py), the floor under serve
         Scheduler("floor-fcfs", (sys.executable, str(Path(__file__).with_name("floor_fcfs.py")),
-                                 "{endpoint}"), "batsched-fcfs", in_default=False),
+                                 "{endpoint}"), "batsched-fcfs", in_default=False, python=True),
     ]
     return {s.name: s for s in found}
 
@@ -214,6 +232,45 @@ def run_once(batsim: Path, scheduler: Scheduler, workload: Path, platform: Path,
     return Run(float(row["scheduling_time"]), usage.ru_utime + usage.ru_stime, wall)
 
 
+def interpreters(given: list[str] | None) -> list[tuple[str, str]]:
+    """``(label, path)`` of each ``--python [LABEL=]PATH``; else ``sys.executable``, unlabelled."""
+    if not given:
+        return [("", sys.executable)]
+    found = []
+    for item in given:
+        label, sep, path = item.partition("=")
+        if not sep:
+            label, path = "", item
+        if shutil.which(path) is None:
+            raise SystemExit(f"--python {item}: no interpreter {path}")
+        found.append((label, path))
+    if len(found) > 1 and len({label for label, _ in found}) < len(found):
+        raise SystemExit("--python: give each interpreter its own LABEL= when there are several")
+    return found
+
+
+#: Printed by each interpreter about itself: version, build options, libpython linkage.
+_FACTS = """import sys, sysconfig as s
+args = s.get_config_var("CONFIG_ARGS") or ""
+opts = [o for o in ("--enable-optimizations", "--with-lto") if o in args]
+shared = "shared" if s.get_config_var("Py_ENABLE_SHARED") else "static"
+print(sys.version.split()[0], "CONFIG_ARGS:", " ".join(opts) or "no PGO/LTO options",
+      "| libpython", shared, "| batpolicy", __import__("batpolicy").__version__)"""
+
+
+def interpreter_facts(path: str) -> str:
+    """One line about an interpreter: version, PGO/LTO configure options, libpython, batpolicy.
+
+    Distributions build with PGO and LTO from their own rules (Debian's CONFIG_ARGS shows
+    neither): read the line with that in mind.
+    """
+    done = subprocess.run([path, "-c", _FACTS], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"--python {path}: cannot run it with batpolicy installed: "
+                         f"{done.stderr.strip().splitlines()[-1:]}")
+    return done.stdout.strip()
+
+
 def median(runs: list[Run], field: str) -> float:
     """Median of one figure over runs."""
     return statistics.median(getattr(r, field) for r in runs)
@@ -223,23 +280,25 @@ def report(trace: str, jobs: int, chosen: list[Scheduler],
            results: dict[str, list[Run]]) -> list[str]:
     """The table of one trace: medians, ratios to batsched and to serve easy."""
     counts = sorted({len(runs) for runs in results.values()})
+    width = max(18, *(len(s.name) for s in chosen))
     lines = [f"## {trace}: {jobs} jobs; medians of {'-'.join(map(str, counts))} "
              "alternated runs (each run in the last column)",
-             f"{'scheduler':<18} {'sched s':>8} {'cpu s':>8} {'wall s':>8} "
+             f"{'scheduler':<{width}} {'sched s':>8} {'cpu s':>8} {'wall s':>8} "
              f"{'sched x batsched':>17} {'cpu x batsched':>15} {'sched x easy':>13} "
              f"{'cpu x easy':>11}   runs sched s / cpu s"]
-    easy = results.get("serve-easy")
     for s in chosen:
         runs = results[s.name]
+        base_name, _, label = s.name.partition("@")
+        easy = results.get("serve-easy" + (f"@{label}" if label else ""))
         base = results.get(s.baseline)
-        cells = [f"{s.name:<18} {median(runs, 'scheduling_s'):>8.2f} {median(runs, 'cpu_s'):>8.2f} "
-                 f"{median(runs, 'wall_s'):>8.2f}"]
+        cells = [f"{s.name:<{width}} {median(runs, 'scheduling_s'):>8.2f} "
+                 f"{median(runs, 'cpu_s'):>8.2f} {median(runs, 'wall_s'):>8.2f}"]
         if base is not None and s.name != s.baseline:
             cells.append(f"{median(runs, 'scheduling_s') / median(base, 'scheduling_s'):>17.2f}"
                          f" {median(runs, 'cpu_s') / median(base, 'cpu_s'):>15.2f}")
         else:
             cells.append(f"{'':>17} {'':>15}")
-        if easy is not None and s.name in ("serve-dpsa-n", "serve-redirection"):
+        if easy is not None and base_name in ("serve-dpsa-n", "serve-redirection"):
             cells.append(f"{median(runs, 'scheduling_s') / median(easy, 'scheduling_s'):>13.2f}"
                          f" {median(runs, 'cpu_s') / median(easy, 'cpu_s'):>11.2f}")
         else:
@@ -267,7 +326,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-save", action="store_true")
     parser.add_argument("--pin", action="store_true",
                         help="Batsim on CPU 0, the scheduler on CPU 1 (every scheduler alike)")
+    parser.add_argument("--python", action="append", metavar="[LABEL=]PATH",
+                        help="interpreter for the Python schedulers (repeatable; default: "
+                             "this one)")
     args = parser.parse_args(argv)
+    pythons = interpreters(args.python)
     if args.pin and not {0, 1} <= os.sched_getaffinity(0):
         raise SystemExit("--pin needs CPUs 0 and 1")
     if args.quick:
@@ -275,7 +338,12 @@ def main(argv: list[str] | None = None) -> int:
     batsim = args.prefix / "bin" / "batsim"
     if not batsim.exists():
         raise SystemExit(f"{batsim} not found: build it with ../shared/batsim/build.sh")
-    chosen = [schedulers(args.prefix)[name] for name in args.schedulers]
+    chosen = []
+    for scheduler in (schedulers(args.prefix)[name] for name in args.schedulers):
+        if not scheduler.python:
+            chosen.append(scheduler)
+            continue
+        chosen += [scheduler.under(label, path) for label, path in pythons]
     args.workdir.mkdir(parents=True, exist_ok=True)
     lines = [f"# command: python bench/serve_vs_batsched.py {shlex.join(argv or sys.argv[1:])}",
              "# sched s = Batsim's scheduling_time (schedule.csv); cpu s = user+sys of the "
@@ -283,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
              "same algorithm (easy_bf; fcfs for fcfs); x easy = / serve-easy. Batsim 4.2.1, "
              "batsched 1.4, pybatsim 3.2.1 from " + str(args.prefix)
              + ("; pinned: Batsim on CPU 0, the scheduler on CPU 1" if args.pin else "")]
+    lines += [f"# python{'@' + label if label else ''}: {path}: {interpreter_facts(path)}"
+              for label, path in pythons]
     began = time.perf_counter()
     for trace in args.traces:
         max_jobs = QUICK_JOBS if args.quick else args.max_jobs or DEFAULT_JOBS[trace]
