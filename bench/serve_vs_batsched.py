@@ -249,22 +249,12 @@ def interpreters(given: list[str] | None) -> list[tuple[str, str]]:
     return found
 
 
-#: Printed by each interpreter about itself: version, build options, libpython linkage.
-_FACTS = """import sys, sysconfig as s
-args = s.get_config_var("CONFIG_ARGS") or ""
-opts = [o for o in ("--enable-optimizations", "--with-lto") if o in args]
-shared = "shared" if s.get_config_var("Py_ENABLE_SHARED") else "static"
-print(sys.version.split()[0], "CONFIG_ARGS:", " ".join(opts) or "no PGO/LTO options",
-      "| libpython", shared, "| batpolicy", __import__("batpolicy").__version__)"""
-
-
 def interpreter_facts(path: str) -> str:
-    """One line about an interpreter: version, PGO/LTO configure options, libpython, batpolicy.
-
-    Distributions build with PGO and LTO from their own rules (Debian's CONFIG_ARGS shows
-    neither): read the line with that in mind.
-    """
-    done = subprocess.run([path, "-c", _FACTS], capture_output=True, text=True, check=False)
+    """:func:`harness.interpreter` as ``path`` tells it, with its batpolicy's version."""
+    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
+            "import batpolicy, harness; "
+            "print(harness.interpreter(), '| batpolicy', batpolicy.__version__)")
+    done = subprocess.run([path, "-c", code], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"--python {path}: cannot run it with batpolicy installed: "
                          f"{done.stderr.strip().splitlines()[-1:]}")
