@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from batpolicy.interpreter import describe
+
 RESULTS = Path(__file__).resolve().parent / "results"
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -74,25 +76,6 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def interpreter() -> str:
-    """The running interpreter: version, PGO/LTO configure options, how it links libpython.
-
-    Its build moves serve's speed by about a fifth (docs/performance.md, "The
-    interpreter"). Distributions build with PGO and LTO from their own rules, which
-    ``CONFIG_ARGS`` does not show (Debian's python3.11): read the line with that in mind.
-    """
-    import sysconfig
-
-    args = sysconfig.get_config_var("CONFIG_ARGS") or ""
-    options = [o for o in ("--enable-optimizations", "--with-lto") if o in args]
-    try:  # what the running executable maps, not how the build was configured
-        shared = "shared" if "libpython" in Path("/proc/self/maps").read_text() else "static"
-    except OSError:
-        shared = "shared" if sysconfig.get_config_var("Py_ENABLE_SHARED") else "static"
-    return (f"{platform.python_implementation()} {platform.python_version()} "
-            f"({' '.join(options) or 'no PGO/LTO configure options'}, {shared} libpython)")
-
-
 def header() -> str:
     """Commit, date and machine, for the top of a results file."""
     try:
@@ -105,7 +88,7 @@ def header() -> str:
     except (OSError, subprocess.CalledProcessError):
         commit = "unknown"
     return (f"# commit {commit}; {time.strftime('%Y-%m-%d %H:%M:%S')}; "
-            f"{interpreter()}; "
+            f"{describe()}; "
             f"{platform.machine()}, {os.cpu_count()} cores; {platform.platform()}")
 
 

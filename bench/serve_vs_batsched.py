@@ -41,7 +41,7 @@ Python scheduler runs once per interpreter per round, named ``serve-easy@LABEL``
 interpreter's build matters as much as our code: a CPython built without profile-guided
 and link-time optimisation, with a shared ``libpython`` (pyenv's default build), runs
 serve about a fifth slower than a distribution's or python.org's build (docs/performance.md,
-"The interpreter"). The header names each interpreter, its version and build.
+"The interpreter's build"). The header names each interpreter, its version and build.
 
 Ratios: ``x batsched`` is ours / batsched's of the same algorithm (easy_bf for
 ``easy``, dpsa-n, redirection and pybatsim; fcfs for ``fcfs``), so below 1 is faster than
@@ -250,13 +250,11 @@ def interpreters(given: list[str] | None) -> list[tuple[str, str]]:
 
 
 def interpreter_facts(path: str) -> str:
-    """:func:`harness.interpreter` as ``path`` tells it, with its batpolicy's version."""
-    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
-            "import batpolicy, harness; "
-            "print(harness.interpreter(), '| batpolicy', batpolicy.__version__)")
-    done = subprocess.run([path, "-c", code], capture_output=True, text=True, check=False)
+    """``batpolicy --version`` as run by ``path``: versions, the interpreter's build."""
+    done = subprocess.run([path, "-m", "batpolicy", "--version"], capture_output=True,
+                          text=True, check=False)
     if done.returncode != 0:
-        raise SystemExit(f"--python {path}: cannot run it with batpolicy installed: "
+        raise SystemExit(f"--python {path}: cannot run batpolicy with it: "
                          f"{done.stderr.strip().splitlines()[-1:]}")
     return done.stdout.strip()
 

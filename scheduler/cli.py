@@ -61,13 +61,25 @@ def _policies(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Version(argparse.Action):
+    """``--version``: batpolicy's version and the interpreter's build (which sets its speed)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        from batpolicy.interpreter import describe
+
+        sys.stdout.write(f"batpolicy {__version__} on {describe()}\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(
         prog="batpolicy",
         description="Scheduling policies for the Batsim simulator: a daemon for Batsim "
                     "and an embedded simulator.")
-    parser.add_argument("--version", action="version", version=f"batpolicy {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="show the version and the interpreter running it, and exit")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
     parser.add_argument("--log-file", help="also write the log to this file")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -13,7 +13,9 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from batpolicy import __version__
 from batpolicy.errors import BatpolicyError, PeerTimeout
+from batpolicy.interpreter import describe
 from batpolicy.protocol.codec import decode_request, encode_reply, reply_to_obj, request_to_obj
 from batpolicy.protocol.transcript import TranscriptWriter
 from batpolicy.protocol.transport import ReplySocket
@@ -45,7 +47,8 @@ def serve(dispatcher: Dispatcher, options: ServeOptions) -> int:
     exchanged = 0
     try:
         with ReplySocket(options.endpoint, timeout_s=options.timeout_s) as sock, steady_gc():
-            log.info("policy '%s' listening on %s", dispatcher.policy.name, options.endpoint)
+            log.info("policy '%s' listening on %s; batpolicy %s on %s", dispatcher.policy.name,
+                     options.endpoint, __version__, describe())
             while True:
                 raw = sock.recv()
                 try:

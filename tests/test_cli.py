@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import platform
 import subprocess
 import sys
+import sysconfig
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +22,18 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_version() -> None:
     out = _run("--version")
     assert out.returncode == 0 and __version__ in out.stdout
+
+
+def test_version_names_the_interpreter_and_its_build() -> None:
+    """Its build sets serve's speed: a user quoting figures must see which one ran."""
+    out = _run("--version").stdout
+    assert f"{platform.python_implementation()} {platform.python_version()}" in out
+    maps = Path("/proc/self/maps")  # this test runs the same executable as the command
+    if maps.exists():
+        linked = "shared" if "libpython" in maps.read_text() else "static"
+        assert f"{linked} libpython" in out
+    configured = sysconfig.get_config_var("CONFIG_ARGS") or ""
+    assert ("--enable-optimizations" in out) == ("--enable-optimizations" in configured)
 
 
 _PROBE = """
