@@ -1,10 +1,10 @@
 """Which CPython runs batpolicy, and whether it was built for speed.
 
-The interpreter's build moves serve's and simulate's CPU by about a fifth: pyenv's
-default build (no profile-guided or link-time optimisation, a shared ``libpython``)
-against a distribution's or python.org's (docs/performance.md, "The interpreter's
-build"). ``batpolicy --version``, the daemon's start-up log line and every benchmark
-result say which one ran.
+The interpreter's build moves simulate's CPU by about a fifth, serve's beside Batsim by
+about a tenth: pyenv's default build (no profile-guided or link-time optimisation, a
+shared ``libpython``) against a distribution's or python.org's (docs/performance.md,
+"The interpreter's build"). ``batpolicy --version``, the daemon's start-up log line and
+every benchmark result say which one ran.
 """
 
 from __future__ import annotations

@@ -39,9 +39,10 @@ costs a large-footprint interpreter more than batsched's C++ (docs/performance.m
 under that interpreter, which must have ``batpolicy`` installed; with several, each
 Python scheduler runs once per interpreter per round, named ``serve-easy@LABEL``. The
 interpreter's build matters as much as our code: a CPython built without profile-guided
-and link-time optimisation, with a shared ``libpython`` (pyenv's default build), runs
-serve about a fifth slower than a distribution's or python.org's build (docs/performance.md,
-"The interpreter's build"). The header names each interpreter, its version and build.
+and link-time optimisation, with a shared ``libpython`` (pyenv's default build), costs
+serve about a fifth more CPU in-process and a tenth more beside Batsim than a
+distribution's or python.org's build (docs/performance.md, "The interpreter's build").
+The header names each interpreter, its version and build.
 
 Ratios: ``x batsched`` is ours / batsched's of the same algorithm (easy_bf for
 ``easy``, dpsa-n, redirection and pybatsim; fcfs for ``fcfs``), so below 1 is faster than
