@@ -327,8 +327,9 @@ def main(argv: list[str] | None = None) -> int:
     batsim = args.prefix / "bin" / "batsim"
     if not batsim.exists():
         raise SystemExit(f"{batsim} not found: build it with ../shared/batsim/build.sh")
+    catalogue = schedulers(args.prefix)  # built once: names -> how to start each
     chosen = []
-    for scheduler in (schedulers(args.prefix)[name] for name in args.schedulers):
+    for scheduler in (catalogue[name] for name in args.schedulers):
         if not scheduler.python:
             chosen.append(scheduler)
             continue
