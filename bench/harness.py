@@ -69,6 +69,14 @@ def measure(label: str, fn: Callable[[], object], *, repeat: int = 5, warmup: in
     return Timing(label, tuple(runs))
 
 
+def batsim_messages(transcript: str | Path) -> list[bytes]:
+    """Every Batsim message of a recorded conversation, as the bytes Batsim sends."""
+    from batpolicy.protocol.codec import encode_request, request_from_obj
+    from batpolicy.protocol.transcript import read_transcript
+
+    return [encode_request(request_from_obj(batsim)) for batsim, _ in read_transcript(transcript)]
+
+
 def free_port() -> int:
     """A TCP port on the loopback that nothing listens on right now (for a scheduler)."""
     with socket.socket() as s:

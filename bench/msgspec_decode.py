@@ -33,11 +33,10 @@ import msgspec
 
 from batpolicy.protocol import types as t
 from batpolicy.protocol._wire import INT32_MAX, INT32_MIN, FieldError, as_intervals, as_time
-from batpolicy.protocol.codec import decode_request, encode_request, request_from_obj
-from batpolicy.protocol.transcript import read_transcript
+from batpolicy.protocol.codec import decode_request
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import write_results  # noqa: E402  (bench/harness.py)
+from harness import batsim_messages, write_results  # noqa: E402  (bench/harness.py)
 
 JobId = Annotated[str, msgspec.Meta(pattern=r"^[^!]*![^!]*$")]
 Int32 = Annotated[int, msgspec.Meta(ge=INT32_MIN, le=INT32_MAX)]
@@ -130,8 +129,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--save", action="store_true")
     args = parser.parse_args()
-    raws = [encode_request(request_from_obj(batsim))
-            for batsim, _ in read_transcript(args.transcript)]
+    raws = batsim_messages(args.transcript)
     for index, raw in enumerate(raws):
         if decode_msgspec(raw) != decode_request(raw):
             raise SystemExit(f"message #{index + 1}: the two decoders disagree")

@@ -35,12 +35,15 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from batpolicy.policies.registry import make_policy
-from batpolicy.protocol.codec import decode_request, encode_reply, encode_request, request_from_obj
-from batpolicy.protocol.transcript import read_transcript
+from batpolicy.protocol.codec import decode_request, encode_reply
 from batpolicy.scheduler.dispatch import Dispatcher
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import batsim_messages  # noqa: E402  (bench/harness.py)
 
 
 def main() -> None:
@@ -55,8 +58,7 @@ def main() -> None:
                         help="count calls and distinct functions per message instead of timing")
     args = parser.parse_args()
     idle = args.idle_us / 1e6
-    messages = [encode_request(request_from_obj(batsim))
-                for batsim, _ in read_transcript(args.transcript)]
+    messages = batsim_messages(args.transcript)
     if args.calls:
         count_calls(messages, args.policy)
         return
