@@ -105,11 +105,16 @@ def check_decisions(state: ClusterState, decisions: list[t.Decision] | tuple[t.D
     if not decisions:  # most replies (a submission that cannot start yet): nothing to check
         return
     scratch = Scratch(state)
-    for decision in decisions:
-        rule = _RULES.get(type(decision))
+    rules = _RULES
+    for decision in decisions[:-1]:
+        rule = rules.get(type(decision))
         if rule is not None:
             rule(scratch, decision, policy)
         scratch.record(decision)
+    last = decisions[-1]  # what it changes is read by no later decision: not recorded
+    rule = rules.get(type(last))
+    if rule is not None:
+        rule(scratch, last, policy)
 
 
 def _fail(message: str, policy: str, job_id: str | None = None, resources: object = None) -> None:
@@ -136,14 +141,17 @@ def _check_execute(state: Scratch, d: t.ExecuteJob, policy: str) -> None:
               f"{type(alloc).__name__} ({alloc!r:.80})", policy, d.job_id, None)
     if not alloc:
         _fail("EXECUTE_JOB with an empty allocation", policy, d.job_id, alloc)
-    if not is_subset(alloc, state.all_machines):
-        _fail(f"allocation names machines that do not exist "
-              f"({difference(alloc, state.all_machines)}; the platform has "
-              f"{state.nb_machines})", policy, d.job_id, alloc)
-    if not disjoint(alloc, state.unavailable):
-        _fail(f"allocation uses unavailable machines {alloc & state.unavailable}", policy,
-              d.job_id, alloc)
     if not is_subset(alloc, state.free):
+        # Free machines exist and are available (the state's invariants, ClusterState.check):
+        # an allocation within them passes the two rules below, so they run only to name
+        # the first rule a refused allocation breaks, in Batsim's order.
+        if not is_subset(alloc, state.all_machines):
+            _fail(f"allocation names machines that do not exist "
+                  f"({difference(alloc, state.all_machines)}; the platform has "
+                  f"{state.nb_machines})", policy, d.job_id, alloc)
+        if not disjoint(alloc, state.unavailable):
+            _fail(f"allocation uses unavailable machines {alloc & state.unavailable}", policy,
+                  d.job_id, alloc)
         _fail(f"allocation uses machines {difference(alloc, state.free)} that are busy or not "
               "in a computing state", policy, d.job_id, alloc)
     count = size(alloc)
