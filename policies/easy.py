@@ -154,13 +154,19 @@ class EasyBackfilling(Policy):
             reservation = self._reservation
         assert reservation is not None
         shadow = reservation.shadow_time
-        extra = (_above_reservation(free, reservation.machines) if plain
-                 else difference(free, reservation.machines))
-        nextra = size(extra)
+        reserved = reservation.machines
         # Long FCFS queues: the next job that may start is found by a vectorised scan
         # (policies.queue) instead of visiting every queued job; same jobs, same order.
         vector = rescan and queue.indexed and len(queue) >= VECTOR_MIN
-        if not vector:
+        # The extra machines (free, not reserved): the scan needs their count; otherwise
+        # computed when a job that would end after the shadow time first needs them
+        # (most decisions: none does), from the machines still free then (same set).
+        extra: ProcSet | None = None
+        nextra = 0
+        if vector:
+            extra = _above_reservation(free, reserved) if plain else difference(free, reserved)
+            nextra = size(extra)
+        else:
             candidates = iter(list(queue) if rescan else [j for j in self._new if j in queue])
         after = head.seq
         while nfree:  # 3. backfill
@@ -180,17 +186,22 @@ class EasyBackfilling(Policy):
                 continue
             if now + job.planned_walltime <= shadow:
                 within = free
-            elif job.res <= nextra:
-                within = extra
             else:
-                continue
+                if extra is None:
+                    extra = (_above_reservation(free, reserved) if plain
+                             else difference(free, reserved))
+                    nextra = size(extra)
+                if job.res > nextra:
+                    continue
+                within = extra
             alloc = allocate_or_lowest(allocator, within, job, platform)
             if alloc is None:
                 continue
             free = difference(free, alloc)
             nfree -= job.res
-            extra = difference(extra, alloc)
-            nextra = size(extra)
+            if extra is not None:
+                extra = difference(extra, alloc)
+                nextra = size(extra)
             queue.remove(job)
             out.append(ExecuteJob(job.id, alloc))
         return self._done(head, reservation, out)

@@ -115,7 +115,7 @@ class JobQueue:
 
     def head(self) -> Job | None:
         """The first job in queue order, or None."""
-        return self._jobs[0] if self._jobs else None
+        return self._jobs[0] if self._ids else None
 
     def first_waiting(self) -> Job | None:
         """The first job still waiting, dropping those started or rejected outside the policy."""
@@ -173,7 +173,7 @@ class JobQueue:
         return iter(list(self._jobs))
 
     def __len__(self) -> int:
-        return len(self._jobs)
+        return len(self._ids)  # kept with _jobs; a set's len is not a Python-level call
 
     def __bool__(self) -> bool:
-        return bool(self._jobs)
+        return bool(self._ids)
