@@ -51,6 +51,11 @@ _SIMULATION_BEGINS = EventType.SIMULATION_BEGINS.value
 _NOTIFY = EventType.NOTIFY.value
 _QUERY = EventType.QUERY.value
 _ANSWER = EventType.ANSWER.value
+# the most frequent messages' types, read once (Enum.value is two Python calls)
+_JOB_SUBMITTED = EventType.JOB_SUBMITTED.value
+_JOB_COMPLETED = EventType.JOB_COMPLETED.value
+_EXECUTE_JOB = EventType.EXECUTE_JOB.value
+_REJECT_JOB = EventType.REJECT_JOB.value
 #: NOTIFY kinds that Batsim itself produces (everything else is a forwarded event).
 _BATSIM_NOTIFY_KINDS = frozenset({NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value,
                                   NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value,
@@ -101,12 +106,12 @@ def job_submitted(e: JobSubmitted) -> tuple[str, dict[str, Any]]:
         data["job"] = e.job
     if e.profile is not None:
         data["profile"] = e.profile
-    return EventType.JOB_SUBMITTED.value, data
+    return _JOB_SUBMITTED, data
 
 
 def job_completed(e: JobCompleted) -> tuple[str, dict[str, Any]]:
     """JOB_COMPLETED."""
-    return EventType.JOB_COMPLETED.value, {"job_id": e.job_id, "job_state": wire_str(e.job_state),
+    return _JOB_COMPLETED, {"job_id": e.job_id, "job_state": wire_str(e.job_state),
                                            "return_code": e.return_code,
                                            "alloc": format_intervals(e.alloc)}
 
@@ -185,12 +190,12 @@ def execute_job(d: ExecuteJob) -> tuple[str, dict[str, Any]]:
         data["storage_mapping"] = d.storage_mapping
     if d.additional_io_job is not None:
         data["additional_io_job"] = d.additional_io_job
-    return EventType.EXECUTE_JOB.value, data
+    return _EXECUTE_JOB, data
 
 
 def reject_job(d: RejectJob) -> tuple[str, dict[str, Any]]:
     """REJECT_JOB."""
-    return EventType.REJECT_JOB.value, {"job_id": d.job_id}
+    return _REJECT_JOB, {"job_id": d.job_id}
 
 
 def kill_job(d: KillJob) -> tuple[str, dict[str, Any]]:
