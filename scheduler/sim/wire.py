@@ -28,12 +28,19 @@ def wire_json(value: Any) -> Any:
         out = None
         for key, item in value.items():
             sub = type(item)
-            if sub is float or sub is dict or sub is list:
+            if sub is float:  # a job's subtime and walltime: rounded here, no call per number
+                new = round(item, 6)
+                if new == item:
+                    continue
+            elif sub is dict or sub is list:
                 new = wire_json(item)
-                if new != item or type(new) is not sub:
-                    if out is None:
-                        out = dict(value)
-                    out[key] = new
+                if new is item:  # unchanged: returned as is
+                    continue
+            else:
+                continue
+            if out is None:
+                out = dict(value)
+            out[key] = new
         return value if out is None else out
     if kind is list:
         new_list = [wire_json(item) for item in value]
