@@ -101,17 +101,14 @@ class EventQueue:
     5.0 completion
     """
 
-    __slots__ = ("_queue", "_now", "_seq")
+    __slots__ = ("_queue", "now", "_seq")
 
     def __init__(self, start: float = 0.0) -> None:
         self._queue: list[tuple[float, int, int, Event]] = []
-        self._now = start
+        #: The current simulated time; only :meth:`step` moves it. A plain attribute, not
+        #: a property: the engine reads it about nine times per Batsim message.
+        self.now = start
         self._seq = 0
-
-    @property
-    def now(self) -> float:
-        """The current simulated time. Runtime complexity: O(1)."""
-        return self._now
 
     def __len__(self) -> int:
         return len(self._queue)
@@ -124,9 +121,9 @@ class EventQueue:
         computes it (``now + delay`` does not always round-trip in floating point).
         Runtime complexity: O(log n).
         """
-        time = self._now + delay if at is None else at
-        if not time >= self._now:
-            raise ValueError(f"cannot schedule an event at {time}, before now={self._now}")
+        time = self.now + delay if at is None else at
+        if not time >= self.now:
+            raise ValueError(f"cannot schedule an event at {time}, before now={self.now}")
         seq = self._seq
         self._seq = seq + 1
         heappush(self._queue, (time, priority, seq, event))
@@ -145,6 +142,27 @@ class EventQueue:
             heappop(queue)
         return math.inf
 
+    def fire_due(self, time: float) -> None:
+        """Fire, in order, every live event due at ``time``, those they schedule then included.
+
+        The same as ``while peek() == time: step()`` with one liveness test per entry
+        instead of two, and no method call per event (the engine's loop runs it twice per
+        Batsim message). Runtime complexity: O(log n) per entry popped, plus the events'
+        own work.
+        """
+        queue = self._queue
+        while queue:
+            head = queue[0]
+            event = head[3]
+            if not event.live(head[2]):
+                heappop(queue)
+            elif head[0] == time:
+                heappop(queue)
+                self.now = time
+                event.fire()
+            else:
+                return
+
     def step(self) -> None:
         """Pop the next entry; if it is live, advance :attr:`now` to its time and fire it.
 
@@ -152,5 +170,5 @@ class EventQueue:
         """
         time, _priority, seq, event = heappop(self._queue)
         if event.live(seq):
-            self._now = time
+            self.now = time
             event.fire()

@@ -304,8 +304,7 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
             self._exchange(scheduler, [self._simulation_begins()], first=True)
             while True:
                 now = queue.now
-                while queue.peek() == now:  # caused by the last decisions at this instant
-                    queue.step()
+                queue.fire_due(now)  # what the last decisions caused at this instant
                 if self._outbox:
                     self._exchange(scheduler, self._outbox)
                     continue
@@ -318,8 +317,7 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
                 instant = queue.peek()
                 if instant == math.inf:
                     raise self._stuck()
-                while queue.peek() == instant:
-                    queue.step()
+                queue.fire_due(instant)
         finally:
             self._result.simulation_time += _time.perf_counter() - began
         return self.result()
