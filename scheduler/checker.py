@@ -32,20 +32,34 @@ class Scratch:
     registration status) with the effect of earlier decisions of the same reply.
     """
 
-    __slots__ = ("state", "free", "now", "all_machines", "unavailable", "nb_machines",
-                 "_status", "_registered", "_profiles", "registration_finished")
+    __slots__ = ("state", "free", "now", "_status", "_registered", "_profiles",
+                 "registration_finished")
 
     def __init__(self, state: ClusterState) -> None:
         self.state = state
         self.free = state.free
         self.now = state.now
-        self.all_machines = state.all_machines
-        self.unavailable = state.unavailable
-        self.nb_machines = state.nb_machines
         self.registration_finished = state.registration_finished
         self._status: dict[str, JobStatus] = {}
         self._registered: dict[str, Job] = {}
         self._profiles: set[tuple[str, str]] = set()
+
+    # What no decision changes is read from the state when a rule asks (for EXECUTE_JOB,
+    # only when naming why an allocation is refused): not copied for every reply.
+    @property
+    def all_machines(self) -> ProcSet:
+        """Every compute machine."""
+        return self.state.all_machines
+
+    @property
+    def unavailable(self) -> ProcSet:
+        """Machines made unavailable by external events."""
+        return self.state.unavailable
+
+    @property
+    def nb_machines(self) -> int:
+        """Number of compute machines."""
+        return self.state.nb_machines
 
     @property
     def dynamic_jobs_enabled(self) -> bool:
