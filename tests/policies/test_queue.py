@@ -1,0 +1,75 @@
+"""``JobQueue``: jobs in key order (ties by arrival), whatever the adds and removes.
+
+The queue keeps (key, arrival, job) entries in one sorted list (policies/queue.py);
+these tests drive it with random operations and compare it with a plain sort, and check
+the FCFS index that EASY's vectorised backfilling scan reads.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from batpolicy.policies.queue import ORDERS, JobQueue
+from batpolicy.scheduler.jobs import Job
+
+# (add?, job number): a job is added if absent and add? is true, removed if present and not
+ops = st.lists(st.tuples(st.booleans(), st.integers(0, 30)), max_size=120)
+
+
+#: the policies' orders, and a key with ties (arrival must break them, as FCFS would)
+KEYS = {**ORDERS, "res only": lambda job: job.res}
+
+
+def _job(i: int) -> Job:
+    return Job(f"w0!{i}", 0.0, 1 + i % 5, 10.0 * (1 + (i * 7) % 4), "p", seq=i)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(sorted(KEYS)), ops)
+def test_the_queue_is_always_in_key_then_arrival_order(order: str, steps: list) -> None:
+    key = KEYS[order]
+    queue = JobQueue(key)
+    jobs = {i: _job(i) for i in range(31)}
+    arrived: dict[int, int] = {}  # job number -> arrival rank
+    clock = 0
+    for add, i in steps:
+        if add and i not in arrived:
+            queue.add(jobs[i])
+            arrived[i] = clock
+            clock += 1
+        elif not add and i in arrived:
+            queue.remove(jobs[i])
+            del arrived[i]
+        expected = [jobs[i] for i in sorted(arrived, key=lambda i: (key(jobs[i]), arrived[i]))]
+        assert list(queue) == expected
+        assert len(queue) == len(expected) and bool(queue) == bool(expected)
+        assert queue.head() is (expected[0] if expected else None)
+        assert all(jobs[i] in queue for i in arrived)
+        assert not any(jobs[i] in queue for i in set(jobs) - set(arrived))
+
+
+def test_removing_a_job_that_is_not_queued_is_refused_and_changes_nothing() -> None:
+    queue = JobQueue()
+    a, b = _job(1), _job(2)
+    queue.add(a)
+    with pytest.raises(ValueError, match="w0!2"):
+        queue.remove(b)
+    twin = Job("w0!1", 0.0, 1, 10.0, "p", seq=1)  # same id, another object
+    with pytest.raises(ValueError, match="w0!1"):
+        queue.remove(twin)
+    assert list(queue) == [a] and a in queue
+
+
+def test_the_fcfs_index_finds_the_next_job_that_may_backfill() -> None:
+    queue = JobQueue()
+    for i in range(12):
+        queue.add(_job(i))
+    for i in (0, 4, 5):
+        queue.remove(next(j for j in queue if j.seq == i))
+    # after rank 1: the first queued job with res <= 3 that ends by t=20 or fits 1 extra
+    found = queue.next_backfill(0.0, 20.0, nfree=3, nextra=1, after=1)
+    expected = next(j for j in queue if j.seq > 1 and j.res <= 3
+                    and (j.planned_walltime <= 20.0 or j.res <= 1))
+    assert found is expected
