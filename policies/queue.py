@@ -98,10 +98,12 @@ class JobQueue:
         self._top = 0  # one past the highest rank ever queued
 
     def add(self, job: Job) -> None:
-        """Queue a job (not queued yet).
+        """Queue a job (``ValueError`` if a job with its id is queued already).
 
         Runtime complexity: O(log n) and a C-level move (amortised O(1) array growth).
         """
+        if job.id in self._by_id:
+            raise ValueError(f"job '{job.id}' is already in the queue")
         entry = (self._key(job), next(self._arrivals), job)
         insort(self._entries, entry)
         self._by_id[job.id] = entry

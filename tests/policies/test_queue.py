@@ -50,6 +50,16 @@ def test_the_queue_is_always_in_key_then_arrival_order(order: str, steps: list) 
         assert not any(jobs[i] in queue for i in set(jobs) - set(arrived))
 
 
+def test_adding_a_queued_job_again_is_refused_and_changes_nothing() -> None:
+    queue = JobQueue()
+    a = _job(1)
+    queue.add(a)
+    with pytest.raises(ValueError, match="w0!1.*already"):
+        queue.add(a)
+    queue.remove(a)
+    assert list(queue) == [] and queue.head() is None
+
+
 def test_removing_a_job_that_is_not_queued_is_refused_and_changes_nothing() -> None:
     queue = JobQueue()
     a, b = _job(1), _job(2)
