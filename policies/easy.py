@@ -164,7 +164,7 @@ class EasyBackfilling(Policy):
         extra: ProcSet | None = None
         nextra = 0
         if vector:
-            extra = _above_reservation(free, reserved) if plain else difference(free, reserved)
+            extra = _extra_machines(free, reserved, plain)
             nextra = size(extra)
         else:
             candidates = iter(list(queue) if rescan else [j for j in self._new if j in queue])
@@ -188,8 +188,7 @@ class EasyBackfilling(Policy):
                 within = free
             else:
                 if extra is None:
-                    extra = (_above_reservation(free, reserved) if plain
-                             else difference(free, reserved))
+                    extra = _extra_machines(free, reserved, plain)
                     nextra = size(extra)
                 if job.res > nextra:
                     continue
@@ -213,6 +212,11 @@ class EasyBackfilling(Policy):
         self._released = False
         self._new.clear()
         return out if out is not None else []
+
+
+def _extra_machines(free: ProcSet, reserved: ProcSet, plain: bool) -> ProcSet:
+    """The free machines the reservation does not hold (``plain``: lowest-id placement)."""
+    return _above_reservation(free, reserved) if plain else difference(free, reserved)
 
 
 def _above_reservation(free: ProcSet, reserved: ProcSet) -> ProcSet:
