@@ -119,16 +119,13 @@ def check_decisions(state: ClusterState, decisions: list[t.Decision] | tuple[t.D
     if not decisions:  # most replies (a submission that cannot start yet): nothing to check
         return
     scratch = Scratch(state)
-    rules = _RULES
-    for decision in decisions[:-1]:
-        rule = rules.get(type(decision))
+    last = len(decisions) - 1
+    for index, decision in enumerate(decisions):
+        rule = _RULES.get(type(decision))
         if rule is not None:
             rule(scratch, decision, policy)
-        scratch.record(decision)
-    last = decisions[-1]  # what it changes is read by no later decision: not recorded
-    rule = rules.get(type(last))
-    if rule is not None:
-        rule(scratch, last, policy)
+        if index < last:  # what the last one changes, no later decision reads
+            scratch.record(decision)
 
 
 def _fail(message: str, policy: str, job_id: str | None = None, resources: object = None) -> None:
