@@ -134,11 +134,10 @@ class JobQueue:
 
         Runtime complexity: O(log n) and a C-level move.
         """
-        entry = self._by_id.pop(job.id, None)
+        entry = self._by_id.get(job.id)
         if entry is None or entry[2] is not job:
-            if entry is not None:
-                self._by_id[job.id] = entry
             raise ValueError(f"job '{job.id}' is not in the queue")
+        del self._by_id[job.id]
         entries = self._entries
         del entries[bisect_left(entries, entry)]
         if self._indexed:
