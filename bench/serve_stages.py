@@ -17,8 +17,9 @@ The sum is what serve costs beside ZeroMQ's own send/recv. Usage::
 ``--idle-us`` sleeps that long after each message (outside the timed stages), as the
 daemon waits while Batsim computes. Beside Batsim the same work costs two to three
 times its back-to-back CPU on this 2-core VM: after each idle gap the caches and TLBs
-are cold. The idle replay reproduces that reproducibly (about ±2 %), where a whole run
-beside Batsim swings ±10 %: use it to judge a change to the hot path.
+are cold. The idle replay reproduces that (to about ±2 % on a calm VM, but 115 and
+145 µs per message for the same code within minutes on 2026-11-24), where a whole run
+beside Batsim swings ±10 %: alternate the two versions, and trust ``--calls`` first.
 
 ``--calls`` counts instead of timing: function calls (Python and C) per message in each
 stage, and the distinct functions one message runs. Unlike times, the counts do not move
