@@ -78,7 +78,7 @@ class Row:
 def _measure(rows: list[tuple[str, float | None, float | None, float | None, str]],
              te: dict[str, float], cluster_of: list[str]) -> Measure:
     """``(job, submission, finish, runtime, alloc)`` rows (None when rejected) -> Measure."""
-    from procset import ProcSet
+    from batpolicy.protocol.intervals import MachineSet
 
     tats, penalties, rejected = [], [], 0
     for job, sub, finish, runtime, alloc in rows:
@@ -86,7 +86,7 @@ def _measure(rows: list[tuple[str, float | None, float | None, float | None, str
             rejected += 1
             continue
         tats.append(finish - sub)
-        if len({cluster_of[m] for m in ProcSet.from_str(alloc)}) > 1:
+        if len({cluster_of[m] for m in MachineSet.parse(alloc)}) > 1:
             penalties.append(runtime / te[job])
     return Measure(statistics.fmean(tats), statistics.fmean(penalties) if penalties else 1.0,
                    len(penalties) / len(tats), rejected)

@@ -74,10 +74,9 @@ def measure(policy_name: str, m: int, q: int, decisions: int, warmup: int,
     """Run the closed loop; return decide() times (s) and the policy's stats."""
     import heapq
 
-    from procset import ProcSet
-
     from batpolicy.policies.registry import make_policy
     from batpolicy.protocol import types as t
+    from batpolicy.protocol.intervals import MachineSet
     from batpolicy.scheduler.dispatch import Dispatcher
 
     logging.getLogger("batpolicy").setLevel(logging.WARNING)
@@ -99,7 +98,7 @@ def measure(policy_name: str, m: int, q: int, decisions: int, warmup: int,
         0.0, m, m, 0, False, False, {}, resources, (), {"w0": "/w0"},
         {"w0": {"p": {"type": "delay", "delay": 1.0}}}),)))
     runtimes: dict[str, float] = {}
-    allocs: dict[str, ProcSet] = {}
+    allocs: dict[str, MachineSet] = {}
     ends: list[tuple[float, int, str]] = []
     counter = 0
     now = 0.0

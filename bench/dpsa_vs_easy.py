@@ -85,9 +85,8 @@ def drive(handle: Any, m: int, workload: Workload) -> None:
     in one message; each EXECUTE_JOB schedules the completion at the job's delay, or at
     its walltime if that comes first.
     """
-    from procset import ProcSet
-
     from batpolicy.protocol import types as t
+    from batpolicy.protocol.intervals import MachineSet
 
     resources = tuple(t.ResourceInfo(i, f"h{i}") for i in range(m))
     handle(t.Request(0.0, (t.SimulationBegins(0.0, m, m, 0, False, False, {}, resources, (),
@@ -98,7 +97,7 @@ def drive(handle: Any, m: int, workload: Workload) -> None:
     heap: list[tuple[float, int, int, str]] = [(j.subtime, 0, i, j.id)
                                                for i, j in enumerate(workload.jobs)]
     heapq.heapify(heap)
-    allocs: dict[str, ProcSet] = {}
+    allocs: dict[str, MachineSet] = {}
     started = 0
     now = 0.0
     while heap:

@@ -28,7 +28,7 @@ def _alloc_string(ids: list[int]) -> str:
     """Batsim's interval string of sorted machine ids.
 
     Not :func:`batpolicy.protocol.intervals.format_intervals` (nor ``parse_intervals``
-    below): the floor measures a scheduler that uses none of our layers, ProcSet included.
+    below): the floor measures a scheduler that uses none of our layers, machine sets included.
     """
     parts = []
     start = prev = ids[0]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from procset import ProcSet
+from batpolicy.protocol.intervals import MachineSet
 
 __all__ = ["GROUP_KINDS", "Group", "Link", "Machine", "Platform", "make_groups"]
 
@@ -38,7 +38,7 @@ class Group:
 
     name: str
     kind: str
-    machines: ProcSet
+    machines: MachineSet
     uplink_bandwidth: float | None = None
     uplink_latency: float = 0.0
     properties: Mapping[str, str] = field(default_factory=dict)
@@ -176,6 +176,6 @@ def make_groups(machines: Iterable[Machine], kinds: Mapping[str, str],
             shared = {k: v for k, v in shared.items() if machine.zone_properties.get(k) == v}
         bandwidth, latency = uplinks.get(name, (None, 0.0))
         groups[name] = Group(name, kinds.get(name, "cluster"),
-                             ProcSet(*[m.id for m in group_machines]),
+                             MachineSet([m.id for m in group_machines]),
                              bandwidth, latency, shared)
     return groups

@@ -44,14 +44,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from procset import ProcSet
-
 from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.allocation import ALLOCATORS, Allocator, is_plain_lowest, make_allocator
 from batpolicy.scheduler.clock import WallClock
-from batpolicy.scheduler.intervalset import intersection, size
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.view import PolicyView
 
@@ -132,7 +130,7 @@ class Placement:
         """The platform if the allocator reads it, else None. Runtime complexity: O(1)."""
         return view.platform if self.allocator.needs_platform else None
 
-    def allocate(self, free: ProcSet, job: Job, view: PolicyView) -> ProcSet | None:
+    def allocate(self, free: MachineSet, job: Job, view: PolicyView) -> MachineSet | None:
         """``job.res`` machines of ``free``, or None. Runtime complexity: the allocator's."""
         return self.allocator.allocate(free, job, self.platform(view))
 
@@ -152,7 +150,7 @@ class Placement:
             mine = view.all_machines
             groups = getattr(self.allocator, "groups", None)  # every built-in allocator's
             sets = groups(platform).sets if groups is not None else [("", mine)]
-            largest = max((size(intersection(machines, mine)) for _, machines in sets),
+            largest = max((len(machines & mine) for _, machines in sets),
                           default=0)
             cached = self._largest = (platform, nb_machines, largest)
         return job.res <= cached[2]

@@ -46,7 +46,6 @@ from fractions import Fraction
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Decisions, Parameter, Policy, percentile
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
-from batpolicy.scheduler.intervalset import difference
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.plan.slices import SliceSchedule
 from batpolicy.scheduler.view import PolicyView
@@ -171,7 +170,7 @@ class ConservativeBackfilling(Policy):
                 if end <= now:
                     end = None
             assert job.allocation is not None
-            machines = difference(job.allocation, down) if down else job.allocation
+            machines = job.allocation - down if down else job.allocation
             if machines:
                 schedule.hold(job.id, machines, end)
         return schedule

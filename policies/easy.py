@@ -37,8 +37,6 @@ time.
 
 from __future__ import annotations
 
-from procset import ProcInt, ProcSet
-
 from batpolicy.policies.base import PLACEMENT_PARAMETERS, Decisions, Parameter, Placement, Policy
 from batpolicy.policies.queue import ORDERS, VECTOR_MIN, JobQueue
 from batpolicy.policies.reservation import (
@@ -48,9 +46,9 @@ from batpolicy.policies.reservation import (
     start_heads,
 )
 from batpolicy.policies.unavailable import MODES, Evacuation
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import allocate_or_lowest
-from batpolicy.scheduler.intervalset import difference, make, size
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.view import PolicyView
 
@@ -161,11 +159,11 @@ class EasyBackfilling(Policy):
         # The extra machines (free, not reserved): the scan needs their count; otherwise
         # computed when a job that would end after the shadow time first needs them
         # (most decisions: none does), from the machines still free then (same set).
-        extra: ProcSet | None = None
+        extra: MachineSet | None = None
         nextra = 0
         if vector:
-            extra = _extra_machines(free, reserved, plain)
-            nextra = size(extra)
+            extra = free - reserved
+            nextra = len(extra)
         else:
             candidates = iter(list(queue) if rescan else [j for j in self._new if j in queue])
         after = head.seq
@@ -188,19 +186,19 @@ class EasyBackfilling(Policy):
                 within = free
             else:
                 if extra is None:
-                    extra = _extra_machines(free, reserved, plain)
-                    nextra = size(extra)
+                    extra = free - reserved
+                    nextra = len(extra)
                 if job.res > nextra:
                     continue
                 within = extra
             alloc = allocate_or_lowest(allocator, within, job, platform)
             if alloc is None:
                 continue
-            free = difference(free, alloc)
+            free = free - alloc
             nfree -= job.res
             if extra is not None:
-                extra = difference(extra, alloc)
-                nextra = size(extra)
+                extra = extra - alloc
+                nextra = len(extra)
             queue.remove(job)
             out.append(ExecuteJob(job.id, alloc))
         return self._done(head, reservation, out)
@@ -212,25 +210,3 @@ class EasyBackfilling(Policy):
         self._released = False
         self._new.clear()
         return out if out is not None else []
-
-
-def _extra_machines(free: ProcSet, reserved: ProcSet, plain: bool) -> ProcSet:
-    """The free machines the reservation does not hold (``plain``: lowest-id placement)."""
-    return _above_reservation(free, reserved) if plain else difference(free, reserved)
-
-
-def _above_reservation(free: ProcSet, reserved: ProcSet) -> ProcSet:
-    """``free - reserved`` (the *extra* machines) with one bisection instead of a merge.
-
-    The reservation holds the lowest ids among the machines free at the shadow time, a
-    superset of ``free`` (:func:`~batpolicy.policies.reservation.plan_reservation`; and
-    ``free`` only shrinks while a reservation is kept), so every free machine at or
-    below the highest reserved id is reserved: the extra machines are the free ones
-    above it. Runtime complexity: O(log n) plus a C-level copy.
-
-    >>> str(_above_reservation(ProcSet((0, 3), (8, 9)), ProcSet((0, 3), 5)))
-    '8-9'
-    """
-    if not reserved:
-        return free
-    return difference(free, make([ProcInt(0, reserved.max)]))

@@ -29,7 +29,6 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from procset import ProcSet
 from sortedcontainers import SortedKeyList
 
 from batpolicy.platforms.model import Platform
@@ -41,9 +40,9 @@ from batpolicy.policies.base import (
     Policy,
 )
 from batpolicy.policies.queue import ORDERS
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
-from batpolicy.scheduler.intervalset import difference, size
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.view import PolicyView
 
@@ -76,7 +75,7 @@ class Fcfs(Policy):
         out: list[Decision] = []
         queue = self._queue
         free = state.free
-        nfree = size(free)
+        nfree = len(free)
         placement = self.placement
         plain, allocate = placement.plain, placement.allocator.allocate
         platform = None if plain else placement.platform(state)
@@ -91,7 +90,7 @@ class Fcfs(Policy):
             if alloc is None:
                 queue.append(job)
             else:
-                free = difference(free, alloc)
+                free = free - alloc
                 nfree -= job.res
                 out.append(ExecuteJob(job.id, alloc))
         self._incoming.clear()
@@ -114,12 +113,12 @@ class Fcfs(Policy):
         self._incoming.clear()
         free = state.free
         platform = None if placement.plain else placement.platform(state)
-        self._start_heads(queue, lambda: queue.pop(0), free, size(free), platform, out)
+        self._start_heads(queue, lambda: queue.pop(0), free, len(free), platform, out)
         return out
 
-    def _start_heads(self, queue: Any, pop_head: Callable[[], object], free: ProcSet,
+    def _start_heads(self, queue: Any, pop_head: Callable[[], object], free: MachineSet,
                      nfree: int, platform: Platform | None,
-                     out: list[Decision]) -> tuple[ProcSet, int]:
+                     out: list[Decision]) -> tuple[MachineSet, int]:
         """Start the queue's head while it fits; the head blocks the rest (no backfilling).
 
         Jobs started or rejected outside this policy are dropped from the head. Returns
@@ -138,7 +137,7 @@ class Fcfs(Policy):
             if alloc is None:
                 break
             pop_head()
-            free = difference(free, alloc)
+            free = free - alloc
             nfree -= job.res
             out.append(ExecuteJob(job.id, alloc))
         return free, nfree

@@ -26,10 +26,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from heapq import merge
 
-from procset import ProcSet
-
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.queue import JobQueue
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import ExecuteJob
 from batpolicy.scheduler.allocation import (
     Allocator,
@@ -37,7 +36,6 @@ from batpolicy.scheduler.allocation import (
     is_plain_lowest,
     take_lowest,
 )
-from batpolicy.scheduler.intervalset import difference, lowest_of_union, size, union_all
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.view import PolicyView
 
@@ -48,7 +46,7 @@ class Reservation:
 
     job: Job
     shadow_time: float
-    machines: ProcSet
+    machines: MachineSet
 
 
 @dataclass(slots=True)
@@ -56,13 +54,13 @@ class HeadsStarted:
     """What :func:`start_heads` did: decisions, what is left free, and the new head."""
 
     decisions: list[ExecuteJob]
-    free: ProcSet
+    free: MachineSet
     nfree: int
-    started: list[tuple[float, ProcSet]]  # (expected end, allocation) of each started job
+    started: list[tuple[float, MachineSet]]  # (expected end, allocation) of each started job
     head: Job | None  # the first waiting job that did not fit, or None
 
 
-def start_heads(queue: JobQueue, free: ProcSet, now: float, allocator: Allocator | None = None,
+def start_heads(queue: JobQueue, free: MachineSet, now: float, allocator: Allocator | None = None,
                 platform: Platform | None = None) -> HeadsStarted:
     """Start queue heads while they fit (EASY's first step): lowest free ids by default.
 
@@ -71,8 +69,8 @@ def start_heads(queue: JobQueue, free: ProcSet, now: float, allocator: Allocator
     a head fits when the allocator finds it machines (in ``platform``'s groups).
     """
     decisions: list[ExecuteJob] = []
-    started: list[tuple[float, ProcSet]] = []
-    nfree = size(free)
+    started: list[tuple[float, MachineSet]] = []
+    nfree = len(free)
     head = queue.first_waiting()
     if allocator is not None and is_plain_lowest(allocator):  # callers pass None for it
         allocator = None
@@ -80,7 +78,7 @@ def start_heads(queue: JobQueue, free: ProcSet, now: float, allocator: Allocator
         alloc = allocate_or_lowest(allocator, free, head, platform)
         if alloc is None:
             break
-        free = difference(free, alloc)
+        free = free - alloc
         nfree -= head.res
         queue.remove(head)
         decisions.append(ExecuteJob(head.id, alloc))
@@ -89,8 +87,8 @@ def start_heads(queue: JobQueue, free: ProcSet, now: float, allocator: Allocator
     return HeadsStarted(decisions, free, nfree, started, head)
 
 
-def expected_releases(state: PolicyView, started: Iterable[tuple[float, ProcSet]] = ()
-                      ) -> Iterable[tuple[float, ProcSet]]:
+def expected_releases(state: PolicyView, started: Iterable[tuple[float, MachineSet]] = ()
+                      ) -> Iterable[tuple[float, MachineSet]]:
     """Running jobs' (expected end, machines), earliest first, merged with ``started``.
 
     ``started`` lists (end, allocation) of jobs the policy started in this very decision
@@ -106,9 +104,9 @@ def expected_releases(state: PolicyView, started: Iterable[tuple[float, ProcSet]
     return merge(running, started, key=lambda item: item[0])  # type: ignore[arg-type]
 
 
-def plan_reservation(job: Job, now: float, free: ProcSet,
-                     releases: Iterable[tuple[float, ProcSet]],
-                     unavailable: ProcSet, allocator: Allocator | None = None,
+def plan_reservation(job: Job, now: float, free: MachineSet,
+                     releases: Iterable[tuple[float, MachineSet]],
+                     unavailable: MachineSet, allocator: Allocator | None = None,
                      platform: Platform | None = None) -> Reservation:
     """Earliest time at which ``job`` fits, and the lowest machine ids free then.
 
@@ -123,8 +121,8 @@ def plan_reservation(job: Job, now: float, free: ProcSet,
 
     >>> from batpolicy.scheduler.jobs import Job
     >>> head = Job("w0!1", 0.0, 3, 10.0, "p", seq=1)
-    >>> r = plan_reservation(head, 0.0, ProcSet(4), [(5.0, ProcSet((0, 1))), (7.0, ProcSet(2, 3))],
-    ...                      ProcSet())
+    >>> releases = [(5.0, MachineSet.parse("0-1")), (7.0, MachineSet.parse("2-3"))]
+    >>> r = plan_reservation(head, 0.0, MachineSet.parse("4"), releases, MachineSet())
     >>> r.shadow_time, str(r.machines)
     (5.0, '0-1 4')
     """
@@ -132,31 +130,32 @@ def plan_reservation(job: Job, now: float, free: ProcSet,
         return plan_allocated_reservation(job, now, free, releases, unavailable, allocator,
                                           platform)
     need = job.res
-    count = size(free)
+    count = len(free)
     if count >= need:
         return Reservation(job, now, take_lowest(free, need))
-    pending: list[ProcSet] = []
+    pending: list[MachineSet] = []
     shadow = math.inf
-    some_unavailable = bool(unavailable)  # ProcSet.__bool__ is a Python call: test it once
+    some_unavailable = bool(unavailable)  # MachineSet.__bool__ is a Python call: test it once
     for end, machines in releases:
         if end > shadow:
             break
         if some_unavailable:
-            machines = difference(machines, unavailable)
+            machines = machines - unavailable
         pending.append(machines)
-        count += size(machines)
+        count += len(machines)
         if count >= need and shadow == math.inf:
             shadow = end
     if shadow == math.inf:
-        return Reservation(job, math.inf, ProcSet())
+        return Reservation(job, math.inf, MachineSet())
     # one sort of all intervals: k successive |= were O(k * intervals), seconds per decision
     # with thousands of running jobs on 100,000 machines; the walk stops at the need-th id
-    return Reservation(job, shadow, lowest_of_union([free, *pending], need))
+    return Reservation(job, shadow, MachineSet().union(*[free, *pending])[:need])
 
 
-def plan_allocated_reservation(job: Job, now: float, free: ProcSet,
-                               releases: Iterable[tuple[float, ProcSet]], unavailable: ProcSet,
-                               allocator: Allocator, platform: Platform | None) -> Reservation:
+def plan_allocated_reservation(job: Job, now: float, free: MachineSet,
+                               releases: Iterable[tuple[float, MachineSet]],
+                               unavailable: MachineSet, allocator: Allocator,
+                               platform: Platform | None) -> Reservation:
     """The reservation under a group-aware allocator: earliest time it finds machines.
 
     The allocator is asked at ``now`` and then after each expected release instant (all
@@ -169,9 +168,9 @@ def plan_allocated_reservation(job: Job, now: float, free: ProcSet,
     >>> from batpolicy.scheduler.allocation import make_allocator
     >>> two_racks = Platform([Machine(i, f"m{i}", cluster=f"r{i // 4}") for i in range(8)])
     >>> head = Job("w0!1", 0.0, 3, 10.0, "p", seq=1)
-    >>> r = plan_allocated_reservation(head, 0.0, ProcSet(0, 1, 4, 5),
-    ...     [(5.0, ProcSet(2)), (6.0, ProcSet(6))], ProcSet(), make_allocator("one-group"),
-    ...     two_racks)
+    >>> r = plan_allocated_reservation(head, 0.0, MachineSet.of(0, 1, 4, 5),
+    ...     [(5.0, MachineSet.of(2)), (6.0, MachineSet.of(6))], MachineSet(),
+    ...     make_allocator("one-group"), two_racks)
     >>> r.shadow_time, str(r.machines)
     (5.0, '0-2')
     """
@@ -180,21 +179,21 @@ def plan_allocated_reservation(job: Job, now: float, free: ProcSet,
         return Reservation(job, now, found)
     need = job.res
     available = [free]
-    count = size(free)
+    count = len(free)
     at: float | None = None
     some_unavailable = bool(unavailable)
     for end, machines in releases:
         if at is not None and end > at and count >= need:
-            found = allocator.allocate(union_all(available), job, platform)
+            found = allocator.allocate(MachineSet().union(*available), job, platform)
             if found is not None:
                 return Reservation(job, at, found)
         if some_unavailable:
-            machines = difference(machines, unavailable)
+            machines = machines - unavailable
         available.append(machines)
-        count += size(machines)
+        count += len(machines)
         at = end
     if at is not None and count >= need:
-        found = allocator.allocate(union_all(available), job, platform)
+        found = allocator.allocate(MachineSet().union(*available), job, platform)
         if found is not None:
             return Reservation(job, at, found)
-    return Reservation(job, math.inf, ProcSet())
+    return Reservation(job, math.inf, MachineSet())

@@ -29,11 +29,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from procset import ProcSet
-
 from batpolicy.errors import ConfigError
 from batpolicy.policies.redirection.copies import SAME_WORKLOAD, CopyPlanner
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.view import PolicyView
 
@@ -58,7 +57,7 @@ class Evacuation:
         if mode not in MODES:
             raise ConfigError(f"on_unavailable must be one of {', '.join(MODES)}, got {mode!r}")
         self.mode = mode
-        self._down = ProcSet()
+        self._down = MachineSet()
         self._killing: set[str] = set()
         self._copies: set[str] = set()
         self._planner: CopyPlanner | None = None
@@ -94,7 +93,7 @@ class Evacuation:
             victims = [job for job in state.running.values()
                        if not job.kill_requested and job.allocation is not None
                        and job.allocation & self._down and self._may_kill(job, state)]
-            self._down = ProcSet()
+            self._down = MachineSet()
             if victims:
                 out.append(t.KillJob(tuple(job.id for job in victims)))
                 if self.mode == "requeue":

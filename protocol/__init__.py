@@ -9,7 +9,7 @@ the types do not pull in zmq, msgpack or orjson.
 from types import MappingProxyType
 
 from batpolicy.lazy import lazy_getattr
-from batpolicy.protocol.intervals import ProcSet, format_intervals, parse_intervals
+from batpolicy.protocol.intervals import MachineSet, format_intervals, parse_intervals
 from batpolicy.protocol.types import *  # noqa: F403
 from batpolicy.protocol.types import __all__ as _types_all  # type: ignore[attr-defined]
 
@@ -30,7 +30,7 @@ _LAZY = MappingProxyType({
     "read_transcript": "transcript",
 })
 
-__all__ = ["ProcSet", "format_intervals", "parse_intervals", *_types_all, *_LAZY]
+__all__ = ["MachineSet", "format_intervals", "parse_intervals", *_types_all, *_LAZY]
 
 
 __getattr__ = lazy_getattr(__name__, _LAZY)

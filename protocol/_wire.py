@@ -11,10 +11,8 @@ import math
 from enum import Enum
 from typing import Any
 
-from procset import ProcSet
-
 from batpolicy.errors import ProtocolError
-from batpolicy.protocol.intervals import parse_intervals
+from batpolicy.protocol.intervals import MachineSet, parse_intervals
 
 __all__ = ["EventType", "FieldError", "INT32_MAX", "INT32_MIN", "as_int", "as_intervals",
            "as_job_id", "as_object", "as_str", "as_time", "check_members", "find_bad_json",
@@ -181,7 +179,7 @@ def as_job_id(value: Any, field: str) -> str:
     return value
 
 
-def as_intervals(value: Any, field: str) -> ProcSet:
+def as_intervals(value: Any, field: str) -> MachineSet:
     """A non-empty Batsim interval set such as ``"0-3 7"`` (PROTOCOL.md §1.12).
 
     >>> str(as_intervals("1 2 4-8", "data.alloc"))
@@ -196,8 +194,8 @@ def as_intervals(value: Any, field: str) -> ProcSet:
         resources = parse_intervals(value, field=None)  # type: ignore[arg-type]  # we name it
     except ProtocolError as exc:
         raise FieldError(field, str(exc)) from None
-    if resources.max > INT32_MAX:
-        raise FieldError(field, f"resource id {resources.max} is out of range")
+    if resources.max() > INT32_MAX:
+        raise FieldError(field, f"resource id {resources.max()} is out of range")
     return resources
 
 

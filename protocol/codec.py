@@ -363,7 +363,7 @@ def _checker_settled(decisions: tuple[Any, ...]) -> bool:
     An undated REJECT_JOB, or an undated EXECUTE_JOB without its optional fields, that
     :func:`batpolicy.scheduler.checker.check_decisions` accepted names a job Batsim
     submitted (its id decoded from Batsim's own message, or checked on registration) and a
-    non-empty :class:`ProcSet` of the platform's machines: decoding it back cannot fail
+    non-empty :class:`MachineSet` of the platform's machines: decoding it back cannot fail
     (tests/protocol/test_checked_encoding.py checks that property on random decisions).
     Anything else (a dated decision, a mapping, another type) is decoded back as always.
     Runtime complexity: O(decisions).

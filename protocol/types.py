@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Union
 
-from procset import ProcSet
+from batpolicy.protocol.intervals import MachineSet
 
 __all__ = ["Answer", "CallMeLater", "ChangeJobState", "ContinueRegistration", "Decision",
            "Event", "ExecuteJob", "FromJobMsg", "JobCompleted", "JobKilled", "JobState",
@@ -117,7 +117,7 @@ class JobCompleted:
     job_id: str
     job_state: JobState
     return_code: int
-    alloc: ProcSet
+    alloc: MachineSet
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +134,7 @@ class ResourceStateChanged:
     """Acknowledges SET_RESOURCE_STATE once every machine reached pstate ``state``."""
 
     timestamp: float
-    resources: ProcSet
+    resources: MachineSet
     state: str
 
 
@@ -156,7 +156,7 @@ class Notify:
 
     timestamp: float
     kind: str
-    resources: ProcSet | None = None
+    resources: MachineSet | None = None
     data: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -211,7 +211,7 @@ class ExecuteJob:
     """Start ``job_id`` on ``alloc``; at most one of the optional fields (Batsim rule)."""
 
     job_id: str
-    alloc: ProcSet
+    alloc: MachineSet
     mapping: dict[int, int] | None = None
     storage_mapping: dict[str, int] | None = None
     additional_io_job: dict[str, Any] | None = None
@@ -246,7 +246,7 @@ class CallMeLater:
 class SetResourceState:
     """Switch machines to pstate ``state`` (needs Batsim's ``-E``)."""
 
-    resources: ProcSet
+    resources: MachineSet
     state: str
     timestamp: float | None = None
 

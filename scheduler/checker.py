@@ -13,11 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from procset import ProcSet
-
 from batpolicy.errors import InvalidDecision
 from batpolicy.protocol import types as t
-from batpolicy.scheduler.intervalset import difference, disjoint, is_subset, size
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.state import ClusterState
 
@@ -47,12 +45,12 @@ class Scratch:
     # What no decision changes is read from the state when a rule asks (for EXECUTE_JOB,
     # only when naming why an allocation is refused): not copied for every reply.
     @property
-    def all_machines(self) -> ProcSet:
+    def all_machines(self) -> MachineSet:
         """Every compute machine."""
         return self.state.all_machines
 
     @property
-    def unavailable(self) -> ProcSet:
+    def unavailable(self) -> MachineSet:
         """Machines made unavailable by external events."""
         return self.state.unavailable
 
@@ -86,7 +84,7 @@ class Scratch:
         """Account for an accepted decision."""
         kind = type(d)
         if kind is t.ExecuteJob:
-            self.free = difference(self.free, d.alloc)  # type: ignore[union-attr]
+            self.free = self.free - d.alloc  # type: ignore[union-attr]
             self._status[d.job_id] = JobStatus.RUNNING  # type: ignore[union-attr]
         elif kind is t.RejectJob:
             self._status[d.job_id] = JobStatus.REJECTED  # type: ignore[union-attr]
@@ -147,25 +145,25 @@ def _check_execute(state: Scratch, d: t.ExecuteJob, policy: str) -> None:
         _fail("EXECUTE_JOB with more than one of mapping / storage_mapping / "
               "additional_io_job (Batsim accepts at most one)", policy, d.job_id, d.alloc)
     alloc = d.alloc
-    if not isinstance(alloc, ProcSet):  # e.g. a list of ids from a user's own policy
-        _fail(f"EXECUTE_JOB's allocation must be a procset.ProcSet of machine ids, not a "
-              f"{type(alloc).__name__} ({alloc!r:.80})", policy, d.job_id, None)
+    if not isinstance(alloc, MachineSet):  # e.g. a list of ids from a user's own policy
+        _fail("EXECUTE_JOB's allocation must be a MachineSet (batpolicy.protocol.intervals), "
+              f"not a {type(alloc).__name__} ({alloc!r:.80})", policy, d.job_id, None)
     if not alloc:
         _fail("EXECUTE_JOB with an empty allocation", policy, d.job_id, alloc)
-    if not is_subset(alloc, state.free):
+    if not alloc <= state.free:
         # Free machines exist and are available (the state's invariants, ClusterState.check):
         # an allocation within them passes the two rules below, so they run only to name
         # the first rule a refused allocation breaks, in Batsim's order.
-        if not is_subset(alloc, state.all_machines):
+        if not alloc <= state.all_machines:
             _fail(f"allocation names machines that do not exist "
-                  f"({difference(alloc, state.all_machines)}; the platform has "
+                  f"({alloc - state.all_machines}; the platform has "
                   f"{state.nb_machines})", policy, d.job_id, alloc)
-        if not disjoint(alloc, state.unavailable):
+        if not alloc.isdisjoint(state.unavailable):
             _fail(f"allocation uses unavailable machines {alloc & state.unavailable}", policy,
                   d.job_id, alloc)
-        _fail(f"allocation uses machines {difference(alloc, state.free)} that are busy or not "
+        _fail(f"allocation uses machines {alloc - state.free} that are busy or not "
               "in a computing state", policy, d.job_id, alloc)
-    count = size(alloc)
+    count = len(alloc)
     if d.mapping is not None:
         if len(d.mapping) != job.res:
             _fail(f"mapping has {len(d.mapping)} executors, the job requests {job.res}",

@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, NoReturn
 
-from procset import ProcSet
-
 from batpolicy.errors import ReadOnlyError
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 
 
@@ -56,7 +55,7 @@ class _JobFields:
     profile_data: dict[str, Any] | None = None
     dynamic: bool = False
     status: JobStatus = JobStatus.WAITING
-    allocation: ProcSet | None = None
+    allocation: MachineSet | None = None
     start: float | None = None
     expected_end: float = math.inf
     finish: float | None = None

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from procset import ProcSet
+
+from batpolicy.protocol.intervals import MachineSet
 
 #: Metadata key naming, in a copy of a killed job, the original's full id.
 PARENT_KEY = "parent"
@@ -47,7 +48,7 @@ class JobOutcome:
     success: bool
     killed: bool = False
     deadline: float | None = None
-    alloc: ProcSet | None = None
+    alloc: MachineSet | None = None
 
 
 def parent_of(metadata: str) -> str | None:
@@ -117,7 +118,7 @@ def bounded_slowdown(wait: np.ndarray, run: np.ndarray, tau: float) -> np.ndarra
     return np.maximum((wait + run) / np.maximum(run, tau), 1.0)
 
 
-def utilization_per_group(outcomes: Sequence[JobOutcome], groups: Mapping[str, ProcSet],
+def utilization_per_group(outcomes: Sequence[JobOutcome], groups: Mapping[str, MachineSet],
                           span: float) -> dict[str, float]:
     """Allocated machine-seconds inside each group over ``len(group) × span``.
 
@@ -125,35 +126,35 @@ def utilization_per_group(outcomes: Sequence[JobOutcome], groups: Mapping[str, P
     intervals. Runtime complexity: O(allocation intervals + machines + groups × its
     intervals).
 
-    >>> jobs = [JobOutcome(0.0, 0.0, 10.0, 2, True, alloc=ProcSet((0, 1))),
-    ...         JobOutcome(0.0, 0.0, 5.0, 1, True, alloc=ProcSet(2))]
-    >>> utilization_per_group(jobs, {"a": ProcSet((0, 1)), "b": ProcSet((2, 3))}, 10.0)
+    >>> jobs = [JobOutcome(0.0, 0.0, 10.0, 2, True, alloc=MachineSet.span(0, 1)),
+    ...         JobOutcome(0.0, 0.0, 5.0, 1, True, alloc=MachineSet.of(2))]
+    >>> utilization_per_group(jobs, {"a": MachineSet.span(0, 1), "b": MachineSet.span(2, 3)}, 10.0)
     {'a': 1.0, 'b': 0.25}
     """
     if span <= 0 or not groups:
         return {name: 0.0 for name in groups}
-    top = max((g.max for g in groups.values() if g), default=-1) + 2
+    top = max((g.max() for g in groups.values() if g), default=-1) + 2
     diff = np.zeros(top + 1)
     for o in outcomes:
         if o.alloc is None or o.start is None or o.finish is None:
             continue
         run = o.finish - o.start
-        for itv in o.alloc.intervals():
-            if itv.inf < top:
-                diff[itv.inf] += run
-                diff[min(itv.sup + 1, top)] -= run
+        for inf, sup in o.alloc.intervals():
+            if inf < top:
+                diff[inf] += run
+                diff[min(sup + 1, top)] -= run
     per_machine = np.cumsum(diff)[:top]
     prefix = np.concatenate(([0.0], np.cumsum(per_machine)))  # busy time of machines < m
     out = {}
     for name, group in groups.items():
-        total = sum(float(prefix[itv.sup + 1] - prefix[itv.inf]) for itv in group.intervals())
+        total = sum(float(prefix[sup + 1] - prefix[inf]) for inf, sup in group.intervals())
         out[name] = total / (len(group) * span) if len(group) else 0.0
     return out
 
 
 def compute_metrics(outcomes: Sequence[JobOutcome], *, nb_machines: int, tau: float = 10.0,
                     scheduler_time_s: float = 0.0, nb_decisions: int = 0,
-                    groups: Mapping[str, ProcSet] | None = None) -> dict[str, Any]:
+                    groups: Mapping[str, MachineSet] | None = None) -> dict[str, Any]:
     """The metrics summary of a run (what ``metrics.json`` holds).
 
     ``groups`` (name -> machines) adds ``utilization_per_group``.

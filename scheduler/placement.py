@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from procset import ProcSet
+from batpolicy.protocol.intervals import MachineSet
 
 __all__ = ["GROUP_KINDS_FOR_MPI", "PlacementFields", "is_preferred", "platform_groups"]
 
@@ -43,7 +43,7 @@ class _DerivedGroup:
 
     name: str
     kind: str
-    machines: ProcSet
+    machines: MachineSet
 
 
 def platform_groups(platform: Any) -> Mapping[str, Any]:
@@ -67,7 +67,7 @@ def platform_groups(platform: Any) -> Mapping[str, Any]:
             found.setdefault(("cluster", machine.cluster), []).append(machine.id)
         if machine.rack is not None:
             found.setdefault(("rack", machine.rack), []).append(machine.id)
-    return {name: _DerivedGroup(name, kind, ProcSet(*ids)) for (kind, name), ids in found.items()}
+    return {name: _DerivedGroup(name, kind, MachineSet(ids)) for (kind, name), ids in found.items()}
 
 
 def _all_gpu(alloc: Iterable[int], platform: Any) -> bool:
@@ -75,7 +75,7 @@ def _all_gpu(alloc: Iterable[int], platform: Any) -> bool:
     return all(machines[m].gpu for m in alloc)
 
 
-def is_preferred(job: PlacementFields, alloc: ProcSet, platform: Any) -> bool:
+def is_preferred(job: PlacementFields, alloc: MachineSet, platform: Any) -> bool:
     """Whether ``alloc`` is ``job``'s preferred placement (rules in the module docstring).
 
     Runtime complexity: O(groups × intervals) for MPI jobs, O(res) for GPU jobs.
@@ -85,11 +85,11 @@ def is_preferred(job: PlacementFields, alloc: ProcSet, platform: Any) -> bool:
     >>> plat = Platform([Machine(0, "a", rack="r0", gpu=True), Machine(1, "b", rack="r0"),
     ...                  Machine(2, "c", rack="r1")])
     >>> mpi = Job(job_type="mpi", preferred=None)
-    >>> is_preferred(mpi, ProcSet((0, 1)), plat), is_preferred(mpi, ProcSet((1, 2)), plat)
-    (True, False)
-    >>> is_preferred(Job(job_type="gpu", preferred=None), ProcSet(1), plat)
+    >>> [is_preferred(mpi, MachineSet.parse(s), plat) for s in ("0-1", "1-2")]
+    [True, False]
+    >>> is_preferred(Job(job_type="gpu", preferred=None), MachineSet.of(1), plat)
     False
-    >>> is_preferred(Job(job_type="seq", preferred="r1"), ProcSet(2), plat)
+    >>> is_preferred(Job(job_type="seq", preferred="r1"), MachineSet.of(2), plat)
     True
     """
     job_type = job.job_type

@@ -1,32 +1,19 @@
-"""Read-only containers handed to policies: frozen interval sets, sequences and mappings.
+"""Read-only containers handed to policies: sequences and mappings.
 
 A policy reads the cluster state through :class:`~batpolicy.scheduler.view.PolicyView`;
-every set, sequence or mapping it gets there is one of these (or a
-:class:`types.MappingProxyType`), so that an in-place update such as ``free -= alloc``
-fails at that line instead of silently corrupting the state (the checker would then
-blame the policy's *next* decision).
+every sequence or mapping it gets there is one of these (or a
+:class:`types.MappingProxyType`), so that an in-place update fails at that line instead of
+silently corrupting the state (the checker would then blame the policy's *next*
+decision). Machine sets need no wrapper: a
+:class:`~batpolicy.protocol.intervals.MachineSet` is immutable (``free -= alloc`` binds
+the policy's own name to a new set; the state's set cannot change).
 
-- :class:`FrozenProcSet` is a :class:`procset.ProcSet` whose in-place operators and
-  mutating methods raise :class:`~batpolicy.errors.ReadOnlyError`; the ordinary
-  operators (``free - alloc``, ``free & group``...) return a new, normal ``ProcSet``.
-  Freezing is O(1): the frozen set shares the interval list of the live set, which is
-  never modified in place (procset 1.x and :mod:`batpolicy.scheduler.intervalset`
-  always build a new list).
 - :class:`ReadOnlySequence` wraps the state's sorted list of running jobs.
 - :class:`ReadOnlyNested` is a mapping of mappings (profiles by workload), read-only on
   both levels.
 
 These stop mistakes, not malice: Python has no private memory, so a policy determined
 to change the state can always reach it (``gc``, frames, ``object.__setattr__``).
-
->>> free = freeze(ProcSet((0, 7)), "state.free")
->>> str(free - ProcSet((0, 1))), type(free - ProcSet(3)).__name__
-('2-7', 'ProcSet')
->>> free -= ProcSet(1)
-Traceback (most recent call last):
-...
-batpolicy.errors.ReadOnlyError: state.free is read-only (a frozen ProcSet shared with the \
-cluster state): write 'free = free - other' to get a new set
 """
 
 from __future__ import annotations
@@ -35,122 +22,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, NoReturn
 
-from procset import ProcSet
-
 from batpolicy.errors import ReadOnlyError
 
-__all__ = ["FrozenProcSet", "ReadOnlyNested", "ReadOnlySequence", "freeze"]
+__all__ = ["ReadOnlyNested", "ReadOnlySequence"]
 
-_new_set = ProcSet.__new__
-_set_itvs = ProcSet._itvs.__set__  # type: ignore[attr-defined]  # procset 1.x slot
-_set_label = None  # set below, once the class exists
-
-
-class FrozenProcSet(ProcSet):
-    """A ProcSet that cannot change: in-place operators and mutators raise ReadOnlyError.
-
-    Binary operators accept plain and frozen sets and return a new plain
-    :class:`~procset.ProcSet`, so ``free - alloc`` keeps working as with any set.
-
-    >>> a = FrozenProcSet((0, 3), label="view.unavailable")
-    >>> str(a | ProcSet(9)), 2 in a, len(a)
-    ('0-3 9', True, 4)
-    >>> a.update(ProcSet(5))
-    Traceback (most recent call last):
-    ...
-    batpolicy.errors.ReadOnlyError: view.unavailable is read-only (a frozen ProcSet shared \
-with the cluster state): write 'unavailable = unavailable - other' to get a new set
-    """
-
-    __slots__ = ("_label",)
-
-    def __init__(self, *intervals: Any, label: str = "this set") -> None:
-        _set_itvs(self, ProcSet(*intervals)._itvs)
-        _set_label(self, label)  # type: ignore[misc]
-
-    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
-        name = self._label.rsplit(".", 1)[-1]
-        raise ReadOnlyError(f"{self._label} is read-only (a frozen ProcSet shared with the "
-                            f"cluster state): write '{name} = {name} - other' to get a new set")
-
-    __ior__ = __iand__ = __isub__ = __ixor__ = _refuse  # type: ignore[assignment]
-    update = intersection_update = difference_update = _refuse  # type: ignore[assignment]
-    symmetric_difference_update = clear = insert = discard = _refuse  # type: ignore[assignment]
-    __setattr__ = __delattr__ = __setitem__ = __delitem__ = _refuse  # type: ignore[assignment]
-
-    def _thaw(self) -> ProcSet:
-        plain = _new_set(ProcSet)
-        _set_itvs(plain, self._itvs)
-        return plain
-
-    def copy(self) -> ProcSet:
-        """A plain, mutable copy. Runtime complexity: O(k) intervals."""
-        plain = _new_set(ProcSet)
-        _set_itvs(plain, list(self._itvs))
-        return plain
-
-    def __copy__(self) -> ProcSet:
-        return self.copy()
-
-    def __or__(self, other: Any) -> ProcSet:
-        return self._thaw().__or__(_plain(other))
-
-    def __and__(self, other: Any) -> ProcSet:
-        return self._thaw().__and__(_plain(other))
-
-    def __sub__(self, other: Any) -> ProcSet:
-        return self._thaw().__sub__(_plain(other))
-
-    def __xor__(self, other: Any) -> ProcSet:
-        return self._thaw().__xor__(_plain(other))
-
-    def __ror__(self, other: Any) -> ProcSet:
-        return _plain(other).__or__(self._thaw())
-
-    def __rand__(self, other: Any) -> ProcSet:
-        return _plain(other).__and__(self._thaw())
-
-    def __rsub__(self, other: Any) -> ProcSet:
-        return _plain(other).__sub__(self._thaw())
-
-    def __rxor__(self, other: Any) -> ProcSet:
-        return _plain(other).__xor__(self._thaw())
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return _unpickle, (list(self._itvs), self._label)
-
-    def aggregate(self) -> ProcSet:
-        """The convex hull, as a plain set. Runtime complexity: O(1)."""
-        return self._thaw().aggregate()
-
-    __hash__ = None  # type: ignore[assignment]  # equal to mutable ProcSets, as ProcSet
-
-
-_set_label = FrozenProcSet._label.__set__  # type: ignore[attr-defined]
-
-
-def _unpickle(itvs: list[Any], label: str) -> FrozenProcSet:
-    plain = _new_set(ProcSet)
-    _set_itvs(plain, itvs)
-    return freeze(plain, label)
-
-
-def _plain(other: Any) -> Any:
-    return other._thaw() if type(other) is FrozenProcSet else other
-
-
-def freeze(machines: ProcSet, label: str) -> FrozenProcSet:
-    """``machines`` as a :class:`FrozenProcSet` named ``label`` in its errors.
-
-    Runtime complexity: O(1) (the interval list is shared, see the module docstring).
-
-    >>> str(freeze(ProcSet(1, 2, 5), "state.free"))
-    '1-2 5'
-    """
-    frozen = _new_set(FrozenProcSet)
-    _set_itvs(frozen, machines._itvs)
-    _set_label(frozen, label)
-    return frozen
 
 
 class ReadOnlySequence(Sequence[Any]):

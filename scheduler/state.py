@@ -21,16 +21,13 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
-from procset import ProcSet
-
 from batpolicy.errors import ProtocolError
 from batpolicy.platforms.begins import platform_from_begins
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
-from batpolicy.scheduler.intervalset import difference, union
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
 from batpolicy.scheduler.jobs import Job, JobStatus, job_setter
-from batpolicy.scheduler.readonly import freeze
 
 #: Power states in which Batsim lets a machine compute (PROTOCOL.md §1.4, EXECUTE_JOB).
 COMPUTING_POWER_STATES = frozenset({"idle", "computing"})
@@ -104,9 +101,9 @@ class ClusterState:
         self.config: dict[str, Any] = {}
         self.profiles: dict[str, dict[str, Any]] = {}
         self.workloads: dict[str, str] = {}
-        self._all = ProcSet()
-        self._free = ProcSet()
-        self._unavailable = ProcSet()
+        self._all = MachineSet()
+        self._free = MachineSet()
+        self._unavailable = MachineSet()
         self._jobs: dict[str, Job] = {}
         self._waiting: dict[str, Job] = {}
         self._running: dict[str, Job] = {}
@@ -155,17 +152,17 @@ class ClusterState:
         return len(self.resources)
 
     @property
-    def all_machines(self) -> ProcSet:
+    def all_machines(self) -> MachineSet:
         """Every compute machine id. Runtime complexity: O(1)."""
         return self._all
 
     @property
-    def free(self) -> ProcSet:
+    def free(self) -> MachineSet:
         """Idle, available machines that may start a job now. Runtime complexity: O(1)."""
         return self._free
 
     @property
-    def unavailable(self) -> ProcSet:
+    def unavailable(self) -> MachineSet:
         """Machines made unavailable by external events. Runtime complexity: O(1)."""
         return self._unavailable
 
@@ -244,9 +241,9 @@ class ClusterState:
                 available=state != "unavailable", speed=machine.speed,
                 cluster=machine.cluster, rack=machine.rack, gpu=machine.gpu))
         n = len(self.resources)
-        self._all = ProcSet((0, n - 1)) if n else ProcSet()
-        self._unavailable = ProcSet(*[r.id for r in self.resources if not r.available])
-        self._free = ProcSet(*[r.id for r in self.resources
+        self._all = MachineSet.span(0, n - 1)
+        self._unavailable = MachineSet([r.id for r in self.resources if not r.available])
+        self._free = MachineSet([r.id for r in self.resources
                                if r.available and r.power_state in COMPUTING_POWER_STATES])
 
     def _on_ends(self, ev: t.SimulationEnds) -> None:
@@ -303,8 +300,8 @@ class ClusterState:
         assert job.allocation is not None
         released = job.allocation
         if self._unavailable:
-            released = difference(released, self._unavailable)
-        self._free = union(self._free, released)
+            released = released - self._unavailable
+        self._free = self._free | released
         return job
 
     def _on_killed(self, ev: t.JobKilled) -> None:
@@ -332,7 +329,7 @@ class ClusterState:
         elif kind == t.NotifyType.EVENT_MACHINE_AVAILABLE and ev.resources is not None:
             self.set_available(ev.resources)
 
-    def set_unavailable(self, machines: ProcSet) -> None:
+    def set_unavailable(self, machines: MachineSet) -> None:
         """Mark machines unavailable: running jobs keep them, nothing new starts there."""
         machines = machines & self._all
         for rid in machines:
@@ -340,19 +337,19 @@ class ClusterState:
         self._unavailable |= machines
         self._free -= machines
 
-    def set_available(self, machines: ProcSet) -> None:
+    def set_available(self, machines: MachineSet) -> None:
         """Mark machines available again; idle ones become free."""
         machines = machines & self._all
         busy = self.busy_machines()
         for rid in machines:
             self.resources[rid].available = True
         self._unavailable -= machines
-        self._free |= ProcSet(*[r for r in machines - busy
+        self._free |= MachineSet([r for r in machines - busy
                                 if self.resources[r].power_state in COMPUTING_POWER_STATES])
 
-    def busy_machines(self) -> ProcSet:
+    def busy_machines(self) -> MachineSet:
         """Machines allocated to running jobs. Runtime complexity: O(r) running jobs."""
-        busy = ProcSet()
+        busy = MachineSet()
         for job in self._running.values():
             busy |= job.allocation  # type: ignore[operator]
         return busy
@@ -377,12 +374,12 @@ class ClusterState:
     def _do_execute(self, d: t.ExecuteJob) -> None:
         job = self._waiting.pop(d.job_id)
         _set_status(job, JobStatus.RUNNING)
-        _set_allocation(job, freeze(d.alloc, "job.allocation"))
+        _set_allocation(job, d.alloc)
         _set_start(job, self.now)
         _set_expected_end(job, self.now + job.walltime if job.walltime is not None else math.inf)
         self._running[job.id] = job
         _add_running(self._running_by_end, job)
-        self._free = difference(self._free, d.alloc)
+        self._free = self._free - d.alloc
 
     def _do_reject(self, d: t.RejectJob) -> None:
         job = self._waiting.pop(d.job_id)
@@ -428,8 +425,7 @@ class ClusterState:
                 _remove_running(self._running_by_end, job)
                 del self._running[job.id]
                 if job.allocation is not None:
-                    self._free = union(self._free,
-                                       difference(job.allocation, self._unavailable))
+                    self._free = self._free | (job.allocation - self._unavailable)
             _set_status(job, JobStatus.COMPLETED)
             _set_final_state(job, d.job_state)
             _set_finish(job, self.now)
@@ -443,7 +439,7 @@ class ClusterState:
         the waiting queue is in submission order.
         Runtime complexity: O(n + r·k).
         """
-        busy = ProcSet()
+        busy = MachineSet()
         for job in self._running.values():
             if job.allocation is None or job.start is None:
                 raise AssertionError(f"running job '{job.id}' has no allocation or start")

@@ -7,13 +7,13 @@ policy sees the same object both ways.
 
 What a policy can reach from it is read-only:
 
-- machine sets (:attr:`PolicyView.free`, ``all_machines``, ``unavailable``) are
-  :class:`~batpolicy.scheduler.readonly.FrozenProcSet`: ``free - alloc`` gives a new
-  set, ``free -= alloc`` raises;
+- machine sets (:attr:`PolicyView.free`, ``all_machines``, ``unavailable``) are the
+  state's own :class:`~batpolicy.protocol.intervals.MachineSet`, immutable: ``free -
+  alloc`` gives a new set, and so does ``free -= alloc`` (the state's is untouched);
 - job collections are :class:`types.MappingProxyType` (``jobs``, ``waiting``,
   ``running``) or a :class:`~batpolicy.scheduler.readonly.ReadOnlySequence`
   (``running_by_expected_end``); jobs themselves refuse attribute assignment
-  (:class:`~batpolicy.scheduler.jobs.Job`) and their allocations are frozen;
+  (:class:`~batpolicy.scheduler.jobs.Job`) and their allocations are immutable sets;
 - configuration, workloads and profiles are read-only mappings; pending calls a tuple;
 - the view has no attribute leading to the state: its one slot is name-mangled, and
   setting any attribute of the view raises.
@@ -42,17 +42,11 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, NoReturn
 
-from procset import ProcSet
-
 from batpolicy.errors import ReadOnlyError
 from batpolicy.platforms.model import Platform
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.jobs import Job
-from batpolicy.scheduler.readonly import (
-    FrozenProcSet,
-    ReadOnlyNested,
-    ReadOnlySequence,
-    freeze,
-)
+from batpolicy.scheduler.readonly import ReadOnlyNested, ReadOnlySequence
 from batpolicy.scheduler.state import ClusterState
 
 __all__ = ["PolicyView"]
@@ -61,20 +55,18 @@ __all__ = ["PolicyView"]
 class PolicyView:
     """Everything a policy may read about the run; nothing it could change the run with.
 
-    Runtime complexity: every property is O(1) (a frozen set shares the live set's
-    intervals, a mapping proxy wraps the live dict), except :meth:`busy_machines` (O(r)
+    Runtime complexity: every property is O(1) (machine sets are the state's own,
+    immutable; a mapping proxy wraps the live dict), except :meth:`busy_machines` (O(r)
     running jobs).
     """
 
-    __slots__ = ("_PolicyView__state", "_PolicyView__running",
-                 "_PolicyView__free")
+    __slots__ = ("_PolicyView__state", "_PolicyView__running")
 
     # The view is the state's companion: its hot properties read the state's private
     # fields directly (one attribute access instead of a second property call).
     def __init__(self, state: ClusterState) -> None:
         object.__setattr__(self, "_PolicyView__state", state)
         object.__setattr__(self, "_PolicyView__running", None)
-        object.__setattr__(self, "_PolicyView__free", freeze(ProcSet(), "state.free"))
 
     def __setattr__(self, name: str, value: Any) -> NoReturn:
         raise ReadOnlyError(f"state.{name} is read-only: a policy cannot change the cluster "
@@ -160,26 +152,21 @@ class PolicyView:
         return len(self.__state.resources)
 
     @property
-    def all_machines(self) -> FrozenProcSet:
-        """Every compute machine id, frozen. Runtime complexity: O(1)."""
-        return freeze(self.__state.all_machines, "state.all_machines")
+    def all_machines(self) -> MachineSet:
+        """Every compute machine id (immutable). Runtime complexity: O(1)."""
+        return self.__state.all_machines
 
     @property
-    def free(self) -> FrozenProcSet:
-        """Idle, available machines, frozen (``free - alloc`` is new). Runtime complexity: O(1)."""
-        itvs = self.__state._free._itvs  # noqa: SLF001 (never changed in place: readonly.py)
-        frozen = self.__free
-        if frozen._itvs is not itvs:  # the state's free set changed since the last read
-            frozen = freeze(self.__state._free, "state.free")  # noqa: SLF001
-            object.__setattr__(self, "_PolicyView__free", frozen)
-        return frozen
+    def free(self) -> MachineSet:
+        """Idle, available machines (immutable: ``free - alloc`` is new). Runtime: O(1)."""
+        return self.__state._free  # noqa: SLF001
 
     @property
-    def unavailable(self) -> FrozenProcSet:
-        """Machines made unavailable by external events, frozen. Runtime complexity: O(1)."""
-        return freeze(self.__state._unavailable, "state.unavailable")  # noqa: SLF001
+    def unavailable(self) -> MachineSet:
+        """Machines made unavailable by external events (immutable). Runtime: O(1)."""
+        return self.__state._unavailable  # noqa: SLF001
 
-    def busy_machines(self) -> ProcSet:
+    def busy_machines(self) -> MachineSet:
         """Machines allocated to running jobs (a new set). Runtime complexity: O(r)."""
         return self.__state.busy_machines()
 

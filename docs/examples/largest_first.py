@@ -1,7 +1,5 @@
 """A policy of your own in a few lines, unit-tested offline (docs/add_a_policy.md)."""
 
-from procset import ProcSet
-
 from batpolicy.policies.base import Parameter, Policy
 from batpolicy.protocol.types import ExecuteJob, RejectJob
 from batpolicy.testing import simulate
@@ -15,13 +13,14 @@ class LargestFirst(Policy):
 
     def decide(self, now, state):
         """Called once per Batsim message, after every hook; returns the decisions."""
-        out, free = [], sorted(state.free)  # state is read-only: take copies
+        out, free = [], state.free  # an immutable MachineSet: `free - alloc` is a new one
         limit = self.params["max_res"] or state.nb_machines
         for job in sorted(state.waiting.values(), key=lambda j: (-j.res, j.seq)):
             if job.res > limit:
                 out.append(RejectJob(job.id))
             elif job.res <= len(free):
-                alloc, free = ProcSet(*free[:job.res]), free[job.res:]
+                alloc = free[:job.res]  # the lowest free ids
+                free = free - alloc
                 out.append(ExecuteJob(job.id, alloc))
         return out
 

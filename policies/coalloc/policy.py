@@ -37,8 +37,6 @@ import math
 from array import array
 from typing import Any
 
-from procset import ProcSet
-
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Decisions, Parameter, Policy, percentile
 from batpolicy.policies.coalloc import modules as mod
@@ -49,10 +47,10 @@ from batpolicy.policies.coalloc.satisfy import (
     solve_dp,
     solve_fewest,
 )
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
 from batpolicy.scheduler.bandwidth import link_demands
-from batpolicy.scheduler.intervalset import difference, intersection, size, union
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.state import ClusterState
 
@@ -91,7 +89,7 @@ class Coalloc(Policy):
         if not 0 < self.params["chunk"] <= 1:
             raise ConfigError(f"policy 'coalloc': chunk must be in (0, 1], "
                               f"got {self.params['chunk']}")
-        self._groups: list[tuple[str, ProcSet, float | None]] | None = None
+        self._groups: list[tuple[str, MachineSet, float | None]] | None = None
         self._demands: dict[str, dict[Any, float]] = {}  # running job -> eq. 1 per link
         self._rejects: list[Job] = []
         self._changed = True
@@ -124,7 +122,7 @@ class Coalloc(Policy):
         return None
 
     # ------------------------------------------------------------------ decide
-    def _clusters(self, state: ClusterState) -> list[tuple[str, ProcSet, float | None]]:
+    def _clusters(self, state: ClusterState) -> list[tuple[str, MachineSet, float | None]]:
         if self._groups is None:
             groups = list(state.platform.groups.values())
             if groups:
@@ -137,21 +135,21 @@ class Coalloc(Policy):
         module = self.params["module"]
         groups = self._clusters(state)
         if module == "none":  # Migration only: one whole cluster or never
-            return any(job.res <= size(machines) for _, machines, _ in groups)
+            return any(job.res <= len(machines) for _, machines, _ in groups)
         if module == "b3":  # the chunk must fit one cluster
             need = math.ceil(self.params["chunk"] * job.res - 1e-9)
-            return any(need <= size(machines) for _, machines, _ in groups)
+            return any(need <= len(machines) for _, machines, _ in groups)
         if module == "a1":  # feasible on an idle platform (eq. 9-11 with loads 0)
-            if any(job.res <= size(machines) for _, machines, _ in groups):
+            if any(job.res <= len(machines) for _, machines, _ in groups):
                 return True
-            idle = [ClusterInfo(name, size(machines), cap) for name, machines, cap in groups]
+            idle = [ClusterInfo(name, len(machines), cap) for name, machines, cap in groups]
             return self._a1(job, job.res, idle, self.params["lslt"], count=False) is not None
         if module != "noshare":
             return True
         origin = job.origin
         for name, machines, _ in self._clusters(state):
             if name == origin or name == _ALL:
-                return job.res <= size(machines)
+                return job.res <= len(machines)
         log.warning("coalloc (noshare): job %s has no known origin cluster (%r): rejected",
                     job.id, origin)
         return False
@@ -168,13 +166,13 @@ class Coalloc(Policy):
                 loads[link] = loads.get(link, 0.0) + need
         return loads
 
-    def _job_demands(self, job: Job, alloc: ProcSet | None, state: ClusterState
+    def _job_demands(self, job: Job, alloc: MachineSet | None, state: ClusterState
                      ) -> dict[Any, float]:
         ppbw = job.ppbw
         if not ppbw or alloc is None:
             return {}
         counts = {name: k for name, machines, _ in self._clusters(state)
-                  if (k := size(intersection(alloc, machines)))}
+                  if (k := len(alloc & machines))}
         return link_demands(counts, float(ppbw))
 
     def decide(self, now: float, state: ClusterState) -> list[Decision]:
@@ -188,8 +186,8 @@ class Coalloc(Policy):
         self._changed = False
         groups = self._clusters(state)
         loads = self._loads(state)
-        free_sets = {name: intersection(state.free, machines) for name, machines, _ in groups}
-        infos = [ClusterInfo(name, size(free_sets[name]), cap, loads.get(name, 0.0))
+        free_sets = {name: state.free & machines for name, machines, _ in groups}
+        infos = [ClusterInfo(name, len(free_sets[name]), cap, loads.get(name, 0.0))
                  for name, _, cap in groups]
         by_name = {c.name: c for c in infos}
         total = sum(c.free for c in infos)
@@ -202,12 +200,12 @@ class Coalloc(Policy):
             mapping = self._place(job, infos)
             if mapping is None:
                 continue
-            alloc = ProcSet()
+            alloc = MachineSet()
             for name, k in mapping.items():
                 part = take_lowest(free_sets[name], k)
-                free_sets[name] = difference(free_sets[name], part)
+                free_sets[name] = free_sets[name] - part
                 by_name[name].free -= k
-                alloc = union(alloc, part)
+                alloc = alloc | part
             total -= n
             demands = self._job_demands(job, alloc, state)
             for link, need in demands.items():

@@ -38,7 +38,6 @@ from batpolicy.policies.base import Decisions, Parameter, Policy
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
 from batpolicy.scheduler.groups import MachineGroup, machine_groups
-from batpolicy.scheduler.intervalset import difference, size
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.plan import MachinePlan, Plan, PlannedJob
 from batpolicy.scheduler.state import ClusterState
@@ -122,7 +121,7 @@ class PlannedPolicy(Policy):
         self.groups = machine_groups(state)
         ref = self.params["reference_speed"]
         self.plan = Plan([MachinePlan(g.name, g.hosts, g.speed / ref,
-                                      cpus=size(difference(g.hosts, state.unavailable)),
+                                      cpus=len(g.hosts - state.unavailable),
                                       ordered=self.params["ordered"]) for g in self.groups],
                          state.now)
         self._max_cpus = max((g.cpus for g in self.groups), default=0)
@@ -148,7 +147,7 @@ class PlannedPolicy(Policy):
     def on_resources_changed(self, event: Event, state: ClusterState) -> Decisions:
         """Machines' usable CPU counts follow host availability."""
         for machine in self.plan.machines:
-            machine.set_capacity(size(difference(machine.hosts, state.unavailable)))
+            machine.set_capacity(len(machine.hosts - state.unavailable))
         return None
 
     # ------------------------------------------------------------------ decide
@@ -198,10 +197,10 @@ class PlannedPolicy(Policy):
                 plan.remove(pjob.id)
                 continue
             hosts = free & plan.machines[index].hosts
-            if size(hosts) < pjob.res:
+            if len(hosts) < pjob.res:
                 continue  # a running job outlived its plan: wait for its end
             alloc = take_lowest(hosts, pjob.res)
-            free = difference(free, alloc)
+            free = free - alloc
             plan.start(pjob.id, now)
             out.append(ExecuteJob(pjob.id, alloc))
         return out

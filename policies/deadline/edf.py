@@ -25,7 +25,6 @@ from batpolicy.scheduler.groups import (
     machine_groups,
     take_within_one_group,
 )
-from batpolicy.scheduler.intervalset import difference, size
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.state import ClusterState
 
@@ -77,7 +76,7 @@ class Edf(Policy):
         out: list[Decision] = [RejectJob(job.id) for job in self._rejected]
         self._rejected.clear()
         free = state.free
-        nfree = size(free)
+        nfree = len(free)
         one_group = self.params["one_group"]
         while len(self.queue):
             job = self.queue.head()
@@ -91,7 +90,7 @@ class Edf(Policy):
             if alloc is None:
                 break
             self.queue.remove(job)
-            free = difference(free, alloc)
+            free = free - alloc
             nfree -= job.res
             out.append(ExecuteJob(job.id, alloc))
         return out

@@ -47,10 +47,10 @@ def mt_edf(plan: Plan, job: PlannedJob) -> int | None:
     Runtime complexity: O(Σ_k (n_k - l_k) · p) over the machines tried, for n_k planned
     jobs, EDF position l_k and profile size p; at best one machine is tried.
 
-    >>> from procset import ProcSet
+    >>> from batpolicy.protocol.intervals import MachineSet
     >>> from batpolicy.scheduler.plan import MachinePlan
-    >>> plan = Plan([MachinePlan("slow", ProcSet((0, 1)), 0.5),
-    ...              MachinePlan("fast", ProcSet(2), 1.0)])
+    >>> plan = Plan([MachinePlan("slow", MachineSet.span(0, 1), 0.5),
+    ...              MachinePlan("fast", MachineSet.of(2), 1.0)])
     >>> mt_edf(plan, PlannedJob("a", 1, 10.0, deadline=15.0))  # late on slow (20 > 15)
     1
     """

@@ -65,8 +65,6 @@ from array import array
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from procset import ProcSet
-
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import (
     PLACEMENT_PARAMETERS,
@@ -86,9 +84,9 @@ from batpolicy.policies.reservation import (
     plan_reservation,
     start_heads,
 )
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest
-from batpolicy.scheduler.intervalset import difference, intersection, size, union
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.view import PolicyView
 
@@ -216,13 +214,13 @@ class Dpsa(Policy):
         self._fill_times.append(ended - filling)
         return out
 
-    def _fill(self, now: float, head: Job, free: ProcSet, reservation: Reservation,
+    def _fill(self, now: float, head: Job, free: MachineSet, reservation: Reservation,
               candidates: Iterable[Job], platform: Any = None) -> list[Decision]:
         """Fig. 2, l. 9-12 and 21-23: the best subset of eligible jobs, mapped and started."""
         shadow = reservation.shadow_time
-        reserved = intersection(free, reservation.machines)
-        unreserved = difference(free, reservation.machines)
-        nfree, nunreserved = size(free), size(unreserved)
+        reserved = free & reservation.machines
+        unreserved = free - reservation.machines
+        nfree, nunreserved = len(free), len(unreserved)
         nreserved = nfree - nunreserved
         eligible: list[tuple[Job, bool]] = []
         for job in candidates:  # Fig. 2, l. 10
@@ -253,27 +251,27 @@ class Dpsa(Policy):
                 allocate = placement.allocator.allocate
                 alloc = None if is_long else allocate(reserved, job, platform)
                 if alloc is None:
-                    alloc = allocate(unreserved if is_long else union(reserved, unreserved),
+                    alloc = allocate(unreserved if is_long else reserved | unreserved,
                                      job, platform)
                 if alloc is None:
                     continue  # not placeable in groups: stays queued (module docstring)
-                reserved = difference(reserved, alloc)
-                unreserved = difference(unreserved, alloc)
+                reserved = reserved - alloc
+                unreserved = unreserved - alloc
                 self.queue.remove(job)
                 decisions.append((job.seq, ExecuteJob(job.id, alloc)))
                 continue
             need = job.res
-            alloc = ProcSet()
+            alloc = MachineSet()
             if not is_long and nreserved:
                 take = min(need, nreserved)
                 alloc = take_lowest(reserved, take)
-                reserved = difference(reserved, alloc)
+                reserved = reserved - alloc
                 nreserved -= take
                 need -= take
             if need:
                 part = take_lowest(unreserved, need)
-                unreserved = difference(unreserved, part)
-                alloc = union(alloc, part)
+                unreserved = unreserved - part
+                alloc = alloc | part
             self.queue.remove(job)
             decisions.append((job.seq, ExecuteJob(job.id, alloc)))
         decisions.sort(key=lambda item: item[0])  # Fig. 2, l. 12, in priority order

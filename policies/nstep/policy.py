@@ -38,11 +38,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from procset import ProcSet
-
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Decisions, Parameter, Policy, percentile
 from batpolicy.policies.nstep.search import ANY, GPU, MPI, PendingJob, Snapshot, best_prefix
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, ExecuteJob, JobState, RejectJob
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.state import ClusterState
@@ -74,7 +73,7 @@ class NStep(Policy):
                 or self.params["max_nodes"] < 0 or self.params["other_factor"] <= 0:
             raise ConfigError(f"policy '{self.name}': depth, time_bound_ms, max_nodes must "
                               "be >= 0 and other_factor > 0")
-        self._racks: list[ProcSet] = []
+        self._racks: list[MachineSet] = []
         self._gpu: tuple[bool, ...] = ()
         self._expected: dict[str, tuple[float, tuple[int, ...]]] = {}
         self._utilities: list[float] = []
@@ -138,26 +137,26 @@ class NStep(Policy):
             self._cut += stats.cut
         self._times.append(self.clock() - began)
         for start in chain[:k]:
-            alloc = ProcSet()
+            alloc = MachineSet()
             for r, count in enumerate(start.take):
                 if count:
-                    mine = ProcSet(*list(free[r])[:count])
+                    mine = MachineSet(list(free[r])[:count])
                     free[r] = free[r] - mine
                     alloc |= mine
             self._expected[start.job.id] = (now + start.runtime, start.take)
             out.append(ExecuteJob(start.job.id, alloc))
         return out
 
-    def _fifo(self, pending: list[PendingJob], free: list[ProcSet]) -> list[Decision]:
+    def _fifo(self, pending: list[PendingJob], free: list[MachineSet]) -> list[Decision]:
         """``none``: the oldest job first, on any free machines, while it fits."""
         out: list[Decision] = []
-        pool = ProcSet()
+        pool = MachineSet()
         for f in free:
             pool |= f
         for p in sorted(pending, key=lambda j: (j.arrive, j.id)):
             if p.res > len(pool):
                 break
-            alloc = ProcSet(*list(pool)[:p.res])
+            alloc = MachineSet(list(pool)[:p.res])
             pool = pool - alloc
             out.append(ExecuteJob(p.id, alloc))
         return out

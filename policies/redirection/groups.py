@@ -26,12 +26,9 @@ from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, NoReturn
 
-from procset import ProcSet
-
 from batpolicy.errors import ConfigError, ReadOnlyError
-from batpolicy.scheduler.intervalset import intersection
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.jobs import Job
-from batpolicy.scheduler.readonly import FrozenProcSet, freeze
 from batpolicy.scheduler.view import PolicyView
 
 
@@ -82,7 +79,7 @@ def principal_size_of_grown(total: int, alpha: float) -> int:
 
 
 def split_machines(nb_machines: int, alpha: float, grow: bool,
-                   original: int | None = None) -> tuple[ProcSet, ProcSet]:
+                   original: int | None = None) -> tuple[MachineSet, MachineSet]:
     """(principal, redirection) machine ids; the redirection group is the highest ids.
 
     With ``grow``, the platform must be ``grown_size(m, alpha)`` machines: m is
@@ -113,8 +110,8 @@ def split_machines(nb_machines: int, alpha: float, grow: bool,
     if principal <= 0:
         raise ConfigError(f"alpha={alpha} leaves no machine to the principal group "
                           f"({nb_machines} machines)")
-    low = ProcSet((0, principal - 1))
-    high = ProcSet((principal, nb_machines - 1)) if principal < nb_machines else ProcSet()
+    low = MachineSet.span(0, principal - 1)
+    high = MachineSet.span(principal, nb_machines - 1)
     return low, high
 
 
@@ -126,24 +123,24 @@ class GroupView:
     profiles, flags and the platform are the whole view's (explicit delegations, listed
     in ``_SHARED``: nothing else of the whole view, let alone of the state, is
     reachable). Machine ids stay global, so its decisions need no translation. Sets are
-    frozen and collections read-only, as in :class:`~batpolicy.scheduler.view.PolicyView`.
+    immutable and collections read-only, as in :class:`~batpolicy.scheduler.view.PolicyView`.
 
     ``member`` tells whether a job id belongs to the group. ``pending`` holds jobs the
     wrapper registered in the reply being built (REGISTER_JOB is applied to the state
     only after ``decide``): the view shows them as waiting until the state has them.
 
-    Runtime complexity: ``free``/``unavailable`` O(k) interval operations; ``waiting``,
+    Runtime complexity: ``free``/``unavailable`` one C-level intersection; ``waiting``,
     ``running``, ``running_by_expected_end`` O(n) filters over the whole view's collections.
     """
 
     __slots__ = ("_GroupView__view", "_GroupView__machines", "_GroupView__member",
                  "_GroupView__pending", "_GroupView__group")
 
-    def __init__(self, view: PolicyView, machines: ProcSet, member: Callable[[str], bool],
+    def __init__(self, view: PolicyView, machines: MachineSet, member: Callable[[str], bool],
                  pending: Mapping[str, Job], group: str) -> None:
         init = object.__setattr__
         init(self, "_GroupView__view", view)
-        init(self, "_GroupView__machines", freeze(machines, "state.all_machines"))
+        init(self, "_GroupView__machines", machines)
         init(self, "_GroupView__member", member)
         init(self, "_GroupView__pending", pending)
         init(self, "_GroupView__group", group)
@@ -169,22 +166,21 @@ class GroupView:
         return len(self.__machines)
 
     @property
-    def all_machines(self) -> FrozenProcSet:
-        """Machine ids of the group (global ids), frozen. Runtime complexity: O(1)."""
+    def all_machines(self) -> MachineSet:
+        """Machine ids of the group (global ids), immutable. Runtime complexity: O(1)."""
         return self.__machines
 
     @property
-    def free(self) -> FrozenProcSet:
-        """Free machines of the group, frozen. Runtime complexity: O(k) intervals."""
-        return freeze(intersection(self.__view.free, self.__machines), "state.free")
+    def free(self) -> MachineSet:
+        """Free machines of the group (a new, immutable set). Runtime: one C intersection."""
+        return self.__view.free & self.__machines
 
     @property
-    def unavailable(self) -> FrozenProcSet:
-        """Unavailable machines of the group, frozen. Runtime complexity: O(k) intervals."""
-        return freeze(intersection(self.__view.unavailable, self.__machines),
-                      "state.unavailable")
+    def unavailable(self) -> MachineSet:
+        """Unavailable machines of the group (a new, immutable set). Runtime: one C intersection."""
+        return self.__view.unavailable & self.__machines
 
-    def busy_machines(self) -> ProcSet:
+    def busy_machines(self) -> MachineSet:
         """Machines of the group allocated to running jobs (a new set). Runtime complexity: O(r)."""
         return self.__view.busy_machines() & self.__machines
 

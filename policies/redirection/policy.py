@@ -46,8 +46,6 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from procset import ProcSet
-
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import PLACEMENT_PARAMETERS, Decisions, Parameter, Policy
 from batpolicy.policies.redirection.copies import (
@@ -60,6 +58,7 @@ from batpolicy.policies.redirection.copies import (
 from batpolicy.policies.redirection.counters import CONFLICTS, FILTERS, PressureCounters, choose
 from batpolicy.policies.redirection.groups import GroupView, grown_size, split_machines
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.clock import Clock
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.metrics import compute_metrics
@@ -141,8 +140,8 @@ class Redirection(Policy):
         self.clock = self._clock  # hand the clock to both base policies
         self.counters = PressureCounters(p["theta"], p["filter"])
         self.active = False
-        self.principal_machines = ProcSet()
-        self.redirection_machines = ProcSet()
+        self.principal_machines = MachineSet()
+        self.redirection_machines = MachineSet()
         self.planner: CopyPlanner | None = None
         self._state: PolicyView | None = None
         self._views: dict[str, GroupView] = {}
@@ -250,7 +249,7 @@ class Redirection(Policy):
                             "no job will be redirected", problem, self.principal_policy.name,
                             state.nb_machines)
             self.active = False
-            self.principal_machines, self.redirection_machines = state.all_machines, ProcSet()
+            self.principal_machines, self.redirection_machines = state.all_machines, MachineSet()
         else:
             self.active = True
             self.principal_machines, self.redirection_machines = split_machines(

@@ -20,10 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from procset import ProcSet
-
 from batpolicy.errors import InputError, ProtocolError
-from batpolicy.protocol.intervals import parse_intervals
+from batpolicy.protocol.intervals import MachineSet, parse_intervals
 
 __all__ = ["ExternalEvent", "MACHINE_EVENT_TYPES", "read_events"]
 
@@ -41,7 +39,7 @@ class ExternalEvent:
 
     timestamp: float
     type: str
-    resources: ProcSet | None
+    resources: MachineSet | None
     data: dict[str, Any] = field(default_factory=dict)
     #: Where it was read (file, 1-based line), so a later error can name them.
     source: str | None = field(default=None, compare=False)

@@ -93,10 +93,10 @@ def format_job_row(record: JobRecord, extra_columns: tuple[str, ...] = ()) -> st
     ``extra_columns`` (job fields such as ``deadline``, :mod:`~batpolicy.scheduler.jobfields`)
     are appended after Batsim's columns.
 
-    >>> from procset import ProcSet
+    >>> from batpolicy.protocol.intervals import MachineSet
     >>> from batpolicy.protocol.types import JobState
     >>> r = JobRecord("w0!10", "10s", 10.0, 1, 15.0, JobState.COMPLETED_SUCCESSFULLY,
-    ...               start=10.0, runtime=10.0, finish=20.0, alloc=ProcSet(0))
+    ...               start=10.0, runtime=10.0, finish=20.0, alloc=MachineSet.of(0))
     >>> print(format_job_row(r), end="")  # doctest: +ELLIPSIS
     10,w0,10s,10.000000,1,15.000000,1,COMPLETED_SUCCESSFULLY,10.000000,10.000000,...
     >>> format_job_row(r).split(",")[10:]

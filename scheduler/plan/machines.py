@@ -43,7 +43,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from procset import ProcSet
+from batpolicy.protocol.intervals import MachineSet
 
 __all__ = ["EPS", "MachinePlan", "Plan", "PlannedJob", "earliest_fit", "reserve"]
 
@@ -151,7 +151,7 @@ class MachinePlan:
                  "_deadlines", "_durations", "_starts", "_ends", "_snaps", "_cu", "_ct",
                  "_valid", "_horizon", "_first")
 
-    def __init__(self, name: str, hosts: ProcSet, speed: float = 1.0, *, cpus: int | None = None,
+    def __init__(self, name: str, hosts: MachineSet, speed: float = 1.0, *, cpus: int | None = None,
                  ordered: bool = True, now: float = 0.0) -> None:
         self.name = name
         self.hosts = hosts

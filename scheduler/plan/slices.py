@@ -43,10 +43,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
-from procset import ProcSet
-
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.allocation import take_lowest
-from batpolicy.scheduler.intervalset import difference, intersection, is_subset, size, union
 
 __all__ = ["HORIZON", "Allocation", "SliceSchedule", "TimeSlice"]
 
@@ -61,9 +59,9 @@ class TimeSlice:
 
     begin: Fraction
     end: Fraction
-    free: ProcSet
+    free: MachineSet
     nfree: int
-    jobs: dict[str, ProcSet]
+    jobs: dict[str, MachineSet]
 
     @property
     def length(self) -> Fraction:
@@ -74,9 +72,9 @@ class TimeSlice:
         """The same slice starting at ``begin`` (the second half of a split)."""
         return TimeSlice(begin, self.end, self.free, self.nfree, dict(self.jobs))
 
-    def take(self, job_id: str, machines: ProcSet, res: int) -> None:
+    def take(self, job_id: str, machines: MachineSet, res: int) -> None:
         """The job holds ``machines`` during this slice."""
-        self.free = difference(self.free, machines)
+        self.free = self.free - machines
         self.nfree -= res
         self.jobs[job_id] = machines
 
@@ -88,7 +86,7 @@ class Allocation:
     job_id: str
     begin: Fraction
     end: Fraction
-    machines: ProcSet
+    machines: MachineSet
     #: True when the job starts in the first slice, i.e. now (batsched's
     #: ``started_in_first_slice``): the policy starts it.
     starts_now: bool
@@ -97,7 +95,7 @@ class Allocation:
 class SliceSchedule:
     """batsched's ``Schedule``: time slices of machine-id sets, from now to the horizon.
 
-    >>> s = SliceSchedule(ProcSet((0, 3)), Fraction(0))
+    >>> s = SliceSchedule(MachineSet.span(0, 3), Fraction(0))
     >>> a = s.add_first_fit("a", 3, Fraction(10))    # 0-10 on 0-2
     >>> b = s.add_first_fit("b", 4, Fraction(5))     # needs all 4: after a, 10-15
     >>> c = s.add_first_fit("c", 1, Fraction(20))    # machine 3 is free until 10 only
@@ -110,9 +108,9 @@ class SliceSchedule:
 
     __slots__ = ("machines", "slices", "_res")
 
-    def __init__(self, machines: ProcSet, now: Fraction = Fraction(0)) -> None:
+    def __init__(self, machines: MachineSet, now: Fraction = Fraction(0)) -> None:
         self.machines = machines
-        self.slices: list[TimeSlice] = [TimeSlice(now, HORIZON, machines, size(machines), {})]
+        self.slices: list[TimeSlice] = [TimeSlice(now, HORIZON, machines, len(machines), {})]
         self._res: dict[str, int] = {}
 
     # ------------------------------------------------------------------ queries
@@ -129,12 +127,12 @@ class SliceSchedule:
         """Begin of the first slice (the schedule's present). Runtime complexity: O(1)."""
         return self.slices[0].begin
 
-    def allocations(self) -> dict[str, tuple[Fraction, Fraction, ProcSet]]:
+    def allocations(self) -> dict[str, tuple[Fraction, Fraction, MachineSet]]:
         """Every job's ``(begin, end, machines)``; a running job begins at the first slice.
 
         Runtime complexity: O(s·j) for s slices holding j jobs each.
         """
-        out: dict[str, tuple[Fraction, Fraction, ProcSet]] = {}
+        out: dict[str, tuple[Fraction, Fraction, MachineSet]] = {}
         for piece in self.slices:
             for job_id, machines in piece.jobs.items():
                 if job_id in out:
@@ -173,8 +171,8 @@ class SliceSchedule:
         """
         if job_id in self._res:
             raise ValueError(f"job {job_id} is already in the schedule")
-        if not 0 < res <= size(self.machines):
-            raise ValueError(f"job {job_id} asks for {res} machines of {size(self.machines)}")
+        if not 0 < res <= len(self.machines):
+            raise ValueError(f"job {job_id} asks for {res} machines of {len(self.machines)}")
         slices = self.slices
         for i, anchor in enumerate(slices):
             if anchor.nfree < res:
@@ -186,9 +184,9 @@ class SliceSchedule:
                 k += 1
                 if k == len(slices) or slices[k].nfree < res:
                     break
-                available = intersection(available, slices[k].free)
+                available = available & slices[k].free
                 total += slices[k].length
-                if size(available) < res:
+                if len(available) < res:
                     break
                 fits = total >= need
             if not fits:
@@ -203,9 +201,9 @@ class SliceSchedule:
             return Allocation(job_id, begin, begin + need, machines, i == 0)
         # only behind a job without walltime (which holds machines up to the horizon):
         # batsched aborts; here the job is planned nowhere and holds nothing
-        return Allocation(job_id, HORIZON, HORIZON, ProcSet(), False)
+        return Allocation(job_id, HORIZON, HORIZON, MachineSet(), False)
 
-    def hold(self, job_id: str, machines: ProcSet, end: Fraction | None) -> None:
+    def hold(self, job_id: str, machines: MachineSet, end: Fraction | None) -> None:
         """Record a running job holding ``machines`` from now until ``end`` (None: horizon).
 
         Not a batsched operation: it rebuilds a plan around jobs already running (see
@@ -215,14 +213,14 @@ class SliceSchedule:
         end = HORIZON if end is None else end
         if job_id in self._res or not self.now < end <= HORIZON:
             raise ValueError(f"job {job_id}: cannot hold machines until {end}")
-        res = size(machines)
+        res = len(machines)
         slices = self.slices
         k = 0
         while slices[k].end < end:
             k += 1
         self._split(k, end)
         for piece in slices[:k + 1]:
-            if not is_subset(machines, piece.free):
+            if not machines <= piece.free:
                 raise ValueError(f"job {job_id}: machines {machines} are not free at "
                                  f"{piece.begin}")
             piece.take(job_id, machines, res)
@@ -243,7 +241,7 @@ class SliceSchedule:
         while i < len(slices) and job_id in slices[i].jobs:
             piece = slices[i]
             del piece.jobs[job_id]
-            piece.free = union(piece.free, machines)
+            piece.free = piece.free | machines
             piece.nfree += res
             i = self._merge_with_previous(i) + 1
         if i < len(slices):
@@ -284,12 +282,12 @@ class SliceSchedule:
                 raise AssertionError(f"slices [{previous.begin}, {previous.end}) and "
                                      f"[{piece.begin}, {piece.end}) are not consecutive")
         for piece in self.slices:
-            held = ProcSet()
+            held = MachineSet()
             for machines in piece.jobs.values():
-                if intersection(held, machines):
+                if held & machines:
                     raise AssertionError(f"two jobs share a machine at {piece.begin}")
-                held = union(held, machines)
-            if union(held, piece.free) != self.machines or intersection(held, piece.free):
+                held = held | machines
+            if held | piece.free != self.machines or held & piece.free:
                 raise AssertionError(f"machines lost or doubled at {piece.begin}")
-            if piece.nfree != size(piece.free):
+            if piece.nfree != len(piece.free):
                 raise AssertionError(f"free count wrong at {piece.begin}")

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from procset import ProcSet
-
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.sim.bookkeeping import SimJob
 
 __all__ = ["EndOfInput", "ExternalEventOccurs", "JobEnd", "Reactions", "Resume", "SimEvent",
@@ -35,7 +34,7 @@ class Reactions(Protocol):
     def on_job_end(self, job: SimJob) -> None:
         """A job reaches its planned end."""
 
-    def on_speed_change(self, machines: ProcSet, speed: float) -> None:
+    def on_speed_change(self, machines: MachineSet, speed: float) -> None:
         """Machines change speed."""
 
 
@@ -141,7 +140,7 @@ class SpeedChange(SimEvent):
 
     __slots__ = ("machines", "speed")
 
-    def __init__(self, sim: Reactions, machines: ProcSet, speed: float) -> None:
+    def __init__(self, sim: Reactions, machines: MachineSet, speed: float) -> None:
         super().__init__(sim)
         self.machines = machines
         self.speed = speed

@@ -16,8 +16,7 @@ from array import array
 from collections.abc import Iterable
 from typing import Any
 
-from procset import ProcSet
-
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import parse_job_fields
 
@@ -52,7 +51,7 @@ class SimJob:
         self.raw = raw
         self.dynamic = dynamic
         self.state = JobState.SUBMITTED
-        self.alloc: ProcSet | None = None
+        self.alloc: MachineSet | None = None
         self.start = 0.0
         self.end = 0.0
         self.end_seq = -1
@@ -159,10 +158,10 @@ class Machines:
     stops at its last state change.
 
     >>> m = Machines(["a", "b", "c"], [1.0, 1.0, 1.0])
-    >>> m.occupy(ProcSet((0, 1)))
-    >>> str(m.busy_in(ProcSet((1, 2))))
+    >>> m.occupy(MachineSet.span(0, 1))
+    >>> str(m.busy_in(MachineSet.span(1, 2)))
     '1'
-    >>> m.release(ProcSet((0, 1)), 0.0, 5.0)
+    >>> m.release(MachineSet.span(0, 1), 0.0, 5.0)
     >>> m.busy_time, m.idle_time()
     (10.0, 0.0)
     """
@@ -181,49 +180,49 @@ class Machines:
         self.busy_time = 0.0
         self.unavailable_time = 0.0
         self.unavailable_since: dict[int, float] = {}
-        self.windows: list[tuple[float, float, ProcSet]] = []
+        self.windows: list[tuple[float, float, MachineSet]] = []
         self._ones = memoryview(b"\x01" * n)
         self._zeros = memoryview(bytes(n))
 
-    def exist(self, alloc: ProcSet) -> bool:
+    def exist(self, alloc: MachineSet) -> bool:
         """Whether every machine of ``alloc`` exists. Runtime complexity: O(1)."""
-        return not alloc or (alloc.min >= 0 and alloc.max < self.n)
+        return not alloc or alloc.max() < self.n  # ids are never negative
 
-    def all_free(self, alloc: ProcSet) -> bool:
+    def all_free(self, alloc: MachineSet) -> bool:
         """Whether no machine of ``alloc`` is busy or unavailable. O(intervals) C slices."""
         busy, unavailable = self.busy, self.unavailable
-        for itv in alloc.intervals():
-            lo, hi = itv.inf, itv.sup + 1
+        for lo, last in alloc.intervals():
+            hi = last + 1
             if busy.find(1, lo, hi) >= 0 or unavailable.find(1, lo, hi) >= 0:
                 return False
         return True
 
-    def busy_in(self, alloc: ProcSet) -> ProcSet:
+    def busy_in(self, alloc: MachineSet) -> MachineSet:
         """Machines of ``alloc`` that run a job (slow path, for error messages)."""
-        return ProcSet(*[m for m in alloc if self.busy[m]])
+        return MachineSet([m for m in alloc if self.busy[m]])
 
-    def unavailable_in(self, alloc: ProcSet) -> ProcSet:
+    def unavailable_in(self, alloc: MachineSet) -> MachineSet:
         """Machines of ``alloc`` that are unavailable (slow path, for error messages)."""
-        return ProcSet(*[m for m in alloc if self.unavailable[m]])
+        return MachineSet([m for m in alloc if self.unavailable[m]])
 
-    def occupy(self, alloc: ProcSet) -> None:
+    def occupy(self, alloc: MachineSet) -> None:
         """Mark the machines busy. Runtime complexity: O(intervals) C slices."""
         busy, ones = self.busy, self._ones
-        for itv in alloc.intervals():
-            busy[itv.inf:itv.sup + 1] = ones[:itv.sup - itv.inf + 1]
+        for inf, sup in alloc.intervals():
+            busy[inf:sup + 1] = ones[:sup - inf + 1]
 
-    def release(self, alloc: ProcSet, start: float, now: float) -> None:
+    def release(self, alloc: MachineSet, start: float, now: float) -> None:
         """Free the machines of a job run from ``start`` to ``now``. O(intervals) C slices."""
         busy, zeros, last = self.busy, self._zeros, self.last_change
         count = 0
-        for itv in alloc.intervals():
-            size = itv.sup - itv.inf + 1
-            busy[itv.inf:itv.sup + 1] = zeros[:size]
-            last[itv.inf:itv.sup + 1] = array("d", (now,)) * size
+        for inf, sup in alloc.intervals():
+            size = sup - inf + 1
+            busy[inf:sup + 1] = zeros[:size]
+            last[inf:sup + 1] = array("d", (now,)) * size
             count += size
         self.busy_time += (now - start) * count
 
-    def set_unavailable(self, machines: ProcSet, now: float) -> ProcSet:
+    def set_unavailable(self, machines: MachineSet, now: float) -> MachineSet:
         """Make machines unavailable; return those that already were (Batsim aborts on them)."""
         already = self.unavailable_in(machines)
         if not already:
@@ -233,9 +232,9 @@ class Machines:
                 self.last_change[m] = now
         return already
 
-    def set_available(self, machines: ProcSet, now: float) -> ProcSet:
+    def set_available(self, machines: MachineSet, now: float) -> MachineSet:
         """Make machines available again; return those that were not unavailable."""
-        not_unavailable = ProcSet(*[m for m in machines if not self.unavailable[m]])
+        not_unavailable = MachineSet([m for m in machines if not self.unavailable[m]])
         if not not_unavailable:
             by_start: dict[float, list[int]] = {}
             for m in machines:
@@ -245,7 +244,7 @@ class Machines:
                 self.last_change[m] = now
                 by_start.setdefault(since, []).append(m)
             for since, ids in by_start.items():
-                self.windows.append((since, now, ProcSet(*ids)))
+                self.windows.append((since, now, MachineSet(ids)))
         return not_unavailable
 
     def idle_time(self) -> float:

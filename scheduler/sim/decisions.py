@@ -12,10 +12,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from procset import ProcSet
-
 from batpolicy.errors import ConfigError, InputError, InvalidDecision
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import JobFieldError
 from batpolicy.scheduler.sim import validation as v
@@ -90,7 +89,7 @@ class DecisionHandlers:
                 self._finish(job, now)
                 self._outbox.append(t.JobCompleted(stamp, job.id, _KILLED, -1,
                                                    job.alloc if job.alloc is not None
-                                                   else ProcSet()))
+                                                   else MachineSet()))
             self._outbox.append(t.JobKilled(stamp, tuple(j.id for j in group), progress))
         self._kills = []
         self._kill_groups = []

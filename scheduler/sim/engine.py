@@ -33,12 +33,11 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 from typing import Any
 
-from procset import ProcSet
-
 from batpolicy import __version__
 from batpolicy.errors import ConfigError, InputError, InvalidDecision
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.io.model import JobSpec, Workload
 from batpolicy.scheduler.sim.accounting import Accounting
@@ -65,7 +64,7 @@ from batpolicy.scheduler.sim.message_clock import InstantMessages
 from batpolicy.scheduler.sim.models import JobModel, make_job_model
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
-from batpolicy.scheduler.sim.wire import as_procset, wire_json
+from batpolicy.scheduler.sim.wire import as_machine_set, wire_json
 
 __all__ = ["Scheduler", "Simulator"]
 
@@ -239,7 +238,7 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
             queue.schedule(EndOfInput(self, t.NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value),
                            END_OF_INPUT, at=last)
 
-    def schedule_speed_change(self, at: float, machines: ProcSet, speed: float) -> None:
+    def schedule_speed_change(self, at: float, machines: MachineSet, speed: float) -> None:
         """Make ``machines`` compute at ``speed`` flop/s from time ``at`` on.
 
         Running jobs there are re-planned by their job model (only models that depend on
@@ -248,7 +247,7 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
         if not self.machines.exist(machines) or speed <= 0:
             raise ConfigError(f"speed change of machines {machines} to {speed}: machines must "
                               "exist and the speed be > 0")
-        self._queue.schedule(SpeedChange(self, ProcSet(machines), float(speed)), EXTERNAL,
+        self._queue.schedule(SpeedChange(self, MachineSet(machines), float(speed)), EXTERNAL,
                              at=at)
 
     # ---------------------------------------------------------------- read-only views
@@ -541,7 +540,7 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
         stamp = round(now, 6)
         kind = event.type
         if kind in ("machine_unavailable", "machine_available"):
-            machines = as_procset(event.resources)
+            machines = as_machine_set(event.resources)
             where = {"path": getattr(event, "source", None), "line": getattr(event, "line", None)}
             if not self.machines.exist(machines):
                 raise InputError(f"external event at t={event.timestamp} names machines "
@@ -564,7 +563,7 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
             log.debug("external event %r at t=%s not forwarded (forward_unknown_events is off)",
                       kind, event.timestamp)
 
-    def on_speed_change(self, machines: ProcSet, speed: float) -> None:
+    def on_speed_change(self, machines: MachineSet, speed: float) -> None:
         """Set the machines' speed and re-plan the jobs running there. O(running jobs)."""
         speeds = self.machines.speeds
         for m in machines:

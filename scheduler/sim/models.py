@@ -186,8 +186,8 @@ def _number(profile: dict[str, Any], key: str, where: str) -> float:
 def _slowest(alloc: Any, speeds: list[float]) -> float:
     """Speed of the slowest machine of ``alloc``.
 
-    >>> from procset import ProcSet
-    >>> _slowest(ProcSet((0, 2)), [2.0, 1.0, 3.0])
+    >>> from batpolicy.protocol.intervals import MachineSet
+    >>> _slowest(MachineSet.span(0, 2), [2.0, 1.0, 3.0])
     1.0
     """
     return min(speeds[m] for m in alloc)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from procset import ProcSet
-
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import EMPTY_FIELDS, JobFields
 
@@ -27,7 +26,7 @@ class JobRecord:
     ``jobs.csv`` columns when a workload uses them.
 
     >>> r = JobRecord("w0!3", "p", 2.0, 1, 10.0, JobState.COMPLETED_SUCCESSFULLY,
-    ...               start=4.0, runtime=5.0, finish=9.0, alloc=ProcSet(0))
+    ...               start=4.0, runtime=5.0, finish=9.0, alloc=MachineSet.of(0))
     >>> r.name, r.workload, r.waiting_time, r.turnaround_time, r.stretch, r.success
     ('3', 'w0', 2.0, 7.0, 1.4, True)
     """
@@ -41,7 +40,7 @@ class JobRecord:
     start: float | None = None
     runtime: float | None = None
     finish: float | None = None
-    alloc: ProcSet | None = None
+    alloc: MachineSet | None = None
     metadata: str = ""
     return_code: int = 0
     fields: JobFields = EMPTY_FIELDS

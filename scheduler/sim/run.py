@@ -34,12 +34,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from procset import ProcSet
-
 from batpolicy.errors import ConfigError, InputError
 from batpolicy.platforms.model import Platform
 from batpolicy.platforms.xml import read_platform
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.io import read_batsim_workload, read_events, read_swf, workload_format
 from batpolicy.scheduler.io.events import ExternalEvent
@@ -204,7 +203,7 @@ def _checked_fits(workload: Workload, nb_machines: int, lenient: bool) -> Worklo
 
 
 def output_layout(workloads: Sequence[Workload], platform: Platform, options: SimOptions
-                  ) -> tuple[tuple[str, ...], dict[str, ProcSet]]:
+                  ) -> tuple[tuple[str, ...], dict[str, MachineSet]]:
     """What a run writes beyond Batsim's outputs, the same for ``simulate`` and campaigns.
 
     The ``jobs.csv`` columns after Batsim's (the workloads' job fields,
@@ -355,7 +354,7 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
                    policy_stats: Callable[[], dict[str, Any]] | None = None,
                    nb_decisions: Callable[[], int] | None = None,
                    extra_columns: tuple[str, ...] = (),
-                   groups: Mapping[str, ProcSet] | None = None) -> RunReport:
+                   groups: Mapping[str, MachineSet] | None = None) -> RunReport:
     """Simulate to the end, writing the outputs as it goes; they are complete on error too.
 
     ``simulator_factory`` builds the simulator given the per-job callback (so rows reach
@@ -405,11 +404,11 @@ def _metrics(result: SimResult, wall: float, tau: float, error: BaseException | 
              describe: Mapping[str, Any] | None,
              policy_stats: Callable[[], dict[str, Any]] | None,
              nb_decisions: Callable[[], int] | None,
-             groups: Mapping[str, ProcSet] | None = None) -> dict[str, Any]:
+             groups: Mapping[str, MachineSet] | None = None) -> dict[str, Any]:
     decisions = nb_decisions() if nb_decisions is not None else 0
     metrics: dict[str, Any] = dict(describe or {})
     if groups and result.nb_machines:  # --mmax: only the simulated machines count
-        simulated = ProcSet((0, result.nb_machines - 1))
+        simulated = MachineSet.span(0, result.nb_machines - 1)
         groups = {name: g & simulated for name, g in groups.items() if g & simulated}
     metrics.update(compute_metrics(_outcomes(result.records), nb_machines=result.nb_machines,
                                    tau=tau, scheduler_time_s=result.scheduling_time,

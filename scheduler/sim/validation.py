@@ -11,13 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from procset import ProcSet
-
 from batpolicy.errors import InvalidDecision
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import EventType
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
-from batpolicy.scheduler.intervalset import size as machine_count
 from batpolicy.scheduler.sim.bookkeeping import Machines, ProfileTable, SimJob
 from batpolicy.scheduler.sim.options import SimOptions
 
@@ -129,7 +127,7 @@ def check_execute(view: BatsimView, d: t.ExecuteJob) -> SimJob:
             raise fail(_EXECUTE_JOB, "a mapping gives every executor rank 0..n-1 an index "
                        "within the allocation", now, d.job_id, alloc)
     if not _size_free(view, job):
-        size = len(d.mapping) if d.mapping is not None else machine_count(alloc)
+        size = len(d.mapping) if d.mapping is not None else len(alloc)
         if size != job.res:
             what = "custom mapping" if d.mapping is not None else "allocation"
             raise fail(_EXECUTE_JOB, f"the {what} has {size} machines, the job requests "
@@ -307,7 +305,7 @@ def check_to_job_msg(view: BatsimView, d: t.ToJobMsg) -> None:
     _known(view, _TO_JOB_MSG, d.job_id)
 
 
-def check_energy(view: BatsimView, kind: str, resources: ProcSet | None = None) -> None:
+def check_energy(view: BatsimView, kind: str, resources: MachineSet | None = None) -> None:
     """SET_RESOURCE_STATE and the energy QUERY need Batsim's ``-E``."""
     if not view.options.energy:
         raise fail(kind, "Batsim runs without energy support (-E/--energy)", view.now,

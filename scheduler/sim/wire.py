@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from procset import ProcSet
+from batpolicy.protocol.intervals import MachineSet, parse_intervals
 
-from batpolicy.protocol.intervals import parse_intervals
-
-__all__ = ["as_procset", "round_progress", "wire_json"]
+__all__ = ["as_machine_set", "round_progress", "wire_json"]
 
 
 def wire_json(value: Any) -> Any:
@@ -62,14 +60,14 @@ def round_progress(entry: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def as_procset(resources: Any) -> ProcSet:
-    """An interval set from a ProcSet, a Batsim interval-set string or machine ids.
+def as_machine_set(resources: Any) -> MachineSet:
+    """A MachineSet from a MachineSet, a Batsim interval-set string or machine ids.
 
-    >>> str(as_procset("0-2 5")), str(as_procset([7, 8]))
+    >>> str(as_machine_set("0-2 5")), str(as_machine_set([7, 8]))
     ('0-2 5', '7-8')
     """
-    if isinstance(resources, ProcSet):
+    if isinstance(resources, MachineSet):
         return resources
     if isinstance(resources, str):
         return parse_intervals(resources, field="resources")
-    return ProcSet(*resources)
+    return MachineSet(resources)

@@ -149,9 +149,8 @@ def test_a_tabu_4_run_without_platform_gets_the_machines_its_workload_was_drawn_
     import csv
     import json
 
-    from procset import ProcSet
-
     from batpolicy.platforms.xml import read_platform
+    from batpolicy.protocol.intervals import MachineSet
     from batpolicy.scheduler.campaign.executors import LocalPool
     from batpolicy.scheduler.campaign.runner import run_campaign
     from batpolicy.scheduler.cli import main
@@ -167,13 +166,13 @@ def test_a_tabu_4_run_without_platform_gets_the_machines_its_workload_was_drawn_
         (row,) = list(csv.DictReader(f))
     assert row["platform"] == "preset:tabu-4" and row["status"] == "ok"
     groups = read_platform(folder / "platform.xml").groups.values()
-    machines = [ProcSet(*g.machines) for g in groups]
+    machines = [MachineSet(g.machines) for g in groups]
     assert len(machines) == 8
     with (folder / "jobs.csv").open() as f:
         jobs = list(csv.DictReader(f))
     assert len(jobs) == 40
     for job in jobs:
-        alloc = ProcSet.from_str(job["allocated_resources"])
+        alloc = MachineSet.parse(job["allocated_resources"])
         assert any(alloc.issubset(m) for m in machines), job
     params = ["--param", "nb_jobs=40", "--param", "nb_machines=8"]
     assert main(["platform", "machines", "--preset", "tabu-4", "--seed", "4", *params,

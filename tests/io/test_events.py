@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from batpolicy.errors import InputError
-from batpolicy.protocol.intervals import ProcSet
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.io.events import ExternalEvent, read_events
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -34,7 +34,7 @@ def test_sorted_stably_blank_lines_and_generic_events_whole(tmp_path: Path) -> N
     assert [(e.timestamp, e.type) for e in events] == [
         (60.0, "machine_unavailable"), (75.5, "custom2"), (300.0, "machine_available"),
         (300.0, "custom")]
-    assert events[0].resources == ProcSet((0, 1), (5, 6)) and events[0].is_machine_event
+    assert events[0].resources == MachineSet.of((0, 1), (5, 6)) and events[0].is_machine_event
     assert events[3].resources is None and not events[3].is_machine_event
     assert events[3].data == {"timestamp": 300, "type": "custom", "x": [1, 2],
                               "timestamp_note": "kept"}
@@ -69,8 +69,8 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_event_dataclass() -> None:
-    ev = ExternalEvent(1.0, "machine_available", ProcSet(3), {"type": "machine_available"})
-    assert ev.is_machine_event and ev.resources == ProcSet(3)
+    ev = ExternalEvent(1.0, "machine_available", MachineSet.of(3), {"type": "machine_available"})
+    assert ev.is_machine_event and ev.resources == MachineSet.of(3)
 
 
 def test_transcript_events_as_batsim_delivered_them(shared_data: Path) -> None:

@@ -30,7 +30,7 @@ PACKAGE = {
         """,
     "mine_policy.py": '''
         """Largest waiting job first, on the lowest free machines (a user's own policy)."""
-        from procset import ProcSet
+        from batpolicy.protocol.intervals import MachineSet
 
         from batpolicy.policies.base import Policy
         from batpolicy.protocol.types import ExecuteJob, RejectJob
@@ -48,7 +48,7 @@ PACKAGE = {
                         out.append(RejectJob(job.id))
                     elif job.res <= len(free):
                         alloc, free = free[:job.res], free[job.res:]
-                        out.append(ExecuteJob(job.id, ProcSet(*alloc)))
+                        out.append(ExecuteJob(job.id, MachineSet(alloc)))
                 return out
         ''',
 }
@@ -105,11 +105,10 @@ def test_the_plugin_is_unit_tested_with_the_testing_api_in_a_few_lines(
     assert done.stdout.strip() == "ok", done.stderr
 
 
-def test_an_allocation_that_is_not_a_procset_is_one_clear_error() -> None:
-    from procset import ProcSet  # noqa: F401  (what the message tells the user to use)
-
+def test_an_allocation_that_is_not_a_machine_set_is_one_clear_error() -> None:
     from batpolicy.errors import InvalidDecision
     from batpolicy.policies.base import Policy
+    from batpolicy.protocol.intervals import MachineSet  # noqa: F401  (what the message names)
     from batpolicy.protocol.types import ExecuteJob
     from batpolicy.testing import simulate
 
@@ -121,6 +120,7 @@ def test_an_allocation_that_is_not_a_procset_is_one_clear_error() -> None:
         def decide(self, now, state):  # type: ignore[no-untyped-def]
             return [ExecuteJob(job.id, [0]) for job in state.waiting.values()]
 
-    with pytest.raises(InvalidDecision, match="must be a procset.ProcSet.*not a list") as info:
+    wanted = r"must be a MachineSet \(batpolicy.protocol.intervals\), not a list"
+    with pytest.raises(InvalidDecision, match=wanted) as info:
         simulate(ListAlloc(), [(0, 1, 5)], machines=2)
     assert "list-alloc" in str(info.value)

@@ -13,12 +13,12 @@ import random
 from typing import Any
 
 import pytest
-from procset import ProcSet
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.easy import EasyBackfilling
 from batpolicy.policies.registry import POLICIES, make_policy
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.allocation import ALLOCATORS
 from batpolicy.scheduler.dispatch import Dispatcher
 
@@ -40,7 +40,7 @@ def sub(name: str, at: float, res: int, walltime: float) -> t.JobSubmitted:
 
 def done(name: str, at: float, alloc: str) -> t.JobCompleted:
     return t.JobCompleted(at, f"w0!{name}", t.JobState.COMPLETED_SUCCESSFULLY, 0,
-                          ProcSet.from_str(alloc))
+                          MachineSet.parse(alloc))
 
 
 def starts(reply: t.Reply) -> dict[str, str]:
@@ -163,9 +163,9 @@ def test_easy_head_never_starts_after_its_shadow_time(seed: int, allocator: str,
     assert set(started) == {name for name, *_ in jobs}  # everything ran (nothing > 4)
     for head, shadow in reservations:
         assert started[head][0] <= shadow, (head, shadow, started[head])
-    groups = [ProcSet.from_str(f"{lo}-{hi}") for lo, hi in CLUSTERS.values()]
+    groups = [MachineSet.parse(f"{lo}-{hi}") for lo, hi in CLUSTERS.values()]
     for name, (_, alloc) in started.items():
-        machines = ProcSet.from_str(alloc)
+        machines = MachineSet.parse(alloc)
         if one_group == "true" or allocator == "one-group":
             assert any(machines.issubset(g) for g in groups), (name, alloc)
     d.state.check()
@@ -179,6 +179,6 @@ def test_every_policy_runs_every_job_in_one_group(policy: str, allocator: str) -
              float(rng.choice((10, 30, 200)))) for i in range(30)]
     d, started, _ = play(policy, jobs, allocator=allocator, one_group="true")
     assert set(started) == {name for name, *_ in jobs}
-    groups = [ProcSet.from_str(f"{lo}-{hi}") for lo, hi in CLUSTERS.values()]
+    groups = [MachineSet.parse(f"{lo}-{hi}") for lo, hi in CLUSTERS.values()]
     for name, (_, alloc) in started.items():
-        assert any(ProcSet.from_str(alloc).issubset(g) for g in groups), (name, alloc)
+        assert any(MachineSet.parse(alloc).issubset(g) for g in groups), (name, alloc)

@@ -25,11 +25,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from procset import ProcSet
 
 from batpolicy.platforms import generators as gen
 from batpolicy.platforms.xml import read_platform
 from batpolicy.policies.registry import make_policy
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.bandwidth import ppbw_from_bsbw
 from batpolicy.scheduler.daemon import ServeOptions, serve
 from batpolicy.scheduler.dispatch import Dispatcher
@@ -176,7 +176,7 @@ def test_simgrid_profiles_slow_coallocated_jobs_with_every_module(module: str,
             continue
         assert state == "COMPLETED_SUCCESSFULLY"
         te = profile_runtime(workload.profiles[job.profile], workload.profiles, job.res, 1e9)
-        clusters = {m // 6 for m in ProcSet.from_str(alloc)}
+        clusters = {m // 6 for m in MachineSet.parse(alloc)}
         if len(clusters) == 1:
             assert runtime == pytest.approx(te, abs=1e-3), job.name
         else:

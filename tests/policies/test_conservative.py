@@ -10,11 +10,11 @@ simulator, every invariant checked).
 from __future__ import annotations
 
 import pytest
-from procset import ProcSet
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.testing import simulate
@@ -106,5 +106,5 @@ def test_a_job_outliving_its_planned_end_is_planned_around() -> None:
     # neither c nor d can start; when a ends, c gets its machines
     reply = d.handle(t.Request(12.0, (_sub("c", 12.0, 2, 5.0), _sub("d", 12.0, 1, 1.0))))
     assert _starts(reply) == {}
-    done = t.JobCompleted(13.0, "w0!a", JobState.COMPLETED_SUCCESSFULLY, 0, ProcSet((0, 1)))
+    done = t.JobCompleted(13.0, "w0!a", JobState.COMPLETED_SUCCESSFULLY, 0, MachineSet.span(0, 1))
     assert _starts(d.handle(t.Request(13.0, (done,)))) == {"w0!c": "0-1"}

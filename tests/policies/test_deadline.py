@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from procset import ProcSet
 
 from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Machine, Platform
 from batpolicy.policies.deadline import mt_edf, tabu_search
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.clock import MockClock
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.io.model import JobSpec, Workload
@@ -42,7 +42,7 @@ def machines(*specs: tuple[int, float]) -> Plan:
     """Machines of (CPUs, speed factor), hosts numbered in order."""
     out, first = [], 0
     for i, (cpus, speed) in enumerate(specs):
-        out.append(MachinePlan(f"m{i}", ProcSet((first, first + cpus - 1)), speed))
+        out.append(MachinePlan(f"m{i}", MachineSet.span(first, first + cpus - 1), speed))
         first += cpus
     return Plan(out)
 
@@ -197,7 +197,7 @@ def test_edf_starts_by_deadline_and_the_head_blocks() -> None:
     assert started(reply) == {"urgent": "0-2"}
     reply = d.handle(t.Request(5.0, (t.JobCompleted(5.0, "w0!urgent",
                                                     t.JobState.COMPLETED_SUCCESSFULLY, 0,
-                                                    ProcSet((0, 2))),)))
+                                                    MachineSet.span(0, 2)),)))
     assert started(reply) == {"wide": "0-3"}
 
 
@@ -211,7 +211,7 @@ def test_edf_one_group_takes_the_fastest_machine_with_room_and_rejects_too_wide(
 
 
 # ------------------------------------------------------- whole simulated runs
-def grid(seed: int) -> tuple[Platform, list[ProcSet]]:
+def grid(seed: int) -> tuple[Platform, list[MachineSet]]:
     """Machines of 1-8 CPUs and three speeds; hosts carry their machine as ``group``."""
     rng = random.Random(seed)
     hosts, groups = [], []
@@ -221,7 +221,7 @@ def grid(seed: int) -> tuple[Platform, list[ProcSet]]:
         for c in range(cpus):
             hosts.append(Machine(first + c, f"m{g}c{c}", speed=speed,
                                  properties={"group": f"m{g}", "speed": str(speed)}))
-        groups.append(ProcSet((first, len(hosts) - 1)))
+        groups.append(MachineSet.of((first, len(hosts) - 1)))
     return Platform(hosts), groups
 
 
@@ -345,9 +345,9 @@ def test_simulate_tabu_from_the_command_line(tmp_path: Path) -> None:
                  "-o", str(out), "--no-progress", "-q"]) == 0
     rows = list(csv.DictReader((out / "jobs.csv").read_text().splitlines()))
     assert len(rows) == 60
-    machines = [ProcSet((0, 1)), ProcSet((2, 5)), ProcSet(6)]
+    machines = [MachineSet.span(0, 1), MachineSet.span(2, 5), MachineSet.of(6)]
     for row in rows:
-        alloc = ProcSet.from_str(row["allocated_resources"])
+        alloc = MachineSet.parse(row["allocated_resources"])
         assert any(alloc.issubset(m) for m in machines), row
     stats = json.loads((out / "metrics.json").read_text())["policy_stats"]
     assert stats["nb_placed"] == 60 and stats["nb_searches"] > 0

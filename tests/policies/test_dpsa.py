@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from procset import ProcSet
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Policy
 from batpolicy.policies.dpsa import Dpsa, DpsaN, DpsaW
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.clock import MockClock
 from batpolicy.scheduler.dispatch import Dispatcher
 
@@ -50,7 +50,7 @@ def sub(name: str, at: float, res: int, walltime: float | None) -> t.JobSubmitte
 
 def done(name: str, at: float, alloc: str) -> t.JobCompleted:
     return t.JobCompleted(at, f"w0!{name}", t.JobState.COMPLETED_SUCCESSFULLY, 0,
-                          ProcSet.from_str(alloc))
+                          MachineSet.parse(alloc))
 
 
 def started(reply: t.Reply) -> dict[str, str]:
@@ -113,7 +113,7 @@ def run(policy: str | Policy, nb: int, specs: list[Spec], **params: Any) -> Run:
             if kind == 0:
                 out.finish[name] = now
                 events.append(t.JobCompleted(now, f"w0!{name}", t.JobState.COMPLETED_SUCCESSFULLY,
-                                             0, ProcSet.from_str(allocs[name])))
+                                             0, MachineSet.parse(allocs[name])))
             else:
                 events.append(sub(name, now, spec.res, spec.walltime))
         reply = dispatcher.handle(t.Request(now, tuple(events)))

@@ -32,8 +32,8 @@ def racks(nb_racks: int, nodes: int, gpu_racks: int = 0) -> Platform:
         for i in ids:
             machines.append(Machine(i, f"rack{r}_{i}", gpu=r < gpu_racks, group=f"rack{r}",
                                     rack=f"rack{r}"))
-        from procset import ProcSet
-        groups[f"rack{r}"] = Group(f"rack{r}", "rack", ProcSet(*ids))
+        from batpolicy.protocol.intervals import MachineSet
+        groups[f"rack{r}"] = Group(f"rack{r}", "rack", MachineSet(ids))
     return Platform(machines, groups=groups)
 
 

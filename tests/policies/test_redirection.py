@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from procset import ProcSet
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.easy import EasyBackfilling
@@ -19,6 +18,7 @@ from batpolicy.policies.fcfs import Fcfs
 from batpolicy.policies.redirection import Redirection, grown_size
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.clock import MockClock
 from batpolicy.scheduler.dispatch import Dispatcher
 
@@ -154,7 +154,7 @@ def test_restart_registers_queues_and_starts_the_copy() -> None:
     assert kills(out) == ["w0!B"]
     assert t.SetJobMetadata("w0!B", "redirected_to=redir!w0.B") in out
     out = d.send(10.0, t.JobCompleted(10.0, "w0!B", t.JobState.COMPLETED_KILLED, -1,
-                                      ProcSet((2, 4))),
+                                      MachineSet.span(2, 4)),
                  t.JobKilled(10.0, ("w0!B",), {"w0!B": {"profile_name": "p", "progress": .1}}))
     kinds = [type(x).__name__ for x in out]
     assert kinds[:3] == ["RegisterProfile", "RegisterJob", "SetJobMetadata"]
@@ -170,7 +170,7 @@ def test_a_job_that_ends_before_its_kill_is_not_restarted() -> None:
     d, out = conflict_scene("walltime")
     assert kills(out) == ["w0!B"]
     out = d.send(10.0, t.JobCompleted(10.0, "w0!B", t.JobState.COMPLETED_SUCCESSFULLY, 0,
-                                      ProcSet((2, 4))),
+                                      MachineSet.span(2, 4)),
                  t.JobKilled(10.0, ("w0!B",), {}),
                  t.Notify(10.0, "no_more_static_job_to_submit"))
     assert not any(isinstance(x, t.RegisterJob) for x in out)
@@ -184,12 +184,12 @@ def test_registration_waits_for_a_pending_kill() -> None:
     out = d.send(10.5, t.Notify(10.5, "no_more_static_job_to_submit"))
     assert not any(isinstance(x, t.RegistrationFinished) for x in out)  # B's copy pending
     out = d.send(10.5, t.JobCompleted(10.5, "w0!B", t.JobState.COMPLETED_KILLED, -1,
-                                      ProcSet((2, 4))),
+                                      MachineSet.span(2, 4)),
                  t.JobKilled(10.5, ("w0!B",), {"w0!B": {"profile_name": "p", "progress": .1}}))
     assert [type(x) for x in out].count(t.RegistrationFinished) == 1
     assert isinstance(out[-1], t.RegistrationFinished)
     later = d.send(20.0, t.JobCompleted(20.0, "w0!A", t.JobState.COMPLETED_SUCCESSFULLY, 0,
-                                        ProcSet((0, 1))))
+                                        MachineSet.span(0, 1)))
     assert t.RegistrationFinished() not in later  # exactly once
 
 
@@ -207,7 +207,7 @@ def test_copy_workload_original_with_profile_reuse() -> None:
     d.send(0.0, sub("c", 0.0, 2, 1000.0, profile="seq"), sub("f", 0.0, 6, 1000.0))
     assert kills(d.send(1.0, sub("x", 1.0, 1, 10.0))) == ["w0!c"]  # any profile works
     out = d.send(1.0, t.JobCompleted(1.0, "w0!c", t.JobState.COMPLETED_KILLED, -1,
-                                     ProcSet((0, 1))), t.JobKilled(1.0, ("w0!c",), {}))
+                                     MachineSet.span(0, 1)), t.JobKilled(1.0, ("w0!c",), {}))
     reg, = [x for x in out if isinstance(x, t.RegisterJob)]
     assert reg.job_id == "w0!c.r" and reg.job["profile"] == "seq"
     assert not any(isinstance(x, t.RegisterProfile) for x in out)
@@ -219,14 +219,15 @@ def test_group_views_split_machines_and_jobs() -> None:
     policy = d.policy
     assert str(policy.principal_machines) == "0-14"
     assert str(policy.redirection_machines) == "15-19"
-    d.send(10.0, t.JobCompleted(10.0, "w0!B", t.JobState.COMPLETED_KILLED, -1, ProcSet((2, 4))),
+    d.send(10.0, t.JobCompleted(10.0, "w0!B", t.JobState.COMPLETED_KILLED, -1,
+                                MachineSet.span(2, 4)),
            t.JobKilled(10.0, ("w0!B",), {}))
     principal, redirection = policy._views["principal"], policy._views["redirection"]
     assert principal.nb_machines == 15 and redirection.nb_machines == 5
     assert set(redirection.running) == {"redir!w0.B"}
     assert "redir!w0.B" not in principal.running and "w0!A" in principal.running
     assert [j.id for j in redirection.running_by_expected_end] == ["redir!w0.B"]
-    assert str(redirection.free) == "18-19" and not principal.free & ProcSet((15, 19))
+    assert str(redirection.free) == "18-19" and not principal.free & MachineSet.span(15, 19)
     assert all(not j.id.startswith("redir!") for j in principal.waiting.values())
     assert principal.config == d.state.config  # everything else is the whole view's
     with pytest.raises(TypeError):  # ... read-only: no path back to the state's own dict

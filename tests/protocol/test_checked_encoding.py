@@ -14,12 +14,12 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from procset import ProcSet
 
 from batpolicy.errors import InvalidDecision, ProtocolError
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import decode_reply, encode_reply, request_from_obj
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.checker import check_decisions
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.state import ClusterState
@@ -52,7 +52,7 @@ ids = st.one_of(st.sampled_from(["w0!a", "w0!0", "a!b!c", "", "w1!a"]),
 allocs = st.one_of(
     st.lists(st.integers(0, NB - 1), min_size=2, max_size=2, unique=True),  # the job's size
     st.lists(st.integers(-1, NB + 2), max_size=4),
-).map(lambda xs: ProcSet(*[x for x in xs if x >= 0]))
+).map(lambda xs: MachineSet([x for x in xs if x >= 0]))
 
 
 @settings(max_examples=300, deadline=None)
@@ -87,9 +87,9 @@ def test_a_whole_run_encodes_to_the_same_bytes_checked_or_not() -> None:
 
 
 @pytest.mark.parametrize("decision", [
-    t.ExecuteJob("w0!a", ProcSet(0), timestamp=9.0),   # dated after the reply's now
+    t.ExecuteJob("w0!a", MachineSet.of(0), timestamp=9.0),   # dated after the reply's now
     t.CallMeLater(1.0),                                  # in the past
-    t.ExecuteJob("w0!a", ProcSet(0, 1), mapping={0: 5}),  # a host outside the allocation
+    t.ExecuteJob("w0!a", MachineSet.of(0, 1), mapping={0: 5}),  # a host outside the allocation
     t.RejectJob("no-bang", timestamp=2.0),
 ], ids=["dated-execute", "call-me-in-the-past", "bad-mapping", "dated-reject-bad-id"])
 def test_checked_still_refuses_what_the_checker_does_not_cover(decision: t.Decision) -> None:

@@ -31,7 +31,7 @@ from batpolicy.protocol.codec import (
     request_from_obj,
     request_to_obj,
 )
-from batpolicy.protocol.intervals import ProcSet
+from batpolicy.protocol.intervals import MachineSet
 
 # ---------------------------------------------------------------------------------------
 # one of everything
@@ -55,16 +55,16 @@ def sample_events() -> list[t.Event]:
         t.JobSubmitted(1.0, "w0!2", {"id": "w0!2", "res": 0, "profile": "delay10"},
                        {"type": "delay", "delay": 10}),
         t.JobSubmitted(1.0, "w0!3"),
-        t.JobCompleted(2.0, "w0!1", t.JobState.COMPLETED_SUCCESSFULLY, 0, ProcSet((0, 3), 7)),
-        t.JobCompleted(2.0, "w0!4", t.JobState.COMPLETED_KILLED, -1, ProcSet(5)),
+        t.JobCompleted(2.0, "w0!1", t.JobState.COMPLETED_SUCCESSFULLY, 0, MachineSet.of((0, 3), 7)),
+        t.JobCompleted(2.0, "w0!4", t.JobState.COMPLETED_KILLED, -1, MachineSet.of(5)),
         t.JobKilled(2.0, ("w0!4", "w0!5"),
                     {"w0!4": {"profile_name": "delay10", "progress": 0.25}}),
-        t.ResourceStateChanged(3.0, ProcSet((1, 5)), "42"),
+        t.ResourceStateChanged(3.0, MachineSet.span(1, 5), "42"),
         t.RequestedCall(3.0),
         t.Notify(3.0, "no_more_static_job_to_submit"),
         t.Notify(3.0, "no_more_external_event_to_occur"),
-        t.Notify(3.0, "event_machine_unavailable", ProcSet(5, 6)),
-        t.Notify(3.0, "event_machine_available", ProcSet((0, 3))),
+        t.Notify(3.0, "event_machine_unavailable", MachineSet.of(5, 6)),
+        t.Notify(3.0, "event_machine_available", MachineSet.span(0, 3)),
         t.Notify(3.0, "maintenance_announced", None,
                  {"timestamp": 3, "type": "maintenance_announced", "window": "02:00-04:00"}),
         t.Query(4.0, {"estimate_waiting_time": {"job_id": "wf0!j", "job": {"res": 1,
@@ -78,15 +78,15 @@ def sample_events() -> list[t.Event]:
 def sample_decisions() -> list[t.Decision]:
     """One decision of every kind a scheduler sends, most of them undated."""
     return [
-        t.ExecuteJob("w0!1", ProcSet((0, 3))),
-        t.ExecuteJob("w0!2", ProcSet(2, 3), mapping={0: 0, 1: 0, 2: 1, 3: 1}),
-        t.ExecuteJob("w0!3", ProcSet(4), storage_mapping={"pfs": 2}),
-        t.ExecuteJob("w0!4", ProcSet(5), additional_io_job={
+        t.ExecuteJob("w0!1", MachineSet.span(0, 3)),
+        t.ExecuteJob("w0!2", MachineSet.of(2, 3), mapping={0: 0, 1: 0, 2: 1, 3: 1}),
+        t.ExecuteJob("w0!3", MachineSet.of(4), storage_mapping={"pfs": 2}),
+        t.ExecuteJob("w0!4", MachineSet.of(5), additional_io_job={
             "alloc": "2-3 5-6", "profile_name": "io", "profile": {"type": "parallel", "cpu": 0}}),
         t.RejectJob("w0!5"),
         t.KillJob(("w0!1", "w0!2")),
         t.CallMeLater(25.5),
-        t.SetResourceState(ProcSet((1, 5)), "42"),
+        t.SetResourceState(MachineSet.span(1, 5), "42"),
         t.RegisterProfile("dyn", "delay10", {"type": "delay", "delay": 10}),
         t.RegisterJob("dyn!a", {"id": "dyn!a", "subtime": 10.0, "res": 1, "profile": "delay10",
                                 "walltime": 12.0}),
@@ -485,9 +485,9 @@ def test_every_truncation_of_a_message_is_one_protocol_error() -> None:
 def test_encoding_refuses_what_batsim_would_refuse() -> None:
     cases = [
         (t.CallMeLater(10.0), "data.timestamp"),
-        (t.ExecuteJob("w!1", ProcSet(0, 1), mapping={0: 0}, storage_mapping={"pfs": 1}),
+        (t.ExecuteJob("w!1", MachineSet.of(0, 1), mapping={0: 0}, storage_mapping={"pfs": 1}),
          "data.storage_mapping"),
-        (t.ExecuteJob("w!1", ProcSet()), "data.alloc"),
+        (t.ExecuteJob("w!1", MachineSet()), "data.alloc"),
         (t.KillJob(()), "data.job_ids"),
         (t.SetJobMetadata("w!1", 'a"b'), "data.metadata"),
         (t.RegisterJob("dyn!a", {"id": "dyn!a", "subtime": 0, "res": 1, "profile": "p",
@@ -516,7 +516,7 @@ _NAME = st.text(string.ascii_letters + string.digits + "_-.#", min_size=1, max_s
 JOB_IDS = st.builds(lambda w, n: f"{w}!{n}", _NAME, _NAME)
 TIMES = st.floats(0, 1e9, allow_nan=False, allow_infinity=False)
 ALLOCS = st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 30)), min_size=1,
-                  max_size=5).map(lambda pieces: ProcSet(*((a, a + n) for a, n in pieces)))
+                  max_size=5).map(lambda pieces: MachineSet.of(*((a, a + n) for a, n in pieces)))
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-(2 ** 63), 2 ** 63 - 1) | TIMES | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,

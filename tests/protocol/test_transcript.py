@@ -13,7 +13,7 @@ import pytest
 from batpolicy.errors import BatpolicyError, InputError
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import reply_to_obj, request_from_obj, request_to_obj
-from batpolicy.protocol.intervals import ProcSet
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.transcript import TranscriptWriter, read_transcript
 
 SAMPLE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "transcripts" / \
@@ -27,7 +27,7 @@ def _exchanges() -> list[tuple[dict, dict | None]]:
         request = t.Request(now, (t.JobSubmitted(now, f"w0!{now:g}", {"id": f"w0!{now:g}",
                                                                       "res": 1, "subtime": now,
                                                                       "profile": "p"}),))
-        reply = t.Reply(now, (t.ExecuteJob(f"w0!{now:g}", ProcSet(0)),))
+        reply = t.Reply(now, (t.ExecuteJob(f"w0!{now:g}", MachineSet.of(0)),))
         conversation.append((request_to_obj(request), reply_to_obj(reply)))
     conversation[-1] = (conversation[-1][0], None)
     return conversation

@@ -17,12 +17,12 @@ from typing import Any, NamedTuple
 
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
-from procset import ProcSet
 
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.base import Policy
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.io.events import ExternalEvent
@@ -143,7 +143,7 @@ def external_events(scenario: Scenario) -> list[ExternalEvent]:
     """machine_unavailable / machine_available events of the scenario's windows."""
     events = []
     for w in scenario.windows:
-        machines = ProcSet((w.first, w.last))
+        machines = MachineSet.span(w.first, w.last)
         for at, kind in ((w.down, "machine_unavailable"), (w.up, "machine_available")):
             events.append(ExternalEvent(float(at), kind, machines,
                                         {"timestamp": at, "type": kind,
@@ -225,12 +225,12 @@ def simulate(policy_name: str, scenario: Scenario, params: dict[str, str] | None
 
 
 # ------------------------------------------------------------------ the properties
-def unavailable_at(scenario: Scenario, at: float) -> ProcSet:
+def unavailable_at(scenario: Scenario, at: float) -> MachineSet:
     """Machines unavailable at time ``at`` (windows are [down, up))."""
-    out = ProcSet()
+    out = MachineSet()
     for w in scenario.windows:
         if w.down <= at < w.up:
-            out |= ProcSet((w.first, w.last))
+            out |= MachineSet.span(w.first, w.last)
     return out
 
 

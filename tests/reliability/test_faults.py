@@ -25,7 +25,6 @@ from typing import Any
 
 import pytest
 import zmq
-from procset import ProcSet
 from reliability.helpers import Job, Scenario, check_run, simulate, workload
 
 from batpolicy.errors import ConfigError, InvalidDecision, PolicyError
@@ -34,6 +33,7 @@ from batpolicy.policies.easy import EasyBackfilling
 from batpolicy.policies.fcfs import Fcfs
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import encode_request, request_from_obj
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.transcript import read_transcript
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.daemon import EXIT_ERROR, ServeOptions, serve
@@ -305,8 +305,8 @@ def test_job_killed_listing_a_job_that_completed_first_is_handled_as_batsim_send
     # but w0!1 had completed on its own at t=10: Batsim sends its JOB_COMPLETED first,
     # w0!2's COMPLETED_KILLED, then one JOB_KILLED listing both, progress for w0!2 only
     d.handle(t.Request(10.0, (
-        t.JobCompleted(10.0, "w0!1", JobState.COMPLETED_SUCCESSFULLY, 0, ProcSet(0)),
-        t.JobCompleted(10.0, "w0!2", JobState.COMPLETED_KILLED, -1, ProcSet(1)),
+        t.JobCompleted(10.0, "w0!1", JobState.COMPLETED_SUCCESSFULLY, 0, MachineSet.of(0)),
+        t.JobCompleted(10.0, "w0!2", JobState.COMPLETED_KILLED, -1, MachineSet.of(1)),
         t.JobKilled(10.0, ("w0!1", "w0!2"), {"w0!2": {"profile_name": "p", "progress": 1.0}}))))
     jobs = d.state.jobs
     assert jobs["w0!1"].final_state is JobState.COMPLETED_SUCCESSFULLY
@@ -325,7 +325,7 @@ def test_killing_a_job_whose_completion_was_already_reported_is_refused() -> Non
     policy.to_kill = ["w0!1"]  # Batsim 4 has freed the job: it aborts on such a kill
     with pytest.raises(InvalidDecision, match="w0!1"):
         d.handle(t.Request(10.0, (
-            t.JobCompleted(10.0, "w0!1", JobState.COMPLETED_SUCCESSFULLY, 0, ProcSet(0)),)))
+            t.JobCompleted(10.0, "w0!1", JobState.COMPLETED_SUCCESSFULLY, 0, MachineSet.of(0)),)))
 
 
 class _KillAtEnd(EasyBackfilling):
@@ -407,7 +407,7 @@ def test_easy_requeues_the_jobs_of_failed_machines(reuse: bool) -> None:
     copy = by_id["w0!0.r"]
     assert copy.metadata == "parent=w0!0" and copy.submission_time == 0
     assert copy.final_state is JobState.COMPLETED_SUCCESSFULLY and copy.finish - copy.start == 20
-    assert not copy.alloc & ProcSet((0, 1)) or copy.start >= 40
+    assert not copy.alloc & MachineSet.span(0, 1) or copy.start >= 40
     assert run.policy.evacuation.requeued == 1
 
 

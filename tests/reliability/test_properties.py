@@ -20,7 +20,6 @@ import math
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from procset import ProcSet
 from reliability.helpers import (
     DATABASE,
     Job,
@@ -34,6 +33,7 @@ from reliability.helpers import (
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.registry import POLICIES
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 
 SETTINGS = dict(database=DATABASE, deadline=None, print_blob=True,
@@ -104,7 +104,7 @@ def test_easy_kills_or_requeues_the_jobs_of_failed_machines(mode: str, scenario:
     check_run(run)
     for r in run.records:  # nothing runs on past a failure of one of its machines
         for w in scenario.windows:
-            if r.alloc is not None and r.alloc & ProcSet((w.first, w.last)):
+            if r.alloc is not None and r.alloc & MachineSet.span(w.first, w.last):
                 assert not r.start < w.down < r.finish, f"{r.job_id} ran through {w}"
     killed = [r for r in run.records if r.final_state is JobState.COMPLETED_KILLED]
     if mode == "requeue":  # each killed job has exactly one copy, which ran to its end

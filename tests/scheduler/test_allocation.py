@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from procset import ProcSet
 
 from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Machine, Platform
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.allocation import ALLOCATORS, make_allocator
 from batpolicy.scheduler.jobs import Job
 
@@ -31,7 +31,7 @@ def job(res: int, **fields: str) -> Job:
 
 
 def alloc(name: str, free: str, res: int, one_group: bool = False, **fields: str) -> str | None:
-    found = make_allocator(name, one_group).allocate(ProcSet.from_str(free), job(res, **fields),
+    found = make_allocator(name, one_group).allocate(MachineSet.parse(free), job(res, **fields),
                                                      hand_made())
     return None if found is None else str(found)
 
@@ -116,19 +116,19 @@ def test_preferred_first_in_one_group(fields: dict[str, str], free: str, res: in
 def test_ungrouped_machines_form_one_implicit_group() -> None:
     assert alloc("one-group", "14-15", 2) == "14-15"
     flat = Platform.homogeneous(6)  # no group at all: one group of everything
-    assert str(make_allocator("one-group").allocate(ProcSet((0, 5)), job(6), flat)) == "0-5"
+    assert str(make_allocator("one-group").allocate(MachineSet.span(0, 5), job(6), flat)) == "0-5"
 
 
 def test_unknown_allocator_and_missing_platform_are_config_errors() -> None:
     with pytest.raises(ConfigError, match="unknown allocator 'random'.*lowest"):
         make_allocator("random")
     with pytest.raises(ConfigError, match="needs the platform"):
-        make_allocator("one-group").allocate(ProcSet((0, 3)), job(2), None)
+        make_allocator("one-group").allocate(MachineSet.span(0, 3), job(2), None)
 
 
 # ------------------------------------------------------------------ properties
 @st.composite
-def platforms_and_free(draw: st.DrawFn) -> tuple[Platform, ProcSet]:
+def platforms_and_free(draw: st.DrawFn) -> tuple[Platform, MachineSet]:
     sizes = draw(st.lists(st.integers(1, 6), min_size=1, max_size=6))
     machines: list[Machine] = []
     for index, group_size in enumerate(sizes):
@@ -137,7 +137,7 @@ def platforms_and_free(draw: st.DrawFn) -> tuple[Platform, ProcSet]:
         for _ in range(group_size):
             machines.append(Machine(len(machines), f"m{len(machines)}",
                                     cluster=f"g{index}" if grouped else None, gpu=gpu))
-    free = ProcSet(*[m.id for m in machines if draw(st.booleans())])
+    free = MachineSet([m.id for m in machines if draw(st.booleans())])
     return Platform(machines), free
 
 
@@ -145,7 +145,7 @@ def platforms_and_free(draw: st.DrawFn) -> tuple[Platform, ProcSet]:
 @given(platforms_and_free(), st.integers(1, 40), st.sampled_from(sorted(ALLOCATORS)),
        st.booleans(), st.sampled_from([None, "mpi", "gpu"]), st.sampled_from([None, "g0", "g2"]))
 def test_every_allocator_gives_a_subset_of_free_of_the_right_size_or_none(
-        case: tuple[Platform, ProcSet], res: int, name: str, one_group: bool,
+        case: tuple[Platform, MachineSet], res: int, name: str, one_group: bool,
         job_type: str | None, preferred: str | None) -> None:
     platform, free = case
     allocator = make_allocator(name, one_group)
@@ -154,16 +154,16 @@ def test_every_allocator_gives_a_subset_of_free_of_the_right_size_or_none(
     groups = {}
     for m in platform.machines:
         groups.setdefault(m.cluster, []).append(m.id)  # machines of no group: one group
-    fits_one = any(len(free & ProcSet(*ids)) >= res for ids in groups.values())
+    fits_one = any(len(free & MachineSet(ids)) >= res for ids in groups.values())
     if found is None:
         # None only when no allocation satisfying the constraint exists
         assert len(free) < res or ((one_group or name == "one-group") and not fits_one)
         return
     assert len(found) == res and found.issubset(free)
     if one_group or name == "one-group":
-        assert any(found.issubset(ProcSet(*ids)) for ids in groups.values()), str(found)
+        assert any(found.issubset(MachineSet(ids)) for ids in groups.values()), str(found)
     if name == "fewest-groups" and fits_one:
-        assert any(found.issubset(ProcSet(*ids)) for ids in groups.values())
+        assert any(found.issubset(MachineSet(ids)) for ids in groups.values())
 
 
 @settings(max_examples=300, deadline=None)
@@ -182,7 +182,7 @@ def test_first_fit_walk_is_first_fit_group(layout: list[tuple[int, int]], free_i
     for gap, width in layout:
         bounds.append((at + gap, at + gap + width - 1))
         at += gap + width
-    free = ProcSet(*free_ids)
-    sets = [(str(i), ProcSet(b)) for i, b in enumerate(bounds)]
+    free = MachineSet(free_ids)
+    sets = [(str(i), MachineSet.of(b)) for i, b in enumerate(bounds)]
     walked = first_fit_walk(free, need, bounds, [b[0] for b in bounds])
     assert walked == first_fit_group(free, need, sets)

@@ -9,10 +9,10 @@ Decisions of one reply see the effect of the earlier ones.
 from __future__ import annotations
 
 import pytest
-from procset import ProcSet
 
 from batpolicy.errors import InvalidDecision
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.checker import check_decisions
 from batpolicy.scheduler.jobs import JobStatus
 from batpolicy.scheduler.state import ClusterState
@@ -32,19 +32,19 @@ def _state() -> ClusterState:
         state.apply(t.JobSubmitted(0.0, f"w0!{name}", {"id": f"w0!{name}", "subtime": 0.0,
                                                         "res": 1, "walltime": 100.0,
                                                         "profile": "p"}))
-    check_decisions(state, [t.ExecuteJob("w0!a", ProcSet(0))])
-    state.apply_decision(t.ExecuteJob("w0!a", ProcSet(0)))
+    check_decisions(state, [t.ExecuteJob("w0!a", MachineSet.of(0))])
+    state.apply_decision(t.ExecuteJob("w0!a", MachineSet.of(0)))
     return state
 
 
 @pytest.mark.parametrize(("alloc", "message"), [
-    (ProcSet(7), r"machines that do not exist \(7; the platform has 4\)"),
-    (ProcSet(3), "allocation uses unavailable machines 3"),
-    (ProcSet(0), "allocation uses machines 0 that are busy"),
-    (ProcSet(9, 3), "do not exist"),  # the first rule broken is named
-    (ProcSet(3, 0), "unavailable machines 3"),
+    (MachineSet.of(7), r"machines that do not exist \(7; the platform has 4\)"),
+    (MachineSet.of(3), "allocation uses unavailable machines 3"),
+    (MachineSet.of(0), "allocation uses machines 0 that are busy"),
+    (MachineSet.of(9, 3), "do not exist"),  # the first rule broken is named
+    (MachineSet.of(3, 0), "unavailable machines 3"),
 ])
-def test_a_refused_allocation_names_the_first_rule_it_breaks(alloc: ProcSet,
+def test_a_refused_allocation_names_the_first_rule_it_breaks(alloc: MachineSet,
                                                              message: str) -> None:
     state = _state()
     free_before = state.free
@@ -56,11 +56,12 @@ def test_a_refused_allocation_names_the_first_rule_it_breaks(alloc: ProcSet,
 
 def test_decisions_of_one_reply_see_the_earlier_ones() -> None:
     state = _state()
-    check_decisions(state, [t.ExecuteJob("w0!b", ProcSet(1)), t.ExecuteJob("w0!c", ProcSet(2))])
+    check_decisions(state, [t.ExecuteJob("w0!b", MachineSet.of(1)),
+                            t.ExecuteJob("w0!c", MachineSet.of(2))])
     with pytest.raises(InvalidDecision, match="machines 1 that are busy") as info:
-        check_decisions(state, [t.ExecuteJob("w0!b", ProcSet(1)),
-                                t.ExecuteJob("w0!c", ProcSet(1))])
+        check_decisions(state, [t.ExecuteJob("w0!b", MachineSet.of(1)),
+                                t.ExecuteJob("w0!c", MachineSet.of(1))])
     assert info.value.job_id == "w0!c"
     with pytest.raises(InvalidDecision, match="REJECT_JOB of a job that is running"):
-        check_decisions(state, [t.ExecuteJob("w0!b", ProcSet(1)), t.RejectJob("w0!b")])
-    assert state.free == ProcSet(1, 2)  # checking changed nothing
+        check_decisions(state, [t.ExecuteJob("w0!b", MachineSet.of(1)), t.RejectJob("w0!b")])
+    assert state.free == MachineSet.of(1, 2)  # checking changed nothing

@@ -13,8 +13,8 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from procset import ProcSet
 
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.plan import (
     MachinePlan,
     Plan,
@@ -33,7 +33,7 @@ def starts(machine: MachinePlan) -> dict[str, tuple[float, float]]:
 
 # ------------------------------------------------------------------ hand-made cases
 def test_ordered_schedule_respects_cpus_order_and_speed() -> None:
-    m = MachinePlan("m", ProcSet((0, 3)), speed=2.0)  # 4 CPUs, twice the reference speed
+    m = MachinePlan("m", MachineSet.span(0, 3), speed=2.0)  # 4 CPUs, twice the reference speed
     m.add_running("r", 10.0, 2)  # 2 CPUs busy until 10
     for pj in (job("a", 3, 8.0), job("b", 1, 40.0), job("c", 2, 4.0)):
         m.insert(pj)
@@ -44,7 +44,7 @@ def test_ordered_schedule_respects_cpus_order_and_speed() -> None:
 
 
 def test_unordered_schedule_fills_gaps() -> None:
-    m = MachinePlan("m", ProcSet((0, 3)), ordered=False)
+    m = MachinePlan("m", MachineSet.span(0, 3), ordered=False)
     m.add_running("r", 10.0, 2)
     for pj in (job("a", 4, 5.0), job("b", 2, 10.0), job("c", 2, 3.0)):
         m.insert(pj)
@@ -53,7 +53,7 @@ def test_unordered_schedule_fills_gaps() -> None:
 
 
 def test_walltime_caps_duration_and_unknown_work_blocks_forever() -> None:
-    m = MachinePlan("m", ProcSet((0, 1)), speed=0.5)
+    m = MachinePlan("m", MachineSet.span(0, 1), speed=0.5)
     m.insert(job("a", 1, 100.0, walltime=60.0))  # 200 s at half speed, capped at 60
     m.insert(job("b", 2, math.inf))  # no work estimate and no walltime
     m.insert(job("c", 1, 1.0))
@@ -61,7 +61,7 @@ def test_walltime_caps_duration_and_unknown_work_blocks_forever() -> None:
 
 
 def test_late_jobs_and_tardiness_and_edf_position() -> None:
-    m = MachinePlan("m", ProcSet(0))
+    m = MachinePlan("m", MachineSet.of(0))
     for pj in (job("a", 1, 5.0, 4.0), job("b", 1, 5.0, 20.0), job("c", 1, 5.0, 12.0)):
         m.insert(pj, m.edf_position(pj.deadline))
     assert [j.id for j in m.queue] == ["a", "c", "b"]
@@ -77,7 +77,7 @@ def test_earliest_fit_restarts_the_window_after_a_busy_segment() -> None:
 
 
 def test_evaluate_insert_matches_insert_and_changes_nothing() -> None:
-    m = MachinePlan("m", ProcSet((0, 2)))
+    m = MachinePlan("m", MachineSet.span(0, 2))
     for i, (res, work, dl) in enumerate([(2, 5, 6), (3, 4, 9), (1, 7, 30), (2, 2, 12)]):
         m.insert(job(f"j{i}", res, work, dl), m.edf_position(dl))
     before = m.schedule()
@@ -89,7 +89,7 @@ def test_evaluate_insert_matches_insert_and_changes_nothing() -> None:
 
 
 def test_copies_are_independent() -> None:
-    plan = Plan([MachinePlan("a", ProcSet((0, 1))), MachinePlan("b", ProcSet((2, 3)))])
+    plan = Plan([MachinePlan("a", MachineSet.span(0, 1)), MachinePlan("b", MachineSet.span(2, 3))])
     plan.insert(job("x", 1, 5.0), 0)
     trial = plan.copy()
     trial.insert(job("y", 2, 5.0), 0, 0)
@@ -127,8 +127,8 @@ def test_plans_never_exceed_a_machines_cpus(ordered: bool, actions: list) -> Non
     Random arrivals, due jobs started at their planned start, running jobs ending at or
     before their planned end, planned jobs withdrawn, CPUs going away and back.
     """
-    plan = Plan([MachinePlan("a", ProcSet((0, 3)), 1.0, ordered=ordered),
-                 MachinePlan("b", ProcSet((4, 9)), 0.5, ordered=ordered)])
+    plan = Plan([MachinePlan("a", MachineSet.span(0, 3), 1.0, ordered=ordered),
+                 MachinePlan("b", MachineSet.span(4, 9), 0.5, ordered=ordered)])
     now, seq = 0.0, 0
     for kind, res, amount, frac in actions:
         if kind == "arrive":

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from procset import ProcSet
 
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.state import ClusterState
 
 NB = 8
@@ -43,8 +43,8 @@ def test_running_jobs_stay_sorted_by_expected_end(walltimes: list[float], steps:
         if job is None:
             continue
         if start and job.status.value == "waiting":
-            machine = state.free.min
-            state.apply_decision(t.ExecuteJob(job.id, ProcSet(machine)))
+            machine = state.free.min()
+            state.apply_decision(t.ExecuteJob(job.id, MachineSet.of(machine)))
         elif start and job.status.value == "running":  # a driver moves its end (earlier)
             state.move_expected_end(job, min(job.expected_end, now + delay / 2))
         elif not start and job.status.value == "running":
@@ -58,7 +58,7 @@ def test_running_jobs_stay_sorted_by_expected_end(walltimes: list[float], steps:
 def test_a_job_tied_on_expected_end_leaves_the_index_by_its_rank() -> None:
     state = _state([10.0, 10.0, 10.0])
     for i in range(3):
-        state.apply_decision(t.ExecuteJob(f"w0!{i}", ProcSet(i)))
+        state.apply_decision(t.ExecuteJob(f"w0!{i}", MachineSet.of(i)))
     a, b, c = (state.jobs[f"w0!{i}"] for i in range(3))
     assert list(state.running_by_expected_end) == [a, b, c]  # equal ends: by rank
     state.now = 4.0

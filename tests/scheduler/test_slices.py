@@ -14,8 +14,8 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from procset import ProcSet
 
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.plan import SliceSchedule
 from batpolicy.scheduler.plan.slices import HORIZON
 
@@ -27,7 +27,7 @@ def placed(s: SliceSchedule) -> dict[str, tuple[int, int, str]]:
 
 
 def test_backfill_delays_no_reservation() -> None:
-    s = SliceSchedule(ProcSet((0, 3)))
+    s = SliceSchedule(MachineSet.span(0, 3))
     s.add_first_fit("run", 2, F(10))       # 0-10 on 0-1
     s.add_first_fit("wide", 4, F(5))       # every machine: 10-15
     long = s.add_first_fit("long", 1, F(20))  # 2-3 are free now but only until 10
@@ -40,7 +40,7 @@ def test_backfill_delays_no_reservation() -> None:
 
 def test_machines_must_stay_the_same_across_slices() -> None:
     """Enough machines in count at every instant is not enough: the same ones must stay free."""
-    s = SliceSchedule(ProcSet((0, 3)))
+    s = SliceSchedule(MachineSet.span(0, 3))
     for name in ("p", "a", "c", "d"):           # p 0-1, a 2-3 on 0-4; c 0-1, d 2-3 on 4-8
         s.add_first_fit(name, 2, F(4))
     s.remove("a")
@@ -53,7 +53,7 @@ def test_machines_must_stay_the_same_across_slices() -> None:
 
 
 def test_removal_merges_slices_back() -> None:
-    s = SliceSchedule(ProcSet((0, 3)), F(3))
+    s = SliceSchedule(MachineSet.span(0, 3), F(3))
     for name, res, dur in (("a", 2, 10), ("b", 4, 5), ("c", 1, 2), ("d", 3, 1)):
         s.add_first_fit(name, res, F(dur))
     before = placed(s)
@@ -67,7 +67,7 @@ def test_removal_merges_slices_back() -> None:
 
 def test_ties_are_exact() -> None:
     """A job as long as a hole to the last bit fits in it; one ulp longer does not."""
-    s = SliceSchedule(ProcSet((0, 1)))
+    s = SliceSchedule(MachineSet.span(0, 1))
     gap = F(0.1) + F(0.2)                   # 0.1 + 0.2 in exact rationals, not 0.30000000000000004
     s.add_first_fit("a", 1, gap)
     s.add_first_fit("wide", 2, F(1))        # at `gap`
@@ -77,7 +77,7 @@ def test_ties_are_exact() -> None:
 
 
 def test_present_moves_within_the_first_slice_only() -> None:
-    s = SliceSchedule(ProcSet((0, 1)))
+    s = SliceSchedule(MachineSet.span(0, 1))
     s.add_first_fit("a", 2, F(10))
     s.update_first_slice(F(4))
     assert s.now == 4 and placed(s)["a"] == (4, 10, "0-1")
@@ -86,7 +86,7 @@ def test_present_moves_within_the_first_slice_only() -> None:
 
 
 def test_job_without_walltime_holds_its_machines_to_the_horizon() -> None:
-    s = SliceSchedule(ProcSet((0, 1)))
+    s = SliceSchedule(MachineSet.span(0, 1))
     s.add_first_fit("a", 1, F(5))
     forever = s.add_first_fit("forever", 2, None)
     assert (forever.begin, forever.end) == (5, HORIZON)
@@ -103,7 +103,7 @@ def test_random_arrivals_and_early_ends(jobs: list[tuple[int, int, int]]) -> Non
     Each end compresses as conservative_bf does (every waiting job removed and added
     again, in order); no reservation ever moves later and the slices stay consistent.
     """
-    s = SliceSchedule(ProcSet((0, 5)))
+    s = SliceSchedule(MachineSet.span(0, 5))
     waiting: list[str] = []
     running: list[str] = []
     planned: dict[str, Fraction] = {}

@@ -17,16 +17,15 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
-from procset import ProcSet
 
 from batpolicy.errors import PolicyError, ReadOnlyError
 from batpolicy.policies import registry
 from batpolicy.policies.base import Policy
 from batpolicy.policies.fcfs import Fcfs
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler import cli
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.scheduler.readonly import FrozenProcSet
 from batpolicy.scheduler.view import PolicyView
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)
@@ -47,12 +46,8 @@ def sub(name: str, at: float, res: int) -> t.JobSubmitted:
 
 
 # Each mutation is one line of a policy; the test finds that line in this file's source.
-def _free_isub(job: Any, view: Any) -> None:
-    free = view.free
-    free -= ProcSet(0)  # MUTATION free
-
 def _free_update(job: Any, view: Any) -> None:
-    view.free.update(ProcSet(0))  # MUTATION free.update
+    view.free.update(MachineSet.of(0))  # MUTATION free.update
 
 def _waiting_del(job: Any, view: Any) -> None:
     del view.waiting[job.id]  # MUTATION waiting
@@ -74,29 +69,28 @@ def _job_attr(job: Any, view: Any) -> None:
 
 def _job_alloc(job: Any, view: Any) -> None:
     running = next(iter(view.running.values()))
-    running.allocation |= ProcSet(7)  # MUTATION job.allocation
+    running.allocation |= MachineSet.of(7)  # MUTATION job.allocation
 
 def _view_attr(job: Any, view: Any) -> None:
-    view.free = ProcSet()  # MUTATION view.free
+    view.free = MachineSet()  # MUTATION view.free
 
 def _view_now(job: Any, view: Any) -> None:
     view.now = 0.0  # MUTATION view.now
 
 def _state_escape(job: Any, view: Any) -> None:
-    view._state._free = ProcSet()  # MUTATION view._state
+    view._state._free = MachineSet()  # MUTATION view._state
 
 
 #: (mutation, words the error must contain)
 MUTATIONS: list[tuple[Callable[[Any, Any], None], tuple[str, ...]]] = [
-    (_free_isub, ("state.free is read-only", "ReadOnlyError")),
-    (_free_update, ("state.free is read-only",)),
+    (_free_update, ("'MachineSet' object has no attribute 'update'",)),
     (_waiting_del, ("mappingproxy",)),
     (_jobs_set, ("mappingproxy",)),
     (_running_add, ("ReadOnlySequence", "add")),
     (_config_set, ("mappingproxy",)),
     (_profiles_set, ("mappingproxy",)),
     (_job_attr, ("job 'w0!b'", "attribute 'status' is read-only")),
-    (_job_alloc, ("job.allocation is read-only",)),
+    (_job_alloc, ("attribute 'allocation' is read-only",)),
     (_view_attr, ("state.free is read-only",)),
     (_view_now, ("state.now is read-only",)),
     (_state_escape, ("'_state'",)),
@@ -162,11 +156,13 @@ def test_the_view_offers_everything_a_policy_reads_and_nothing_to_write() -> Non
     assert isinstance(view, PolicyView)
     assert (view.now, view.nb_machines, str(view.free), str(view.all_machines)) == (
         0.0, 8, "3-7", "0-7")
-    assert isinstance(view.free, FrozenProcSet) and isinstance(view.unavailable, FrozenProcSet)
-    less = view.free - ProcSet(3)  # ordinary operators give a new, normal set
-    assert type(less) is ProcSet and str(less) == "4-7" and str(view.free) == "3-7"
-    less -= ProcSet(4)  # ... which the policy may change at will
-    assert str(less) == "5-7" and str(dispatcher.state.free) == "3-7"
+    assert view.free is dispatcher.state.free  # the state's own set: immutable, no copy
+    assert type(view.free) is MachineSet and type(view.unavailable) is MachineSet
+    less = view.free - MachineSet.of(3)  # operators give a new set
+    assert type(less) is MachineSet and str(less) == "4-7" and str(view.free) == "3-7"
+    free = view.free
+    free -= MachineSet.of(4)  # the classic in-place corruption binds the policy's name anew
+    assert str(free) == "3 5-7" and str(view.free) == str(dispatcher.state.free) == "3-7"
     assert list(view.waiting) == ["w0!b"] and list(view.running) == ["w0!a"]
     assert [j.id for j in view.running_by_expected_end] == ["w0!a"]
     assert view.running_by_expected_end[0] is view.job("w0!a")
@@ -182,16 +178,16 @@ def test_the_view_offers_everything_a_policy_reads_and_nothing_to_write() -> Non
 
 
 class _Abusive(Policy):
-    """Allocates, then removes its allocation from the state's free set in place."""
+    """Allocates, then 'records' its allocation by assigning the view's free set."""
 
     name = "abusive"
 
     def decide(self, now, state):  # type: ignore[no-untyped-def]
-        """Start every waiting job on the lowest free ids, 'forgetting' them in place."""
+        """Start every waiting job on the lowest free ids, 'forgetting' them on the view."""
         out, free = [], state.free
         for job in state.waiting.values():
-            alloc = ProcSet((free.min, free.min + job.res - 1))
-            free -= alloc  # MUTATION: the classic corruption, in place on the state
+            alloc = MachineSet.span(free.min(), free.min() + job.res - 1)
+            state.free = free - alloc  # MUTATION: an attempt to change the state
             out.append(t.ExecuteJob(job.id, alloc))
         return out
 
@@ -213,25 +209,24 @@ def test_simulate_reports_the_mutation_on_one_line_without_traceback(
     line = _line_of(_Abusive.decide)
     assert len(errors) == 1, err
     assert "policy 'abusive'" in errors[0] and "state.free is read-only" in errors[0]
-    assert f"test_view.py:{line} `free -= alloc" in errors[0], errors[0]
+    assert f"test_view.py:{line} `state.free = free - alloc" in errors[0], errors[0]
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["complete"] is False and "state.free is read-only" in metrics["error"]
 
 
-def test_frozen_sets_and_jobs_survive_pickling_and_copies() -> None:
+def test_machine_sets_and_jobs_survive_pickling_and_copies() -> None:
     import copy
     import pickle
 
     from batpolicy.scheduler.jobs import Job
-    from batpolicy.scheduler.readonly import freeze
 
-    frozen = freeze(ProcSet((0, 3), 7), "job.allocation")
-    job = Job("w0!1", 0.0, 5, 10.0, "p", seq=0, allocation=frozen, start=2.0)
+    alloc = MachineSet.of((0, 3), 7)
+    job = Job("w0!1", 0.0, 5, 10.0, "p", seq=0, allocation=alloc, start=2.0)
     back = pickle.loads(pickle.dumps(job))
     assert type(back) is Job and back.start == 2.0 and str(back.allocation) == "0-3 7"
-    assert isinstance(back.allocation, FrozenProcSet)
-    with pytest.raises(ReadOnlyError, match="job.allocation is read-only"):
-        back.allocation -= ProcSet(7)
-    mutable = copy.copy(frozen)  # copies are the caller's own, mutable sets
-    mutable -= ProcSet(7)
-    assert type(mutable) is ProcSet and str(mutable) == "0-3" and str(frozen) == "0-3 7"
+    assert type(back.allocation) is MachineSet and back.allocation == alloc
+    with pytest.raises(ReadOnlyError, match="attribute 'allocation' is read-only"):
+        back.allocation -= MachineSet.of(7)
+    copied = copy.copy(alloc)
+    copied -= MachineSet.of(7)  # a new set: the original is untouched
+    assert type(copied) is MachineSet and str(copied) == "0-3" and str(alloc) == "0-3 7"

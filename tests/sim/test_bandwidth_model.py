@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from procset import ProcSet
 
 from batpolicy.errors import ConfigError
 from batpolicy.platforms.generators import multicluster, write_platform
 from batpolicy.platforms.model import Platform
 from batpolicy.platforms.xml import read_platform
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.bandwidth import (
     Residual,
@@ -128,7 +128,7 @@ def workload(jobs: list[tuple[str, float, int, float, dict[str, Any]]],
 class Placer:
     """Starts each job at its submission on a given allocation; records completions."""
 
-    def __init__(self, allocs: dict[str, ProcSet]) -> None:
+    def __init__(self, allocs: dict[str, MachineSet]) -> None:
         self.allocs = allocs
         self.ends: dict[str, tuple[float, JobState]] = {}
 
@@ -150,11 +150,11 @@ class Placer:
 #: 20 -> end 120 (earlier than 140). Penalties: A 120/100, B 60/40.
 TWO_JOBS = [("A", 0.0, 4, 100.0, {"ppbw": 75.0, "comp_share": 0.5}),
             ("B", 20.0, 2, 40.0, {"ppbw": 100.0, "comp_share": 0.5})]
-TWO_ALLOCS = {"w0!A": ProcSet((0, 1), (4, 5)), "w0!B": ProcSet(2, 8)}
+TWO_ALLOCS = {"w0!A": MachineSet.of((0, 1), (4, 5)), "w0!B": MachineSet.of(2, 8)}
 
 
 def simulate(tmp_path: Path, model: str, jobs: list[Any] = TWO_JOBS,
-             allocs: dict[str, ProcSet] = TWO_ALLOCS, walltime: float | None = None,
+             allocs: dict[str, MachineSet] = TWO_ALLOCS, walltime: float | None = None,
              ) -> tuple[Placer, Simulator]:
     placer = Placer(allocs)
     sim = Simulator([workload(jobs, walltime)], mc_platform(tmp_path),
@@ -175,7 +175,7 @@ def test_an_end_slides_later_then_earlier_when_the_other_job_ends(tmp_path: Path
 
 def test_a_job_on_one_cluster_or_without_ppbw_is_not_slowed(tmp_path: Path) -> None:
     jobs = [*TWO_JOBS, ("C", 20.0, 2, 40.0, {"ppbw": 1e6})]  # C inside c2: no link
-    placer, _ = simulate(tmp_path, "bandwidth", jobs, {**TWO_ALLOCS, "w0!C": ProcSet(9, 10)})
+    placer, _ = simulate(tmp_path, "bandwidth", jobs, {**TWO_ALLOCS, "w0!C": MachineSet.of(9, 10)})
     assert placer.ends["w0!C"][0] == 60.0 and placer.ends["w0!A"][0] == 120.0
     quiet = [TWO_JOBS[0], ("B", 20.0, 2, 40.0, {})]  # B has no ppbw: uses no bandwidth
     placer, _ = simulate(tmp_path, "bandwidth", quiet)

@@ -13,13 +13,13 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from procset import ProcSet
 
 from batpolicy.errors import ConfigError, InputError, InvalidDecision
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import encode_reply, encode_request
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.io.model import JobSpec, Workload
@@ -93,7 +93,7 @@ def fcfs_script(extra: Callable[[t.Request, Script], list[t.Decision]] | None = 
             if isinstance(event, t.JobSubmitted):
                 res = event.job["res"]
                 alloc, state["free"] = state["free"][:res], state["free"][res:]
-                out.append(t.ExecuteJob(event.job_id, ProcSet(*alloc)))
+                out.append(t.ExecuteJob(event.job_id, MachineSet(alloc)))
         return out + (extra(request, script) if extra else [])
 
     return Script(decide)
@@ -325,8 +325,8 @@ def test_killing_a_reported_job_aborts_and_its_machines_are_busy_until_the_kill_
     assert info.value.job_id == "w0!a"
 
     jobs2 = [("b", 0, 1, "delay50", None), ("c", 0, 1, "delay1", None)]
-    script = Script(lambda r, s: [t.ExecuteJob("w0!b", ProcSet(1)), t.KillJob(("w0!b",)),
-                                  t.ExecuteJob("w0!c", ProcSet(1))] if submitted(r) else [])
+    script = Script(lambda r, s: [t.ExecuteJob("w0!b", MachineSet.of(1)), t.KillJob(("w0!b",)),
+                                  t.ExecuteJob("w0!c", MachineSet.of(1))] if submitted(r) else [])
     with pytest.raises(InvalidDecision, match=r"machines 1 are computing w0!b") as info:
         Simulator([workload(jobs2)], Platform.homogeneous(2)).run(script)
     assert info.value.job_id == "w0!c" and info.value.resources == "1"
@@ -386,10 +386,10 @@ def _register(job_id: str, profile: str, subtime: float = 0.0, **job: Any) -> t.
 def test_dynamic_registration_without_acknowledgement() -> None:
     def decide(request: t.Request, script: Script) -> list[t.Decision]:
         if submitted(request):
-            return [t.ExecuteJob("w0!a", ProcSet(0)),
+            return [t.ExecuteJob("w0!a", MachineSet.of(0)),
                     t.RegisterProfile("dyn", "p", {"type": "delay", "delay": 7}),
                     _register("dyn!1", "p", subtime=0.5),
-                    t.ExecuteJob("dyn!1", ProcSet(1)), t.SetJobMetadata("dyn!1", "copy"),
+                    t.ExecuteJob("dyn!1", MachineSet.of(1)), t.SetJobMetadata("dyn!1", "copy"),
                     t.RegistrationFinished()]
         return []
 
@@ -409,7 +409,7 @@ def test_dynamic_registration_with_acknowledgement_and_forwarded_profile() -> No
             return [t.RegisterProfile("w0", "fresh", {"type": "delay", "delay": 1.1234567}),
                     _register("w0!a-r", "fresh", subtime=2)]
         if submitted(request) == ["w0!a-r"]:
-            return [t.RejectJob("w0!a"), t.ExecuteJob("w0!a-r", ProcSet(0)),
+            return [t.RejectJob("w0!a"), t.ExecuteJob("w0!a-r", MachineSet.of(0)),
                     t.RegistrationFinished()]
         return []
 
@@ -432,9 +432,9 @@ def test_profile_garbage_collection_after_a_kill(reuse: bool) -> None:
     """Since Batsim 4.0 a finished job's profile is collected unless profile reuse is on."""
     def decide(request: t.Request, script: Script) -> list[t.Decision]:
         if submitted(request):
-            return [t.ExecuteJob("w0!a", ProcSet(0)), t.KillJob(("w0!a",))]
+            return [t.ExecuteJob("w0!a", MachineSet.of(0)), t.KillJob(("w0!a",))]
         if any(isinstance(e, t.JobKilled) for e in request.events):
-            return [_register("w0!a-r", "delay50"), t.ExecuteJob("w0!a-r", ProcSet(0)),
+            return [_register("w0!a-r", "delay50"), t.ExecuteJob("w0!a-r", MachineSet.of(0)),
                     t.RegistrationFinished()]
         return []
 
@@ -507,7 +507,7 @@ def test_machine_unavailability_keeps_running_jobs_and_refuses_new_ones() -> Non
     assert result.time_unavailable == 2 * 15.0
     assert result.time_computing == 5.0 + 5.0  # a's last 5 s, on a machine down, excluded
 
-    busy = Script(lambda r, s: [t.ExecuteJob("w0!b", ProcSet(0))] if submitted(r) else [])
+    busy = Script(lambda r, s: [t.ExecuteJob("w0!b", MachineSet.of(0))] if submitted(r) else [])
     with pytest.raises(InvalidDecision, match="unavailable") as info:
         Simulator([workload([("b", 6, 1, "delay5", None)])], Platform.homogeneous(2),
                   events=events[:1]).run(busy)
@@ -533,19 +533,19 @@ def test_forwarded_events_only_with_the_flag_and_bad_machine_events_abort() -> N
 
 
 def test_execute_job_rules_name_job_resources_and_rule() -> None:
-    cases = [(ProcSet((0, 1)), "allocation has 2 machines, the job requests 1"),
-             (ProcSet(5), "do not exist"), (ProcSet(), "empty")]
+    cases = [(MachineSet.span(0, 1), "allocation has 2 machines, the job requests 1"),
+             (MachineSet.of(5), "do not exist"), (MachineSet(), "empty")]
     for alloc, message in cases:
         script = Script(lambda r, s, a=alloc: [t.ExecuteJob("w0!a", a)] if submitted(r) else [])
         with pytest.raises(InvalidDecision, match=message) as info:
             Simulator([workload([("a", 0, 1, "delay5", None)])],
                       Platform.homogeneous(2)).run(script)
         assert info.value.job_id == "w0!a" and "EXECUTE_JOB refused at t=0.0" in str(info.value)
-    twice = Script(lambda r, s: [t.ExecuteJob("w0!a", ProcSet(0)), t.RejectJob("w0!a")]
+    twice = Script(lambda r, s: [t.ExecuteJob("w0!a", MachineSet.of(0)), t.RejectJob("w0!a")]
                    if submitted(r) else [])
     with pytest.raises(InvalidDecision, match="REJECT_JOB.*RUNNING"):
         Simulator([workload([("a", 0, 1, "delay5", None)])], Platform.homogeneous(2)).run(twice)
-    unknown = Script(lambda r, s: [t.ExecuteJob("w0!zz", ProcSet(0))] if submitted(r) else [])
+    unknown = Script(lambda r, s: [t.ExecuteJob("w0!zz", MachineSet.of(0))] if submitted(r) else [])
     with pytest.raises(InvalidDecision, match="ever submitted"):
         Simulator([workload([("a", 0, 1, "delay5", None)])], Platform.homogeneous(2)).run(unknown)
 
@@ -554,12 +554,12 @@ def test_execute_job_rules_name_job_resources_and_rule() -> None:
 def test_decisions_apply_at_their_timestamp_when_later_than_batsim_clock() -> None:
     """Batsim sleeps until a decision's time: a reply's ``now`` rounded up moves the start."""
     jobs = [("a", 1.0000004, 1, "delay10", None)]
-    script = Script(lambda r, s: [t.ExecuteJob("w0!a", ProcSet(0))] if submitted(r) else [])
+    script = Script(lambda r, s: [t.ExecuteJob("w0!a", MachineSet.of(0))] if submitted(r) else [])
     result = Simulator([workload(jobs)], Platform.homogeneous(1)).run(script)
     assert script.requests[1].now == 1.0
     assert result.job("w0!a").start == 1.0000004  # rounded down: Batsim's clock wins
     jobs = [("a", 1.0000006, 1, "delay10", None)]
-    script = Script(lambda r, s: [t.ExecuteJob("w0!a", ProcSet(0))] if submitted(r) else [])
+    script = Script(lambda r, s: [t.ExecuteJob("w0!a", MachineSet.of(0))] if submitted(r) else [])
     result = Simulator([workload(jobs)], Platform.homogeneous(1)).run(script)
     assert script.requests[1].now == 1.000001
     assert result.job("w0!a").start == 1.000001  # rounded up: Batsim waits for it
@@ -568,9 +568,9 @@ def test_decisions_apply_at_their_timestamp_when_later_than_batsim_clock() -> No
 def test_a_later_reply_now_is_scheduling_time_injected_into_the_simulation() -> None:
     def scheduler(request: t.Request) -> t.Reply:
         if submitted(request) == ["w0!a"]:
-            return t.Reply(request.now + 3.0, (t.ExecuteJob("w0!a", ProcSet(0)),))
+            return t.Reply(request.now + 3.0, (t.ExecuteJob("w0!a", MachineSet.of(0)),))
         if submitted(request) == ["w0!b"]:
-            return t.Reply(request.now, (t.ExecuteJob("w0!b", ProcSet(1)),))
+            return t.Reply(request.now, (t.ExecuteJob("w0!b", MachineSet.of(1)),))
         return t.Reply(request.now, ())
 
     result = Simulator([workload([("a", 2, 1, "delay10", None), ("b", 4, 1, "delay1", None)])],
@@ -613,9 +613,9 @@ def test_records_stream_out_and_partial_results_survive_an_error() -> None:
 
     def decide(request: t.Request, script: Script) -> list[t.Decision]:
         if submitted(request) == ["w0!a"]:
-            return [t.ExecuteJob("w0!a", ProcSet(0))]
+            return [t.ExecuteJob("w0!a", MachineSet.of(0))]
         if submitted(request) == ["w0!b"]:
-            return [t.ExecuteJob("w0!b", ProcSet(7))]
+            return [t.ExecuteJob("w0!b", MachineSet.of(7))]
         return []
 
     sim = Simulator([workload(jobs)], Platform.homogeneous(2), on_record=seen.append)

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from procset import ProcSet
 
 from batpolicy.errors import InputError, ProtocolError
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler import cli
 from batpolicy.scheduler.io import read_batsim_workload
 from batpolicy.scheduler.io.outputs import JOBS_COLUMNS
@@ -126,7 +126,7 @@ def test_a_copy_keeps_its_originals_deadline() -> None:
 
 
 def test_utilisation_per_group_is_left_out_without_groups() -> None:
-    metrics = compute_metrics([JobOutcome(0.0, 0.0, 1.0, 1, True, alloc=ProcSet(0))],
+    metrics = compute_metrics([JobOutcome(0.0, 0.0, 1.0, 1, True, alloc=MachineSet.of(0))],
                               nb_machines=1)
     assert "utilization_per_group" not in metrics
 

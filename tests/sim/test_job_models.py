@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from procset import ProcSet
 
 from batpolicy.errors import ConfigError, InputError, InvalidDecision
 from batpolicy.platforms.model import Machine, Platform
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.io.model import JobSpec, Workload
 from batpolicy.scheduler.sim import JobModel, SimOptions, Simulator
@@ -30,7 +30,7 @@ def platform(*speeds: float) -> Platform:
 class Runner:
     """Starts ``w0!j`` on ``alloc`` at submission; optionally kills it at ``kill_at``."""
 
-    def __init__(self, alloc: ProcSet, kill_at: float | None = None) -> None:
+    def __init__(self, alloc: MachineSet, kill_at: float | None = None) -> None:
         self.alloc = alloc
         self.kill_at = kill_at
         self.completed: list[t.JobCompleted] = []
@@ -52,7 +52,7 @@ class Runner:
         return t.Reply(request.now, tuple(out))
 
 
-def run(workload: Workload, plat: Platform, alloc: ProcSet, *, kill_at: float | None = None,
+def run(workload: Workload, plat: Platform, alloc: MachineSet, *, kill_at: float | None = None,
         options: SimOptions | None = None) -> Runner:
     runner = Runner(alloc, kill_at)
     Simulator([workload], plat, options=options).run(runner)
@@ -67,30 +67,30 @@ def end(runner: Runner) -> tuple[float, JobState, int]:
 # ------------------------------------------------------------------------------ Batsim profiles
 def test_delay_profile_and_walltime_equality() -> None:
     delay = {"type": "delay", "delay": 20}
-    assert end(run(one_job(delay), platform(1e9), ProcSet(0))) == \
+    assert end(run(one_job(delay), platform(1e9), MachineSet.of(0))) == \
         (20.0, JobState.COMPLETED_SUCCESSFULLY, 0)
-    assert end(run(one_job(delay, walltime=20.0), platform(1e9), ProcSet(0))) == \
+    assert end(run(one_job(delay, walltime=20.0), platform(1e9), MachineSet.of(0))) == \
         (20.0, JobState.COMPLETED_WALLTIME_REACHED, -1)
-    assert end(run(one_job({**delay, "ret": 3}), platform(1e9), ProcSet(0))) == \
+    assert end(run(one_job({**delay, "ret": 3}), platform(1e9), MachineSet.of(0))) == \
         (20.0, JobState.COMPLETED_FAILED, 3)
 
 
 def test_composed_profile_repeats_and_carries_the_walltime() -> None:
     tasks = {"a": {"type": "delay", "delay": 3}, "b": {"type": "delay", "delay": 4}}
     seq = {"type": "composed", "repeat": 2, "seq": ["a", "b"]}
-    assert end(run(one_job(seq, extra=tasks), platform(1e9), ProcSet(0)))[0] == 14.0
+    assert end(run(one_job(seq, extra=tasks), platform(1e9), MachineSet.of(0)))[0] == 14.0
     # walltime 10: a (3 < 10), b (4 < 7), a (3 < 3? no) -> killed by the walltime at 10
-    assert end(run(one_job(seq, walltime=10.0, extra=tasks), platform(1e9), ProcSet(0))) == \
+    assert end(run(one_job(seq, walltime=10.0, extra=tasks), platform(1e9), MachineSet.of(0))) == \
         (10.0, JobState.COMPLETED_WALLTIME_REACHED, -1)
     failing = {"a": {"type": "delay", "delay": 3, "ret": 1}, "b": tasks["b"]}
-    assert end(run(one_job(seq, extra=failing), platform(1e9), ProcSet(0))) == \
+    assert end(run(one_job(seq, extra=failing), platform(1e9), MachineSet.of(0))) == \
         (3.0, JobState.COMPLETED_FAILED, 1)
 
 
 def test_composed_profile_kill_progress_names_the_current_task() -> None:
     tasks = {"a": {"type": "delay", "delay": 3}, "b": {"type": "delay", "delay": 4}}
     seq = {"type": "composed", "seq": ["a", "b"]}
-    runner = run(one_job(seq, extra=tasks), platform(1e9), ProcSet(0), kill_at=5.0)
+    runner = run(one_job(seq, extra=tasks), platform(1e9), MachineSet.of(0), kill_at=5.0)
     (killed,) = runner.killed
     assert killed.job_progress == {"w0!j": {"profile_name": "p", "current_task_index": 1,
                                             "current_task": {"profile_name": "b",
@@ -100,19 +100,19 @@ def test_composed_profile_kill_progress_names_the_current_task() -> None:
 def test_parallel_profiles_compute_on_the_slowest_machine() -> None:
     speeds = platform(1e9, 2e9, 4e9, 4e9)
     homogeneous = {"type": "parallel_homogeneous", "cpu": 8e9, "com": 1e6}
-    assert end(run(one_job(homogeneous, res=2), speeds, ProcSet(2, 3)))[0] == 2.0
-    assert end(run(one_job(homogeneous, res=2), speeds, ProcSet(1, 2)))[0] == 4.0
+    assert end(run(one_job(homogeneous, res=2), speeds, MachineSet.of(2, 3)))[0] == 2.0
+    assert end(run(one_job(homogeneous, res=2), speeds, MachineSet.of(1, 2)))[0] == 4.0
     total = {"type": "parallel_homogeneous_total", "cpu": 8e9, "com": 0}
     # the only profile whose allocation may differ from res: 4 machines share 8 Gflop
-    assert end(run(one_job(total, res=1), speeds, ProcSet((0, 3))))[0] == 2.0
+    assert end(run(one_job(total, res=1), speeds, MachineSet.span(0, 3)))[0] == 2.0
     parallel = {"type": "parallel", "cpu": [1e9, 8e9], "com": [0, 0, 0, 0]}
-    assert end(run(one_job(parallel, res=2), speeds, ProcSet(0, 2)))[0] == 2.0
+    assert end(run(one_job(parallel, res=2), speeds, MachineSet.of(0, 2)))[0] == 2.0
 
 
 def test_allocation_size_differing_from_res_is_refused_for_other_profiles() -> None:
     homogeneous = {"type": "parallel_homogeneous", "cpu": 8e9, "com": 0}
     with pytest.raises(InvalidDecision, match="only parallel_homogeneous_total"):
-        run(one_job(homogeneous, res=1), platform(1e9, 1e9), ProcSet(0, 1))
+        run(one_job(homogeneous, res=1), platform(1e9, 1e9), MachineSet.of(0, 1))
 
 
 @pytest.mark.parametrize("profile,message", [
@@ -132,7 +132,7 @@ def test_unsupported_profiles_are_refused_before_running(profile: dict[str, Any]
 def test_unused_unsupported_profiles_are_ignored_as_batsim_drops_them() -> None:
     workload = one_job({"type": "delay", "delay": 1},
                        extra={"unused": {"type": "smpi", "trace": "x"}})
-    runner = Runner(ProcSet(0))
+    runner = Runner(MachineSet.of(0))
     requests: list[t.Request] = []
 
     def scheduler(request: t.Request) -> t.Reply:
@@ -147,10 +147,10 @@ def test_unused_unsupported_profiles_are_ignored_as_batsim_drops_them() -> None:
 def test_speed_scaled_job_ends_when_its_machines_speed_up() -> None:
     workload = one_job({"type": "delay", "delay": 10}, res=2)
     options = SimOptions(job_models={"w0": "speed"})
-    runner = Runner(ProcSet(0, 1))
+    runner = Runner(MachineSet.of(0, 1))
     sim = Simulator([workload], platform(1e9, 1e9), options=options)
-    sim.schedule_speed_change(4.0, ProcSet(0), 4e9)  # the other machine stays slow: no change
-    sim.schedule_speed_change(6.0, ProcSet(1), 2e9)  # slowest now 2 Gf: 4 s of work left
+    sim.schedule_speed_change(4.0, MachineSet.of(0), 4e9)  # the other machine stays slow: no change
+    sim.schedule_speed_change(6.0, MachineSet.of(1), 2e9)  # slowest now 2 Gf: 4 s of work left
     result = sim.run(runner)
     assert end(runner) == (8.0, JobState.COMPLETED_SUCCESSFULLY, 0)
     assert result.job("w0!j").runtime == 8.0
@@ -159,23 +159,23 @@ def test_speed_scaled_job_ends_when_its_machines_speed_up() -> None:
 def test_speed_scaled_job_slowing_down_hits_its_walltime() -> None:
     workload = one_job({"type": "delay", "delay": 10}, walltime=15.0)
     options = SimOptions(job_models={"w0": "speed"})
-    runner = Runner(ProcSet(0), kill_at=9.0)
+    runner = Runner(MachineSet.of(0), kill_at=9.0)
     sim = Simulator([workload], platform(1e9), options=options)
-    sim.schedule_speed_change(5.0, ProcSet(0), 0.5e9)  # 5 s of work left now take 10 s
+    sim.schedule_speed_change(5.0, MachineSet.of(0), 0.5e9)  # 5 s of work left now take 10 s
     sim.run(runner)
     (killed,) = runner.killed
     assert killed.job_progress == {"w0!j": {"profile_name": "p", "progress": 0.7}}
-    runner = Runner(ProcSet(0))
+    runner = Runner(MachineSet.of(0))
     sim = Simulator([workload], platform(1e9), options=options)
-    sim.schedule_speed_change(5.0, ProcSet(0), 0.5e9)
+    sim.schedule_speed_change(5.0, MachineSet.of(0), 0.5e9)
     sim.run(runner)
     assert end(runner) == (15.0, JobState.COMPLETED_WALLTIME_REACHED, -1)
 
 
 def test_batsim_profiles_ignore_speed_changes_of_delay_jobs() -> None:
-    runner = Runner(ProcSet(0))
+    runner = Runner(MachineSet.of(0))
     sim = Simulator([one_job({"type": "delay", "delay": 10})], platform(1e9))
-    sim.schedule_speed_change(5.0, ProcSet(0), 4e9)
+    sim.schedule_speed_change(5.0, MachineSet.of(0), 4e9)
     sim.run(runner)
     assert end(runner)[0] == 10.0
 
@@ -194,7 +194,7 @@ class Doubling(JobModel):
 
 
 def test_a_new_model_plugs_in_without_touching_the_engine() -> None:
-    runner = Runner(ProcSet(0))
+    runner = Runner(MachineSet.of(0))
     Simulator([one_job({"type": "delay", "delay": 10})], platform(1e9),
               options=SimOptions(job_models={"w0": Doubling()})).run(runner)
     assert end(runner)[0] == 20.0
@@ -207,9 +207,10 @@ def test_a_new_model_plugs_in_without_touching_the_engine() -> None:
 def test_speed_model_scales_delays_by_the_slowest_allocated_machine() -> None:
     options = SimOptions(default_job_model="speed")
     delay = {"type": "delay", "delay": 10}  # 10 s at 1 Gflop/s = 1e10 flop
-    assert end(run(one_job(delay, res=2), platform(4e9, 2e9, 1e9), ProcSet(0, 1),
+    assert end(run(one_job(delay, res=2), platform(4e9, 2e9, 1e9), MachineSet.of(0, 1),
                    options=options)) == (5.0, JobState.COMPLETED_SUCCESSFULLY, 0)
-    assert end(run(one_job(delay, res=2, walltime=8.0), platform(4e9, 2e9, 1e9), ProcSet(0, 2),
+    assert end(run(one_job(delay, res=2, walltime=8.0), platform(4e9, 2e9, 1e9),
+                   MachineSet.of(0, 2),
                    options=options)) == (8.0, JobState.COMPLETED_WALLTIME_REACHED, -1)
 
 
@@ -218,11 +219,12 @@ def test_speed_model_runs_parallel_profiles_as_batsim_and_moves_them() -> None:
     parallel = {"type": "parallel", "cpu": [1e9, 8e9], "com": [0, 0, 0, 0]}
     speeds = platform(1e9, 2e9, 4e9, 4e9)
     # executor 1 (8 Gflop) on machine 2 (4 Gflop/s) sets the pace: 2 s, as Batsim
-    assert end(run(one_job(parallel, res=2), speeds, ProcSet(0, 2), options=options))[0] == 2.0
-    runner = Runner(ProcSet(0, 2))
+    alloc = MachineSet.of(0, 2)
+    assert end(run(one_job(parallel, res=2), speeds, alloc, options=options))[0] == 2.0
+    runner = Runner(MachineSet.of(0, 2))
     sim = Simulator([one_job(parallel, res=2)], speeds, options=options)
     # at t=1 machine 2 halves its speed: half the task is done, the other half takes 2 s
-    sim.schedule_speed_change(1.0, ProcSet(2), 2e9)
+    sim.schedule_speed_change(1.0, MachineSet.of(2), 2e9)
     sim.run(runner)
     assert end(runner)[0] == 3.0
 
@@ -245,16 +247,16 @@ def racks() -> Platform:
 
 
 @pytest.mark.parametrize("job_type,preferred,alloc,expected", [
-    ("mpi", None, ProcSet((0, 1)), 10.0),   # one rack: preferred
-    ("mpi", None, ProcSet(1, 2), 25.0),     # across racks: runtime_other
-    ("gpu", None, ProcSet(0, 1), 10.0),
-    ("gpu", None, ProcSet(0, 2), 25.0),     # machine 2 has no GPU
-    (None, "r1", ProcSet(2, 3), 10.0),
-    (None, "r1", ProcSet(1, 2), 25.0),
-    ("seq", None, ProcSet(1, 3), 10.0),     # no preference: anywhere is preferred
+    ("mpi", None, MachineSet.span(0, 1), 10.0),   # one rack: preferred
+    ("mpi", None, MachineSet.of(1, 2), 25.0),     # across racks: runtime_other
+    ("gpu", None, MachineSet.of(0, 1), 10.0),
+    ("gpu", None, MachineSet.of(0, 2), 25.0),     # machine 2 has no GPU
+    (None, "r1", MachineSet.of(2, 3), 10.0),
+    (None, "r1", MachineSet.of(1, 2), 25.0),
+    ("seq", None, MachineSet.of(1, 3), 10.0),     # no preference: anywhere is preferred
 ])
 def test_placement_model_runtime_depends_on_the_allocation(
-        job_type: str | None, preferred: str | None, alloc: ProcSet, expected: float) -> None:
+        job_type: str | None, preferred: str | None, alloc: MachineSet, expected: float) -> None:
     options = SimOptions(default_job_model="placement")
     done = end(run(placement_job(job_type, 25.0, preferred=preferred), racks(), alloc,
                    options=options))
@@ -263,11 +265,11 @@ def test_placement_model_runtime_depends_on_the_allocation(
 
 def test_placement_model_walltime_and_missing_runtime_other() -> None:
     options = SimOptions(default_job_model="placement")
-    assert end(run(placement_job("mpi", 25.0, walltime=20.0), racks(), ProcSet(1, 2),
+    assert end(run(placement_job("mpi", 25.0, walltime=20.0), racks(), MachineSet.of(1, 2),
                    options=options)) == (20.0, JobState.COMPLETED_WALLTIME_REACHED, -1)
-    assert end(run(placement_job("mpi", None), racks(), ProcSet(1, 2), options=options))[0] \
+    assert end(run(placement_job("mpi", None), racks(), MachineSet.of(1, 2), options=options))[0] \
         == 10.0
-    runner = run(placement_job("mpi", 25.0), racks(), ProcSet(1, 2), kill_at=5.0,
+    runner = run(placement_job("mpi", 25.0), racks(), MachineSet.of(1, 2), kill_at=5.0,
                  options=options)
     assert runner.killed[0].job_progress == {"w0!j": {"profile_name": "p", "progress": 0.2}}
 
@@ -289,7 +291,7 @@ def test_a_jobs_job_model_field_overrides_the_run_and_the_workload() -> None:
     ends: dict[str, float] = {}
 
     def scheduler(request: t.Request) -> t.Reply:
-        out = [t.ExecuteJob(e.job_id, ProcSet("abc".index(e.job_id[-1])))
+        out = [t.ExecuteJob(e.job_id, MachineSet.of("abc".index(e.job_id[-1])))
                for e in request.events if isinstance(e, t.JobSubmitted)]
         ends.update({e.job_id: e.timestamp for e in request.events
                      if isinstance(e, t.JobCompleted)})

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from procset import ProcSet
 
 from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.io.model import JobSpec, Workload
 from batpolicy.scheduler.sim import SimOptions, Simulator
@@ -80,7 +80,7 @@ class StartAll:
         out: list[t.Decision] = []
         for event in request.events:
             if isinstance(event, t.JobSubmitted):
-                out.append(t.ExecuteJob(event.job_id, ProcSet(0 if event.job_id == "w0!a"
+                out.append(t.ExecuteJob(event.job_id, MachineSet.of(0 if event.job_id == "w0!a"
                                                                else 1)))
                 if self.kill_at is not None and event.job_id == "w0!a":
                     out.append(t.CallMeLater(self.kill_at))
@@ -187,7 +187,7 @@ class Delayed(StartAll):
         for event in request.events:
             if isinstance(event, t.JobSubmitted):
                 stamp = self.at if event.job_id == "w0!b" else None
-                out.append(t.ExecuteJob(event.job_id, ProcSet(0 if event.job_id == "w0!a"
+                out.append(t.ExecuteJob(event.job_id, MachineSet.of(0 if event.job_id == "w0!a"
                                                                else 1), timestamp=stamp))
             elif isinstance(event, t.JobCompleted):
                 self.completed[event.job_id] = (event.timestamp, event.job_state,

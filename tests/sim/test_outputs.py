@@ -13,11 +13,11 @@ import io
 from pathlib import Path
 
 import pytest
-from procset import ProcSet
 
 from batpolicy.errors import InvalidDecision
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.io.model import JobSpec, Workload
 from batpolicy.scheduler.io.outputs import (
@@ -50,7 +50,7 @@ def parse_row(row: dict[str, str]) -> JobRecord:
         record.start = float(row["starting_time"])
         record.runtime = float(row["execution_time"])
         record.finish = float(row["finish_time"])
-        record.alloc = ProcSet.from_str(row["allocated_resources"])
+        record.alloc = MachineSet.parse(row["allocated_resources"])
     return record
 
 
@@ -109,9 +109,9 @@ def test_schedule_line_recomputed_from_batsim_rows(run: str) -> None:
 
 def test_means_divide_by_all_jobs_and_killed_counts_every_failure() -> None:
     ok = JobRecord("w0!1", "p", 0.0, 1, None, JobState.COMPLETED_SUCCESSFULLY, start=2.0,
-                   runtime=2.0, finish=4.0, alloc=ProcSet(0))
+                   runtime=2.0, finish=4.0, alloc=MachineSet.of(0))
     wall = JobRecord("w0!2", "p", 0.0, 1, 1.0, JobState.COMPLETED_WALLTIME_REACHED, start=0.0,
-                     runtime=1.0, finish=1.0, alloc=ProcSet(1))
+                     runtime=1.0, finish=1.0, alloc=MachineSet.of(1))
     rejected = JobRecord("w0!3", "p", 0.0, 1, None, JobState.REJECTED)
     result = SimResult(records=[wall, ok, rejected], nb_machines=2, nb_jobs=3,
                        nb_jobs_finished=2, nb_jobs_success=1, nb_jobs_killed=1,
@@ -126,7 +126,7 @@ def test_means_divide_by_all_jobs_and_killed_counts_every_failure() -> None:
 
 def test_metadata_is_always_quoted_and_no_walltime_is_minus_one() -> None:
     record = JobRecord("dyn!a-r", "p", 1.5, 3, None, JobState.COMPLETED_KILLED, start=2.0,
-                       runtime=1e-5, finish=2.0, alloc=ProcSet((0, 1), 5), metadata="a b,c")
+                       runtime=1e-5, finish=2.0, alloc=MachineSet.of((0, 1), 5), metadata="a b,c")
     assert format_job_row(record) == ("a-r,dyn,p,1.500000,3,-1.000000,0,COMPLETED_KILLED,"
                                       "2.000000,0.000010,2.000010,0.500000,0.500010,"
                                       "50001.000000,0-1 5,-1.000000,\"a b,c\"\n")
@@ -139,7 +139,7 @@ def _two_jobs_then_a_bad_decision() -> tuple[Simulator, object]:
     workload = Workload("w0", jobs, {"p": {"type": "delay", "delay": 5}})
 
     def scheduler(request: t.Request) -> t.Reply:
-        out = [t.ExecuteJob(e.job_id, ProcSet(0 if e.job_id != "w0!2" else 9))
+        out = [t.ExecuteJob(e.job_id, MachineSet.of(0 if e.job_id != "w0!2" else 9))
                for e in request.events if isinstance(e, t.JobSubmitted)]
         return t.Reply(request.now, tuple(out))
 
@@ -168,7 +168,7 @@ def test_jobs_csv_rows_are_on_disk_when_a_run_stops_on_an_error(tmp_path: Path) 
 def test_whole_file_writer_matches_the_incremental_one(tmp_path: Path) -> None:
     workload, _ = _two_jobs_then_a_bad_decision()
     records = [JobRecord("w0!1", "p", 0.0, 1, 5.0, JobState.COMPLETED_SUCCESSFULLY, start=0.0,
-                         runtime=5.0, finish=5.0, alloc=ProcSet(0)),
+                         runtime=5.0, finish=5.0, alloc=MachineSet.of(0)),
                JobRecord("w0!2", "p", 1.0, 1, 5.0, JobState.REJECTED)]
     write_jobs_csv(tmp_path / "a.csv", records)
     with JobsCsvWriter(tmp_path / "b.csv") as writer:

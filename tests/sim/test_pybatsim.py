@@ -3,9 +3,9 @@
 pybatsim pins pyzmq < 23 (and Python < 3.11 in its classifiers), so it is installed with
 ``--no-deps`` into a folder of its own beside batpolicy's current pyzmq, once per cache
 (pytest's ``.pytest_cache``), and run in a subprocess with ``PYTHONPATH`` on that folder.
-Its runtime imports are docopt (its launcher's command line, installed with it), zmq,
-procset and sortedcontainers (batpolicy's own dependencies); pandas is only for its
-``tools`` extra.
+Its runtime imports are docopt (its launcher's command line) and procset (its interval
+sets; batpolicy's are pyroaring bitmaps), installed with it, zmq and sortedcontainers
+(batpolicy's own dependencies); pandas is only for its ``tools`` extra.
 
 The scheduler is its bundled ``easyBackfill`` (``pybatsim easyBackfill -s ENDPOINT``, here
 ``python -m batsim.cmds.launcher``), the one recorded with real Batsim 4.2.1 in the
@@ -45,9 +45,9 @@ from clirun import (  # noqa: F401  (restore_logging is an autouse fixture)
 )
 from conftest import TRANSCRIPTS
 
-#: What is installed: pybatsim without its pins, and the one small pure-Python module its
-#: launcher imports that batpolicy does not depend on.
-REQUIREMENTS = ("pybatsim==3.2.1", "docopt==0.6.2")
+#: What is installed: pybatsim without its pins, and the small pure-Python modules it
+#: imports that batpolicy does not depend on.
+REQUIREMENTS = ("pybatsim==3.2.1", "docopt==0.6.2", "procset==1.0")
 
 
 def _unavailable(reason: str) -> None:
@@ -59,12 +59,13 @@ def _unavailable(reason: str) -> None:
 @pytest.fixture(scope="session")
 def pybatsim_path(request: pytest.FixtureRequest,
                   tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder holding pybatsim 3.2.1 and docopt, for ``PYTHONPATH``; installed once."""
+    """A folder holding pybatsim 3.2.1, docopt and procset, for ``PYTHONPATH``; installed once."""
     cache = getattr(request.config, "cache", None)
     base = (Path(cache.mkdir("pybatsim-3.2.1")) if cache is not None
             else tmp_path_factory.mktemp("pybatsim"))
     site, done = base / "site", base / "installed"
-    if done.is_file() and (site / "batsim" / "__init__.py").is_file():
+    if (done.is_file() and done.read_text().split() == list(REQUIREMENTS)
+            and (site / "batsim" / "__init__.py").is_file()):
         return site
     partial = base / "site.partial"
     shutil.rmtree(partial, ignore_errors=True)
