@@ -116,8 +116,8 @@ def plan_reservation(job: Job, now: float, free: MachineSet,
     With an ``allocator`` other than plain lowest ids, the earliest time the allocator
     finds machines among those free then, and the machines it finds
     (:func:`plan_allocated_reservation`).
-    Runtime complexity: O(k + i log i) for ``k`` releases up to the shadow time holding
-    ``i`` intervals with the free machines (one sort, not ``k`` successive unions).
+    Runtime complexity: O(k) for ``k`` releases up to the shadow time, then one C-level
+    union of the ``k + 1`` bitmaps and a slice of its lowest ids.
 
     >>> from batpolicy.scheduler.jobs import Job
     >>> head = Job("w0!1", 0.0, 3, 10.0, "p", seq=1)
@@ -135,7 +135,7 @@ def plan_reservation(job: Job, now: float, free: MachineSet,
         return Reservation(job, now, take_lowest(free, need))
     pending: list[MachineSet] = []
     shadow = math.inf
-    some_unavailable = bool(unavailable)  # MachineSet.__bool__ is a Python call: test it once
+    some_unavailable = bool(unavailable)
     for end, machines in releases:
         if end > shadow:
             break
@@ -147,9 +147,7 @@ def plan_reservation(job: Job, now: float, free: MachineSet,
             shadow = end
     if shadow == math.inf:
         return Reservation(job, math.inf, MachineSet())
-    # one sort of all intervals: k successive |= were O(k * intervals), seconds per decision
-    # with thousands of running jobs on 100,000 machines; the walk stops at the need-th id
-    return Reservation(job, shadow, MachineSet().union(*[free, *pending])[:need])
+    return Reservation(job, shadow, free.union(*pending)[:need])
 
 
 def plan_allocated_reservation(job: Job, now: float, free: MachineSet,

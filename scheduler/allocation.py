@@ -22,10 +22,9 @@ one group or not at all (whether a job may span groups is the policy's parameter
 an accident of the platform). Machines that belong to no group form one implicit group.
 Groups are assumed disjoint (one group per machine, INTERFACES.md §A).
 
-Runtime complexity: ``lowest`` O(i) in the intervals visited (with ``one_group`` and
-groups of one interval each, O(i log G) over the free intervals); the group-aware ones
-O(G·(log i + k)) per call for G groups (one intersection each) plus a sort of the G
-groups.
+Runtime complexity: ``lowest`` one C-level slice of the free bitmap (with ``one_group``
+and groups of one interval each, O(i log G) over the i free intervals); the group-aware
+ones one C-level intersection per group (G groups) plus a sort of the G groups.
 """
 
 from __future__ import annotations
