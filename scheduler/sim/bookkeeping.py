@@ -16,6 +16,8 @@ from array import array
 from collections.abc import Iterable
 from typing import Any
 
+from pyroaring import BitMap
+
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import parse_job_fields
@@ -151,8 +153,10 @@ def referenced_profiles(used: Iterable[str], profiles: dict[str, dict[str, Any]]
 class Machines:
     """Compute machines as Batsim sees them: busy, unavailable, speeds, state times.
 
-    ``busy`` and ``unavailable`` are byte maps indexed by machine id, so that checking or
-    changing an allocation costs one C-level slice operation per interval of the set.
+    ``busy`` and ``unavailable`` are mutable bitmaps (``pyroaring.BitMap``, the mutable
+    sibling of :class:`~batpolicy.protocol.intervals.MachineSet`, never handed to a
+    policy), so that checking or changing an allocation is one C-level set operation
+    whatever its number of intervals; ``last_change`` is indexed by machine id.
     Times for ``schedule.csv`` follow Batsim's machine-state accounting: the time spent
     in a state is counted when the machine leaves it, so ``time_idle`` of a machine
     stops at its last state change.
@@ -167,78 +171,66 @@ class Machines:
     """
 
     __slots__ = ("names", "speeds", "n", "busy", "unavailable", "last_change", "busy_time",
-                 "unavailable_time", "unavailable_since", "windows", "_ones", "_zeros")
+                 "unavailable_time", "unavailable_since", "windows")
 
     def __init__(self, names: list[str], speeds: list[float]) -> None:
         n = len(names)
         self.names = names
         self.speeds = speeds
         self.n = n
-        self.busy = bytearray(n)
-        self.unavailable = bytearray(n)
+        self.busy = BitMap()
+        self.unavailable = BitMap()
         self.last_change = array("d", bytes(8 * n))
         self.busy_time = 0.0
         self.unavailable_time = 0.0
         self.unavailable_since: dict[int, float] = {}
         self.windows: list[tuple[float, float, MachineSet]] = []
-        self._ones = memoryview(b"\x01" * n)
-        self._zeros = memoryview(bytes(n))
 
     def exist(self, alloc: MachineSet) -> bool:
         """Whether every machine of ``alloc`` exists. Runtime complexity: O(1)."""
         return not alloc or alloc.max() < self.n  # ids are never negative
 
     def all_free(self, alloc: MachineSet) -> bool:
-        """Whether no machine of ``alloc`` is busy or unavailable. O(intervals) C slices."""
-        busy, unavailable = self.busy, self.unavailable
-        for lo, last in alloc.intervals():
-            hi = last + 1
-            if busy.find(1, lo, hi) >= 0 or unavailable.find(1, lo, hi) >= 0:
-                return False
-        return True
+        """Whether no machine of ``alloc`` is busy or unavailable. Two C-level tests."""
+        return alloc.isdisjoint(self.busy) and alloc.isdisjoint(self.unavailable)
 
     def busy_in(self, alloc: MachineSet) -> MachineSet:
-        """Machines of ``alloc`` that run a job (slow path, for error messages)."""
-        return MachineSet([m for m in alloc if self.busy[m]])
+        """Machines of ``alloc`` that run a job (for error messages)."""
+        return alloc & self.busy
 
     def unavailable_in(self, alloc: MachineSet) -> MachineSet:
-        """Machines of ``alloc`` that are unavailable (slow path, for error messages)."""
-        return MachineSet([m for m in alloc if self.unavailable[m]])
+        """Machines of ``alloc`` that are unavailable (for error messages)."""
+        return alloc & self.unavailable
 
     def occupy(self, alloc: MachineSet) -> None:
-        """Mark the machines busy. Runtime complexity: O(intervals) C slices."""
-        busy, ones = self.busy, self._ones
-        for inf, sup in alloc.intervals():
-            busy[inf:sup + 1] = ones[:sup - inf + 1]
+        """Mark the machines busy. Runtime complexity: one C-level union."""
+        self.busy |= alloc
 
     def release(self, alloc: MachineSet, start: float, now: float) -> None:
         """Free the machines of a job run from ``start`` to ``now``. O(intervals) C slices."""
-        busy, zeros, last = self.busy, self._zeros, self.last_change
-        count = 0
+        self.busy -= alloc
+        last = self.last_change
         for inf, sup in alloc.intervals():
-            size = sup - inf + 1
-            busy[inf:sup + 1] = zeros[:size]
-            last[inf:sup + 1] = array("d", (now,)) * size
-            count += size
-        self.busy_time += (now - start) * count
+            last[inf:sup + 1] = array("d", (now,)) * (sup - inf + 1)
+        self.busy_time += (now - start) * len(alloc)
 
     def set_unavailable(self, machines: MachineSet, now: float) -> MachineSet:
         """Make machines unavailable; return those that already were (Batsim aborts on them)."""
         already = self.unavailable_in(machines)
         if not already:
+            self.unavailable |= machines
             for m in machines:
-                self.unavailable[m] = 1
                 self.unavailable_since[m] = now
                 self.last_change[m] = now
         return already
 
     def set_available(self, machines: MachineSet, now: float) -> MachineSet:
         """Make machines available again; return those that were not unavailable."""
-        not_unavailable = MachineSet([m for m in machines if not self.unavailable[m]])
+        not_unavailable = machines - self.unavailable
         if not not_unavailable:
+            self.unavailable -= machines
             by_start: dict[float, list[int]] = {}
             for m in machines:
-                self.unavailable[m] = 0
                 since = self.unavailable_since.pop(m)
                 self.unavailable_time += now - since
                 self.last_change[m] = now
