@@ -118,7 +118,7 @@ class MachineSet(FrozenBitMap):
         return format_intervals(self)
 
     def __repr__(self) -> str:
-        return f"MachineSet.parse({format_intervals(self)!r})"
+        return f"MachineSet.parse({format_intervals(self)!r})" if self else "MachineSet()"
 
 
 def parse_intervals(text: object, *, field: str = "alloc", index: int | None = None

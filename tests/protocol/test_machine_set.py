@@ -91,6 +91,7 @@ def test_sets_are_immutable_and_survive_pickling_and_copies() -> None:
     for back in (pickle.loads(pickle.dumps(free)), copy.copy(free), copy.deepcopy(free)):
         assert type(back) is MachineSet and back == free and hash(back) == hash(free)
     assert repr(free) == "MachineSet.parse('0-7 12')" and eval(repr(free)) == free
+    assert repr(MachineSet()) == "MachineSet()" and eval(repr(MachineSet())) == MachineSet()
     assert f"{free}" == "0-7 12" and str(MachineSet()) == "" and not MachineSet()
 
 
