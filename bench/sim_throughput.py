@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.output is not None:
         args.output.write_text(header() + "\n" + text + "\n")
     elif not args.no_save:
-        log.info("written to %s", write_results("sim_throughput", [text]))
+        log.info("written to %s", write_results("sim_throughput", [text], keep_earlier=True))
     return 0
 
 
