@@ -117,7 +117,7 @@ def plan_reservation(job: Job, now: float, free: MachineSet,
     finds machines among those free then, and the machines it finds
     (:func:`plan_allocated_reservation`).
     Runtime complexity: O(k) for ``k`` releases up to the shadow time, then one C-level
-    union of the ``k + 1`` bitmaps and a slice of its lowest ids.
+    union of the ``k + 1`` bitmaps and its ``need`` lowest ids.
 
     >>> from batpolicy.scheduler.jobs import Job
     >>> head = Job("w0!1", 0.0, 3, 10.0, "p", seq=1)
@@ -147,7 +147,7 @@ def plan_reservation(job: Job, now: float, free: MachineSet,
             shadow = end
     if shadow == math.inf:
         return Reservation(job, math.inf, MachineSet())
-    return Reservation(job, shadow, free.union(*pending)[:need])
+    return Reservation(job, shadow, free.union(*pending).lowest(need))
 
 
 def plan_allocated_reservation(job: Job, now: float, free: MachineSet,

@@ -8,18 +8,19 @@ the checker, the policies, the allocators and the platform's groups.
 
 Why bitmaps: the set algebra is in C. On a fragmented 8,192-machine set (RICC, Curie)
 ``free - alloc`` costs about 1.6 µs against 120 µs for a sorted interval list walked in
-Python, and "the lowest k ids" is a slice, ``free[:k]`` (bench/pyroaring_sets.py,
+Python, and "the lowest k ids" is ``free.lowest(k)`` (bench/pyroaring_sets.py,
 docs/performance.md). Why immutable: a policy reads the state's own sets
 (:class:`~batpolicy.scheduler.view.PolicyView`); ``free -= alloc`` rebinds the policy's
 name to a new set and can never change the state's.
 
 The operators return a ``MachineSet`` when the left operand is one: ``a - b``,
 ``a | b``, ``a & b``, ``a ^ b``, ``a <= b`` (subset), ``a.isdisjoint(b)``,
-``len(a)``, ``i in a``, iteration in increasing id order, ``a[i]``, ``a[:k]`` (the k
-lowest ids), ``a.min()``, ``a.max()``, ``MachineSet.union(*sets)``.
+``len(a)``, ``i in a``, iteration in increasing id order, ``a[i]``, ``a.lowest(k)``
+(the k lowest ids; the slice ``a[:k]`` gives the same set, id by id), ``a.min()``,
+``a.max()``, ``a.union(*others)``.
 
 >>> free = MachineSet.parse("0-7 12")
->>> alloc = free[:3]
+>>> alloc = free.lowest(3)
 >>> str(alloc), str(free - alloc), len(free), alloc <= free
 ('0-2', '3-7 12', 9, True)
 >>> MachineSet.of((0, 3), 7) == MachineSet.parse("7 0-3") == MachineSet([0, 1, 2, 3, 7])
@@ -90,6 +91,23 @@ class MachineSet(FrozenBitMap):
     def parse(cls, text: str) -> MachineSet:
         """The set a Batsim interval string names (see :func:`parse_intervals`)."""
         return parse_intervals(text, field="interval set")  # type: ignore[return-value]
+
+    def lowest(self, count: int) -> MachineSet:
+        """The ``count`` lowest ids (all of them if the set holds fewer).
+
+        Runtime complexity: O(log n) to find the ``count``-th id, then one C-level
+        intersection with a range: independent of ``count``, where the slice
+        ``self[:count]`` builds its result id by id (124 µs for 20,000 ids of a
+        93,312-machine set against 1.4 µs; Curie's jobs ask for thousands).
+
+        >>> str(MachineSet.parse("0-1 4-9 20").lowest(4)), str(MachineSet.parse("3").lowest(5))
+        ('0-1 4-5', '3')
+        """
+        if count >= len(self):
+            return self
+        if count <= 0:
+            return MachineSet()
+        return self & MachineSet(range(self.min(), self[count - 1] + 1))
 
     def intervals(self) -> list[tuple[int, int]]:
         """The maximal runs of consecutive ids as ``(first, last)`` pairs, in id order.

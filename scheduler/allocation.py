@@ -22,7 +22,7 @@ one group or not at all (whether a job may span groups is the policy's parameter
 an accident of the platform). Machines that belong to no group form one implicit group.
 Groups are assumed disjoint (one group per machine, INTERFACES.md §A).
 
-Runtime complexity: ``lowest`` one C-level slice of the free bitmap (with ``one_group``
+Runtime complexity: ``lowest`` one C-level search and intersection (with ``one_group``
 and groups of one interval each, O(i log G) over the i free intervals); the group-aware
 ones one C-level intersection per group (G groups) plus a sort of the G groups.
 """
@@ -55,14 +55,14 @@ def allocate_or_lowest(allocator: Allocator | None, available: MachineSet, job: 
 def take_lowest(available: MachineSet, count: int) -> MachineSet:
     """The ``count`` lowest ids of ``available`` (which must hold at least ``count``).
 
-    Runtime complexity: O(log n + count) in C (a bitmap slice).
+    Runtime complexity: O(log n) and one C-level intersection (:meth:`MachineSet.lowest`).
 
     >>> str(take_lowest(MachineSet.of((0, 1), (4, 9)), 4))
     '0-1 4-5'
     """
     if len(available) < count:
         raise ValueError(f"asked for {count} resources, only {len(available)} available")
-    return available[:count]
+    return available.lowest(count)
 
 
 class Allocator(Protocol):

@@ -19,7 +19,7 @@ class LargestFirst(Policy):
             if job.res > limit:
                 out.append(RejectJob(job.id))
             elif job.res <= len(free):
-                alloc = free[:job.res]  # the lowest free ids
+                alloc = free.lowest(job.res)
                 free = free - alloc
                 out.append(ExecuteJob(job.id, alloc))
         return out

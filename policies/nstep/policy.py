@@ -140,7 +140,7 @@ class NStep(Policy):
             alloc = MachineSet()
             for r, count in enumerate(start.take):
                 if count:
-                    mine = MachineSet(list(free[r])[:count])
+                    mine = free[r].lowest(count)
                     free[r] = free[r] - mine
                     alloc |= mine
             self._expected[start.job.id] = (now + start.runtime, start.take)
