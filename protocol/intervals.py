@@ -96,7 +96,9 @@ class MachineSet(FrozenBitMap):
         """The ``count`` lowest ids (all of them if the set holds fewer).
 
         Runtime complexity: O(log n) to find the ``count``-th id, then one C-level
-        intersection with a range: independent of ``count``, where the slice
+        intersection with a range, stored as runs (the allocations of a run are kept to
+        its end: as arrays of ids they took 1.96 GB on Curie instead of 0.72):
+        independent of ``count``, where the slice
         ``self[:count]`` builds its result id by id (124 µs for 20,000 ids of a
         93,312-machine set against 1.4 µs; Curie's jobs ask for thousands).
 
@@ -107,7 +109,13 @@ class MachineSet(FrozenBitMap):
             return self
         if count <= 0:
             return MachineSet()
-        return self & MachineSet(range(self.min(), self[count - 1] + 1))
+        first, last = self.min(), self[count - 1]
+        span = MachineSet(range(first, last + 1))  # one run: a few bytes
+        if last - first + 1 == count:
+            return span
+        lowest = self & span
+        lowest.run_optimize()  # runs, not an array of ids: 26 bytes, not 6 KB, for 3,000 ids
+        return lowest
 
     def intervals(self) -> list[tuple[int, int]]:
         """The maximal runs of consecutive ids as ``(first, last)`` pairs, in id order.
