@@ -150,13 +150,11 @@ class NStep(Policy):
     def _fifo(self, pending: list[PendingJob], free: list[MachineSet]) -> list[Decision]:
         """``none``: the oldest job first, on any free machines, while it fits."""
         out: list[Decision] = []
-        pool = MachineSet()
-        for f in free:
-            pool |= f
+        pool = MachineSet().union(*free)
         for p in sorted(pending, key=lambda j: (j.arrive, j.id)):
             if p.res > len(pool):
                 break
-            alloc = MachineSet(list(pool)[:p.res])
+            alloc = pool.lowest(p.res)
             pool = pool - alloc
             out.append(ExecuteJob(p.id, alloc))
         return out
