@@ -103,8 +103,7 @@ class Groups:
         self.by_name = dict(sets)
         self.gpu = MachineSet([m.id for m in platform.machines if m.gpu])
         self.gpu_groups = frozenset(name for name, machines in sets
-                                    if machines and len(machines & self.gpu)
-                                    == len(machines))
+                                    if machines and machines <= self.gpu)
         #: (first, last) id of each group when every group is one interval (machines,
         #: racks, clusters as generated), for :func:`first_fit_walk`; else None
         self.bounds: list[tuple[int, int]] | None = (
