@@ -247,7 +247,7 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
         if not self.machines.exist(machines) or speed <= 0:
             raise ConfigError(f"speed change of machines {machines} to {speed}: machines must "
                               "exist and the speed be > 0")
-        self._queue.schedule(SpeedChange(self, MachineSet(machines), float(speed)), EXTERNAL,
+        self._queue.schedule(SpeedChange(self, as_machine_set(machines), float(speed)), EXTERNAL,
                              at=at)
 
     # ---------------------------------------------------------------- read-only views
