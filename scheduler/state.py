@@ -348,11 +348,8 @@ class ClusterState:
                                 if self.resources[r].power_state in COMPUTING_POWER_STATES])
 
     def busy_machines(self) -> MachineSet:
-        """Machines allocated to running jobs. Runtime complexity: O(r) running jobs."""
-        busy = MachineSet()
-        for job in self._running.values():
-            busy |= job.allocation  # type: ignore[operator]
-        return busy
+        """Machines allocated to running jobs. Runtime complexity: one C-level union of r sets."""
+        return MachineSet().union(*[job.allocation for job in self._running.values()])
 
     def move_expected_end(self, job: Job, expected_end: float) -> None:
         """Move a running job's expected end (speed-scaled or shared execution).
