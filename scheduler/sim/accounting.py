@@ -86,7 +86,7 @@ class Accounting:
                         overlap += (hi - lo) * len(common)
         result.time_computing = machines.busy_time - overlap
         result.time_unavailable = machines.unavailable_time
-        result.time_idle = max(sum(machines.last_change) - result.time_computing
+        result.time_idle = max(machines.last_change_sum() - result.time_computing
                                - machines.unavailable_time, 0.0)
         result.nb_jobs = len(result.records) + self._nb_open
         result.end_time = self._queue.now

@@ -150,6 +150,10 @@ def referenced_profiles(used: Iterable[str], profiles: dict[str, dict[str, Any]]
     return {name: profile for name, profile in profiles.items() if name in keep}
 
 
+#: Queued state changes written into ``Machines.last_change`` at once (memory bound).
+_FOLD_EVERY = 4096
+
+
 class Machines:
     """Compute machines as Batsim sees them: busy, unavailable, speeds, state times.
 
@@ -161,6 +165,12 @@ class Machines:
     in a state is counted when the machine leaves it, so ``time_idle`` of a machine
     stops at its last state change.
 
+    State changes (releases, availability changes) are queued as ``(time, machines)``
+    and written into ``last_change`` by batches, latest first, each machine once
+    (:meth:`_fold`): a release costs an append instead of one array write per interval
+    of its allocation (the intervals of a fragmented allocation on RICC-2010's 8,192
+    machines took 5 % of a simulation).
+
     >>> m = Machines(["a", "b", "c"], [1.0, 1.0, 1.0])
     >>> m.occupy(MachineSet.span(0, 1))
     >>> str(m.busy_in(MachineSet.span(1, 2)))
@@ -168,10 +178,13 @@ class Machines:
     >>> m.release(MachineSet.span(0, 1), 0.0, 5.0)
     >>> m.busy_time, m.idle_time()
     (10.0, 0.0)
+    >>> m.release(MachineSet.of(1, 2), 6.0, 8.0)
+    >>> m.last_change_sum(), m.idle_time()  # machines 0, 1, 2 last changed at 5, 8, 8
+    (21.0, 7.0)
     """
 
     __slots__ = ("names", "speeds", "n", "busy", "unavailable", "last_change", "busy_time",
-                 "unavailable_time", "unavailable_since", "windows")
+                 "unavailable_time", "unavailable_since", "windows", "_changes")
 
     def __init__(self, names: list[str], speeds: list[float]) -> None:
         n = len(names)
@@ -185,6 +198,7 @@ class Machines:
         self.unavailable_time = 0.0
         self.unavailable_since: dict[int, float] = {}
         self.windows: list[tuple[float, float, MachineSet]] = []
+        self._changes: list[tuple[float, MachineSet]] = []  # not yet in last_change
 
     def exist(self, alloc: MachineSet) -> bool:
         """Whether every machine of ``alloc`` exists. Runtime complexity: O(1)."""
@@ -207,12 +221,41 @@ class Machines:
         self.busy |= alloc
 
     def release(self, alloc: MachineSet, start: float, now: float) -> None:
-        """Free the machines of a job run from ``start`` to ``now``. O(intervals) C slices."""
+        """Free the machines of a job run from ``start`` to ``now``. One C-level difference."""
         self.busy -= alloc
-        last = self.last_change
-        for inf, sup in alloc.intervals():
-            last[inf:sup + 1] = array("d", (now,)) * (sup - inf + 1)
         self.busy_time += (now - start) * len(alloc)
+        self._changed(now, alloc)
+
+    def _changed(self, now: float, machines: MachineSet) -> None:
+        changes = self._changes
+        changes.append((now, machines))
+        if len(changes) >= _FOLD_EVERY:
+            self._fold()
+
+    def _fold(self) -> None:
+        """Write the queued state changes into ``last_change``: each machine's latest.
+
+        Runtime complexity: one C-level difference and union per change, walked latest
+        first and stopping once every machine is written; one array write per interval
+        of the machines newly written.
+        """
+        changes, self._changes = self._changes, []
+        last, n = self.last_change, self.n
+        written = BitMap()
+        for now, machines in reversed(changes):
+            new = machines - written
+            if not new:
+                continue
+            for inf, sup in new.intervals():
+                last[inf:sup + 1] = array("d", (now,)) * (sup - inf + 1)
+            written |= new
+            if len(written) >= n:
+                break
+
+    def last_change_sum(self) -> float:
+        """The sum over machines of the time of their last state change (0 if none)."""
+        self._fold()
+        return sum(self.last_change)
 
     def set_unavailable(self, machines: MachineSet, now: float) -> MachineSet:
         """Make machines unavailable; return those that already were (Batsim aborts on them)."""
@@ -221,7 +264,7 @@ class Machines:
             self.unavailable |= machines
             for m in machines:
                 self.unavailable_since[m] = now
-                self.last_change[m] = now
+            self._changed(now, machines)
         return already
 
     def set_available(self, machines: MachineSet, now: float) -> MachineSet:
@@ -233,10 +276,10 @@ class Machines:
             for m in machines:
                 since = self.unavailable_since.pop(m)
                 self.unavailable_time += now - since
-                self.last_change[m] = now
                 by_start.setdefault(since, []).append(m)
             for since, ids in by_start.items():
                 self.windows.append((since, now, MachineSet(ids)))
+            self._changed(now, machines)
         return not_unavailable
 
     def idle_time(self) -> float:
@@ -244,4 +287,4 @@ class Machines:
 
         Runtime complexity: O(n).
         """
-        return max(sum(self.last_change) - self.busy_time - self.unavailable_time, 0.0)
+        return max(self.last_change_sum() - self.busy_time - self.unavailable_time, 0.0)
