@@ -30,6 +30,7 @@ from types import TracebackType
 from typing import IO
 
 from batpolicy.protocol.intervals import format_intervals
+from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.sim.result import NULL_RUNTIME, JobRecord, SimResult
 
 __all__ = ["JOBS_COLUMNS", "SCHEDULE_COLUMNS", "JobsCsvWriter", "format_job_row",
@@ -74,6 +75,9 @@ def _cell(value: object) -> str:
 #: Below this runtime (s), a jobs.csv row is computed in long double as Batsim does
 #: (``export.cpp``): a huge stretch then shows double's rounding of the turnaround.
 _TINY_RUNTIME = 1e-3
+#: jobs.csv's ``success`` and ``final_state`` cells of each state (no enum lookups per row).
+_STATE_CELLS = {state: f"{1 if state is JobState.COMPLETED_SUCCESSFULLY else 0},{state.value}"
+                for state in JobState}
 
 
 def _long_double_times(start: float, runtime: float, subtime: float
@@ -110,8 +114,7 @@ def format_job_row(record: JobRecord, extra_columns: tuple[str, ...] = ()) -> st
     workload, _, name = record.job_id.partition("!")
     walltime = -1.0 if record.walltime is None else record.walltime
     head = (f"{name},{workload},{record.profile},{record.submission_time:f},"
-            f"{record.requested_resources},{walltime:f},"
-            f"{1 if record.success else 0},{record.final_state.value},")
+            f"{record.requested_resources},{walltime:f},{_STATE_CELLS[record.final_state]},")
     start = record.start
     if start is None:
         return f'{head},,,,,,,,"{record.metadata}"{suffix}\n'
