@@ -371,7 +371,9 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
     if record is not None:
         scheduler, close_record = _recording(scheduler, record)
     error: BaseException | None = None
-    with JobsCsvWriter(paths.jobs, extra_columns=extra_columns) as jobs:
+    # The collector tuned for the whole run, the records' metrics included: after the loop
+    # they build one outcome per job, which default thresholds rescan the heap for.
+    with JobsCsvWriter(paths.jobs, extra_columns=extra_columns) as jobs, steady_gc():
         def on_record(r: JobRecord) -> None:
             """Append the job's row, advance the progress."""
             jobs.write(r)
@@ -379,8 +381,7 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
 
         simulator = simulator_factory(on_record)
         try:
-            with steady_gc():
-                simulator.run(scheduler)
+            simulator.run(scheduler)
         except BaseException as exc:
             error = exc
             raise
