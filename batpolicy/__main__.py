@@ -1,5 +1,5 @@
 """``python -m batpolicy`` runs the command line."""
 
-from batpolicy.scheduler.cli import main
+from batpolicy.scheduler.cli import console
 
-raise SystemExit(main())
+console()

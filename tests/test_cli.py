@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import platform
 import subprocess
 import sys
@@ -106,3 +107,16 @@ def test_bad_parameters_give_one_clear_line(args: list[str], needle: str) -> Non
 def test_unknown_policy_is_refused_by_name() -> None:
     out = _run("serve", "--policy", "nope")
     assert out.returncode != 0 and "nope" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_run_as_a_process_exits_with_its_outputs_whole(tmp_path: Path) -> None:
+    """The process entry freezes the collector before exit: nothing written may be lost."""
+    out = _run("simulate", "-o", str(tmp_path), "-q")  # the bundled 250-job workload
+    assert out.returncode == 0, out.stderr
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["complete"] is True
+    rows = (tmp_path / "jobs.csv").read_text().splitlines()
+    assert len(rows) == 1 + metrics["nb_jobs"] == 251
+    assert len((tmp_path / "schedule.csv").read_text().splitlines()) == 2
+    failed = _run("simulate", "-o", str(tmp_path / "bad"), "-q", "--bsld-tau", "0")
+    assert failed.returncode == 1 and "--bsld-tau" in failed.stderr
