@@ -164,15 +164,6 @@ def _paths(args: argparse.Namespace) -> OutputPaths:
 def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
          options: SimOptions, describe: dict[str, Any], state: ClusterState | None = None,
          **hooks: Any) -> int:
-    from batpolicy.scheduler.steady_gc import steady_gc
-
-    with steady_gc():  # reading builds a few objects per job: no young collection per 700
-        return _run_collected(args, scheduler, options, describe, state, **hooks)
-
-
-def _run_collected(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
-                   options: SimOptions, describe: dict[str, Any],
-                   state: ClusterState | None = None, **hooks: Any) -> int:
     from batpolicy.scheduler.sim.latency import make_simulator
     from batpolicy.scheduler.sim.run import load_inputs, output_layout, run_simulation
 

@@ -135,7 +135,8 @@ def load_inputs(spec: InputSpec, read: WorkloadReader | None = None,
     if platform_path is not None and spec.extra_machines is not None:
         raise ConfigError("--extra-machines grows a platform of identical machines "
                           "(--nb-res or the SWF header), not a platform file")
-    workloads = [read(p, f"w{i}", spec) for i, p in enumerate(paths)]
+    with steady_gc():  # a few objects per job: no young collection every 700 of them
+        workloads = [read(p, f"w{i}", spec) for i, p in enumerate(paths)]
     if platform_path is not None:
         platform = read_platform(platform_path)
     elif spec.nb_res is not None:
