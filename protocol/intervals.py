@@ -199,10 +199,5 @@ def format_intervals(resources: Iterable[int]) -> str:
     """
     if type(resources) is not MachineSet:
         resources = MachineSet(resources)
-    n = len(resources)  # type: ignore[arg-type]
-    if n:  # one interval (most allocations): no list of intervals to build and join
-        first, last = resources.min(), resources.max()  # type: ignore[attr-defined]
-        if last - first + 1 == n:
-            return f"{first}-{last}" if n > 1 else str(first)
     return " ".join([f"{a}-{b}" if a != b else str(a)
                      for a, b in resources.intervals()])  # type: ignore[attr-defined]
