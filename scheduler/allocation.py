@@ -84,11 +84,12 @@ class Allocator(Protocol):
 class Groups:
     """The platform's groups as interval sets, computed once per platform.
 
-    ``sets`` lists (name, machines) in order of first machine id; ``gpu`` holds the GPU
-    machines; ``gpu_groups`` the names of groups made only of GPU machines.
+    ``sets`` lists (name, machines) in order of first machine id (every machine is in
+    one); ``gpu`` holds the GPU machines and ``no_gpu`` the others; ``gpu_groups`` the
+    names of groups made only of GPU machines.
     """
 
-    __slots__ = ("sets", "by_name", "gpu", "gpu_groups", "bounds", "starts")
+    __slots__ = ("sets", "by_name", "gpu", "no_gpu", "gpu_groups", "bounds", "starts")
 
     def __init__(self, platform: Platform) -> None:
         sets = [(name, group.machines)
@@ -102,6 +103,7 @@ class Groups:
         self.sets: list[tuple[str, MachineSet]] = sets
         self.by_name = dict(sets)
         self.gpu = MachineSet([m.id for m in platform.machines if m.gpu])
+        self.no_gpu = everything - self.gpu
         self.gpu_groups = frozenset(name for name, machines in sets
                                     if machines and machines <= self.gpu)
         #: (first, last) id of each group when every group is one interval (machines,
@@ -374,9 +376,7 @@ class PreferredGroupsFirst(_GroupAware):
         if job.job_type == "mpi":
             return fewest_groups(free, need, groups.sets)
         if groups.gpu:
-            kind = groups.gpu if job.job_type == "gpu" else (
-                MachineSet().union(*[m for _, m in groups.sets]) - groups.gpu)
-            tiers.append(kind)
+            tiers.append(groups.gpu if job.job_type == "gpu" else groups.no_gpu)
         tiers.append(free)
         return lowest_in_tiers(free, need, tiers)
 
