@@ -159,8 +159,8 @@ def plan_allocated_reservation(job: Job, now: float, free: MachineSet,
     The allocator is asked at ``now`` and then after each expected release instant (all
     releases of one instant together), once enough machines are free in count; the
     machines it returns are reserved. Finding an allocation is monotone in the machines
-    free, so the first instant found is the earliest. Runtime complexity: O(k) releases
-    up to the shadow time, one allocator call and one union per instant tried.
+    free, so the first instant found is the earliest. Runtime complexity: one C-level
+    union per release up to the shadow time, one allocator call per instant tried.
 
     >>> from batpolicy.platforms.model import Machine, Platform
     >>> from batpolicy.scheduler.allocation import make_allocator
@@ -176,22 +176,20 @@ def plan_allocated_reservation(job: Job, now: float, free: MachineSet,
     if found is not None:
         return Reservation(job, now, found)
     need = job.res
-    available = [free]
-    count = len(free)
+    available = free  # free at ``at``, once the releases up to it are in
     at: float | None = None
     some_unavailable = bool(unavailable)
     for end, machines in releases:
-        if at is not None and end > at and count >= need:
-            found = allocator.allocate(MachineSet().union(*available), job, platform)
+        if at is not None and end > at and len(available) >= need:
+            found = allocator.allocate(available, job, platform)
             if found is not None:
                 return Reservation(job, at, found)
         if some_unavailable:
             machines = machines - unavailable
-        available.append(machines)
-        count += len(machines)
+        available = available | machines
         at = end
-    if at is not None and count >= need:
-        found = allocator.allocate(MachineSet().union(*available), job, platform)
+    if at is not None and len(available) >= need:
+        found = allocator.allocate(available, job, platform)
         if found is not None:
             return Reservation(job, at, found)
     return Reservation(job, math.inf, MachineSet())
