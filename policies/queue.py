@@ -1,14 +1,17 @@
 """The waiting queue of a policy: FCFS by submission rank, or ordered by a key.
 
-A FCFS queue also keeps each queued job's size and walltime in arrays indexed by
-submission rank, so that a backfilling pass finds the next job that may start among thousands
-in one vectorised scan (:meth:`JobQueue.next_backfill`) instead of a Python loop over the
-whole queue at every completion.
+A FCFS queue also keeps each queued job's size and walltime in arrays in submission-rank
+order, so that a backfilling pass finds the next job that may start among thousands in one
+vectorised scan (:meth:`JobQueue.next_backfill`) instead of a Python loop over the whole
+queue at every completion. A job that leaves keeps its slot, marked as fitting nothing,
+until the left ones are half the slots; then one O(n) compaction drops them, so a scan
+reads at most about twice the queue.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+import math
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Iterator
 from itertools import count
 from operator import itemgetter
@@ -20,6 +23,27 @@ from batpolicy.scheduler.jobs import Job, JobStatus
 
 #: Below this many queued jobs a plain Python pass is cheaper than the vectorised scan.
 VECTOR_MIN = 48
+
+#: The size recorded in the rank index for a job that left the queue: fits no count.
+_DEAD = np.iinfo(np.int64).max
+
+#: The rank index drops the slots of jobs that left once they are this many and half.
+_COMPACT_MIN = 1024
+
+
+def _sum_bound(now: float, shadow: float) -> float:
+    """A walltime bound ``b`` such that ``now + w <= shadow`` (float sum) implies ``w <= b``.
+
+    The float sum is within half an ulp of ``shadow`` and ``shadow - now`` within half an
+    ulp of ``shadow - now``: two ulps of each more is a safe margin.
+
+    >>> _sum_bound(10.0, 30.0) > 20.0, _sum_bound(10.0, 30.0) < 20.000001
+    (True, True)
+    >>> _sum_bound(0.0, math.inf)
+    inf
+    """
+    gap = shadow - now
+    return gap + 2.0 * (math.ulp(gap) + math.ulp(shadow))
 
 
 def fcfs_key(job: Job) -> int:
@@ -70,8 +94,8 @@ class JobQueue:
 
     Runtime complexity: add and remove O(log n) comparisons and one O(n) C-level move,
     head O(1), iteration O(n),
-    :meth:`next_backfill` O(w) vectorised (FCFS) for the ``w`` submissions since
-    the head's.
+    :meth:`next_backfill` O(w) vectorised (FCFS) for the ``w`` slots from the head's
+    (at most about twice the queue; compaction amortised O(1) per remove).
 
     >>> from batpolicy.scheduler.jobs import Job
     >>> q = JobQueue()
@@ -81,21 +105,23 @@ class JobQueue:
     (['w0!0', 'w0!1', 'w0!2'], 'w0!0')
     """
 
-    __slots__ = ("_key", "_entries", "_by_id", "_arrivals", "_indexed", "_by_seq", "_res",
-                 "_walltime", "_queued", "_top")
+    __slots__ = ("_key", "_entries", "_by_id", "_arrivals", "_indexed", "_ranks", "_jobs",
+                 "_res", "_walltime", "_dead")
 
     def __init__(self, key: Callable[[Job], Any] = fcfs_key) -> None:
         self._key = key
         self._entries: list[tuple[Any, int, Job]] = []  # sorted (key, arrival, job)
         self._by_id: dict[str, tuple[Any, int, Job]] = {}
         self._arrivals = count()
-        # The rank-indexed arrays follow queue order only when the order is the rank.
+        # The rank-ordered index follows queue order only when the order is the rank.
+        # Slot i holds the job of rank _ranks[i] (ascending); a job that left the queue
+        # keeps its slot, marked by _DEAD as its size, until a compaction drops the slots.
         self._indexed = key is fcfs_key
-        self._by_seq: dict[int, Job] = {}
+        self._ranks: list[int] = []
+        self._jobs: list[Job] = []
         self._res = np.zeros(0, dtype=np.int64)
         self._walltime = np.zeros(0, dtype=np.float64)
-        self._queued = np.zeros(0, dtype=np.bool_)
-        self._top = 0  # one past the highest rank ever queued
+        self._dead = 0  # slots of jobs no longer queued
 
     def add(self, job: Job) -> None:
         """Queue a job (``ValueError`` if a job with its id is queued already).
@@ -112,22 +138,36 @@ class JobQueue:
             if seq < 0:  # not a state-assigned rank: no index for this queue any more
                 self._indexed = False
                 return
-            if seq >= len(self._res):
-                self._grow(seq + 1)
-            self._by_seq[seq] = job
-            self._res[seq] = job.res
-            self._walltime[seq] = job.planned_walltime
-            self._queued[seq] = True
-            if seq >= self._top:
-                self._top = seq + 1
+            ranks = self._ranks
+            slot = len(ranks)
+            if slot == len(self._res):
+                self._grow(slot + 1)
+            ranks.append(seq)
+            self._jobs.append(job)
+            self._res[slot] = job.res
+            self._walltime[slot] = job.planned_walltime
+            if slot and ranks[slot - 1] >= seq:  # out of rank order (never from a state)
+                self._compact()
 
     def _grow(self, need: int) -> None:
         size = max(need, 2 * len(self._res), 1024)
-        for name in ("_res", "_walltime", "_queued"):
+        for name in ("_res", "_walltime"):
             old = getattr(self, name)
             new = np.zeros(size, dtype=old.dtype)
             new[:len(old)] = old
             setattr(self, name, new)
+
+    def _compact(self) -> None:
+        """Drop the slots of jobs no longer queued and put the rest in rank order: O(n)."""
+        sizes = self._res[:len(self._jobs)].tolist()
+        jobs = sorted((job for job, res in zip(self._jobs, sizes, strict=True) if res != _DEAD),
+                      key=fcfs_key)
+        self._jobs = jobs
+        self._ranks = [job.seq for job in jobs]
+        n = len(jobs)
+        self._res[:n] = [job.res for job in jobs]
+        self._walltime[:n] = [job.planned_walltime for job in jobs]
+        self._dead = 0
 
     def remove(self, job: Job) -> None:
         """Remove a queued job (``ValueError`` if it is not queued).
@@ -141,8 +181,13 @@ class JobQueue:
         entries = self._entries
         del entries[bisect_left(entries, entry)]
         if self._indexed:
-            self._queued[job.seq] = False
-            del self._by_seq[job.seq]
+            slot = bisect_left(self._ranks, job.seq)
+            while self._jobs[slot] is not job:  # another job of that rank (not from a state)
+                slot += 1
+            self._res[slot] = _DEAD
+            self._dead += 1
+            if self._dead >= _COMPACT_MIN and 2 * self._dead >= len(self._ranks):
+                self._compact()
 
     def head(self) -> Job | None:
         """The first job in queue order, or None."""
@@ -171,8 +216,9 @@ class JobQueue:
         the same float sum as the policy's) or fits the extra machines (``res <=
         nextra``). Only for an :attr:`indexed` queue, whose order is the rank's.
 
-        Runtime complexity: O(w) vectorised for the ``w`` ranks after ``after`` (and
-        from the head's) up to the last submission.
+        Runtime complexity: O(log n) to find the window, then O(w) vectorised for its ``w``
+        slots (jobs still queued and not yet compacted ones) after ``after`` and from the
+        head's.
 
         >>> from batpolicy.scheduler.jobs import Job
         >>> q = JobQueue()
@@ -188,15 +234,27 @@ class JobQueue:
         entries = self._entries
         if not entries:
             return None
-        lo, hi = max(entries[0][2].seq, after + 1), self._top
+        ranks = self._ranks
+        lo = max(bisect_left(ranks, entries[0][2].seq), bisect_right(ranks, after))
+        hi = len(ranks)
         if lo >= hi:
             return None
         res = self._res[lo:hi]
+        # One pass over the window and no float sum per job: ``walltime <= bound`` keeps
+        # every job with ``now + walltime <= shadow``, and at a float boundary perhaps a
+        # few more, which the exact test below skips.
         fits = res <= nfree
-        fits &= ((now + self._walltime[lo:hi]) <= shadow) | (res <= nextra)
-        fits &= self._queued[lo:hi]
+        fits &= self._walltime[lo:hi] <= _sum_bound(now, shadow)
+        fits |= res <= nextra  # nextra <= nfree; a left job's size (_DEAD) fits nothing
+        jobs = self._jobs
         first = int(fits.argmax())
-        return self._by_seq[lo + first] if fits[first] else None
+        while fits[first]:
+            job = jobs[lo + first]
+            if job.res <= nfree and (job.res <= nextra or now + job.planned_walltime <= shadow):
+                return job
+            fits[first] = False
+            first = int(fits.argmax())
+        return None
 
     def __contains__(self, job: object) -> bool:
         return getattr(job, "id", None) in self._by_id

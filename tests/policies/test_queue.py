@@ -7,6 +7,9 @@ the FCFS index that EASY's vectorised backfilling scan reads.
 
 from __future__ import annotations
 
+import math
+from unittest import mock
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -83,3 +86,48 @@ def test_the_fcfs_index_finds_the_next_job_that_may_backfill() -> None:
     expected = next(j for j in queue if j.seq > 1 and j.res <= 3
                     and (j.planned_walltime <= 20.0 or j.res <= 1))
     assert found is expected
+
+
+def _brute_next_backfill(queue: JobQueue, now: float, shadow: float, nfree: int, nextra: int,
+                         after: int) -> Job | None:
+    """The definition, one job at a time in queue order."""
+    for job in queue:
+        if job.seq > after and job.res <= nfree and (
+                now + job.planned_walltime <= shadow or job.res <= nextra):
+            return job
+    return None
+
+
+# walltimes and instants whose float sums land on and beside the shadow time
+walltimes = st.sampled_from([0.1, 0.2, 0.3, 1.0, 2.5, 1e-9, 3e6, 259200.0, 0.30000000000000004])
+instants = st.sampled_from([0.0, 0.1, 0.7, 1e6 + 0.1, 3000003.0, 1e15])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 40), st.integers(1, 6), walltimes),
+                max_size=150),
+       instants, walltimes, st.integers(0, 8), st.integers(0, 8), st.integers(-1, 40),
+       st.integers(1, 8))
+def test_the_scan_finds_what_a_job_by_job_pass_finds(steps: list, now: float, ahead: float,
+                                                     nfree: int, nextra: int, after: int,
+                                                     compact_min: int) -> None:
+    """Adds (ranks in any order), removes, compactions and float boundaries: same job."""
+    with mock.patch("batpolicy.policies.queue._COMPACT_MIN", compact_min):
+        _scan_and_compare(steps, now, ahead, nfree, nextra, after)
+
+
+def _scan_and_compare(steps: list, now: float, ahead: float, nfree: int, nextra: int,
+                      after: int) -> None:
+    queue = JobQueue()
+    jobs: dict[int, Job] = {}
+    for add, seq, res, walltime in steps:
+        if add and seq not in jobs:
+            jobs[seq] = Job(f"w0!{seq}", 0.0, res, walltime, "p", seq=seq)
+            queue.add(jobs[seq])
+        elif not add and seq in jobs:
+            queue.remove(jobs.pop(seq))
+    nextra = min(nextra, nfree)  # EASY's extra machines are some of the free ones
+    for shadow in (now + ahead, math.nextafter(now + ahead, math.inf),
+                   math.nextafter(now + ahead, -math.inf), math.inf):
+        assert queue.next_backfill(now, shadow, nfree, nextra, after) is \
+            _brute_next_backfill(queue, now, shadow, nfree, nextra, after)
