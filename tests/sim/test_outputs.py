@@ -177,3 +177,18 @@ def test_whole_file_writer_matches_the_incremental_one(tmp_path: Path) -> None:
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
     with pytest.raises(ValueError, match="closed"):
         writer.write(records[0])
+
+
+def test_a_row_that_cannot_be_formatted_leaves_the_rows_before_it_on_disk(tmp_path: Path
+                                                                          ) -> None:
+    good = JobRecord("w0!1", "p", 0.0, 1, 5.0, JobState.COMPLETED_SUCCESSFULLY, start=0.0,
+                     runtime=5.0, finish=5.0, alloc=MachineSet.of(0))
+    bad = JobRecord("w0!2", "p", 1.0, 1, 5.0, JobState.COMPLETED_SUCCESSFULLY, start=1.0,
+                    runtime="five", finish=6.0, alloc=MachineSet.of(0))  # type: ignore[arg-type]
+    path = tmp_path / "jobs.csv"
+    with pytest.raises(TypeError), JobsCsvWriter(path, flush_every=10) as writer:
+        writer.write(good)
+        writer.write(bad)
+        assert path.read_text().count("\n") == 1  # the header: rows go in batches
+    rows = list(csv.DictReader(path.open()))
+    assert [r["job_id"] for r in rows] == ["1"]
