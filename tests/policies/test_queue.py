@@ -131,3 +131,41 @@ def _scan_and_compare(steps: list, now: float, ahead: float, nfree: int, nextra:
                    math.nextafter(now + ahead, -math.inf), math.inf):
         assert queue.next_backfill(now, shadow, nfree, nextra, after) is \
             _brute_next_backfill(queue, now, shadow, nfree, nextra, after)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 6), walltimes), max_size=60),
+       instants, walltimes, st.integers(0, 12), st.integers(0, 12),
+       st.lists(st.tuples(st.integers(0, 6), st.booleans()), max_size=30), st.integers(1, 8))
+def test_a_backfilling_pass_finds_what_job_by_job_passes_find(
+        jobs: list, now: float, ahead: float, nfree: int, nextra: int, steps: list,
+        compact_min: int) -> None:
+    """EASY's pass: after each job found the counts shrink and it leaves; some others leave.
+
+    Every call is compared with a job-by-job pass on the queue as it is then (slots of
+    the jobs that left compacted away or not).
+    """
+    with mock.patch("batpolicy.policies.queue._COMPACT_MIN", compact_min):
+        _backfilling_pass(jobs, now, ahead, nfree, nextra, steps)
+
+
+def _backfilling_pass(jobs: list, now: float, ahead: float, nfree: int, nextra: int,
+                      steps: list) -> None:
+    queue = JobQueue()
+    for seq, res, walltime in sorted({j[0]: j for j in jobs}.values()):
+        queue.add(Job(f"w0!{seq}", 0.0, res, walltime, "p", seq=seq))
+    shadow = now + ahead
+    nextra = min(nextra, nfree)
+    after = queue.head().seq if queue else -1
+    for draw, drop_other in steps:
+        found = queue.next_backfill(now, shadow, nfree, nextra, after)
+        assert found is _brute_next_backfill(queue, now, shadow, nfree, nextra, after)
+        if found is None:
+            break
+        queue.remove(found)
+        after = found.seq
+        nfree -= found.res
+        nextra = max(0, min(nextra - min(draw, found.res), nfree))
+        others = [j for j in queue if j.seq > after]
+        if drop_other and others:  # started or rejected by someone else: dropped from the queue
+            queue.remove(others[draw % min(len(others), 3)])
