@@ -113,21 +113,28 @@ def format_job_row(record: JobRecord, extra_columns: tuple[str, ...] = ()) -> st
                      for c in extra_columns) if extra_columns else ""
     workload, _, name = record.job_id.partition("!")
     walltime = -1.0 if record.walltime is None else record.walltime
-    head = (f"{name},{workload},{record.profile},{record.submission_time:f},"
-            f"{record.requested_resources},{walltime:f},{_STATE_CELLS[record.final_state]},")
+    submitted = record.submission_time
     start = record.start
     if start is None:
-        return f'{head},,,,,,,,"{record.metadata}"{suffix}\n'
+        return _REJECTED_ROW % (name, workload, record.profile, submitted,
+                                record.requested_resources, walltime,
+                                _STATE_CELLS[record.final_state], record.metadata, suffix)
     runtime: float = record.runtime  # type: ignore[assignment]
     end = start + runtime
-    turnaround = end - record.submission_time
+    turnaround = end - submitted
     stretch = turnaround / runtime
     if runtime < _TINY_RUNTIME:  # Batsim's long double shows through the division
-        end, turnaround, stretch = _long_double_times(start, runtime, record.submission_time)
+        end, turnaround, stretch = _long_double_times(start, runtime, submitted)
     alloc = "" if record.alloc is None else format_intervals(record.alloc)
-    return (f"{head}{start:f},{runtime:f},{end:f},{start - record.submission_time:f},"
-            f"{turnaround:f},{stretch:f},{alloc},-1.000000,"
-            f'"{record.metadata}"{suffix}\n')
+    return _ROW % (name, workload, record.profile, submitted, record.requested_resources,
+                   walltime, _STATE_CELLS[record.final_state], start, runtime, end,
+                   start - submitted, turnaround, stretch, alloc, record.metadata, suffix)
+
+
+#: A jobs.csv row, one C-level formatting of its cells (an f-string cost 1 µs more a row).
+_ROW = '%s,%s,%s,%f,%s,%f,%s,%f,%f,%f,%f,%f,%f,%s,-1.000000,"%s"%s\n'
+#: The row of a job that never started (rejected): its run's cells are empty.
+_REJECTED_ROW = '%s,%s,%s,%f,%s,%f,%s,,,,,,,,,"%s"%s\n'
 
 
 class JobsCsvWriter:
