@@ -134,7 +134,7 @@ def _scan_and_compare(steps: list, now: float, ahead: float, nfree: int, nextra:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 6), walltimes), max_size=60),
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(0, 6), walltimes), max_size=60),
        instants, walltimes, st.integers(0, 12), st.integers(0, 12),
        st.lists(st.tuples(st.integers(0, 6), st.booleans()), max_size=30), st.integers(1, 8))
 def test_a_backfilling_pass_finds_what_job_by_job_passes_find(
