@@ -242,6 +242,11 @@ class JobQueue:
         hi = len(ranks)
         if lo >= hi:
             return None
+        job = self._jobs[lo]  # the next rank first: a fifth of RICC's scans find it
+        if job.res <= nfree and (job.res <= nextra or now + job.planned_walltime <= shadow):
+            entry = self._by_id.get(job.id)
+            if entry is not None and entry[2] is job:  # still queued
+                return job
         res = self._res[lo:hi]
         # One pass over the window and no float sum per job: ``walltime <= bound`` keeps
         # every job with ``now + walltime <= shadow``, and at a float boundary perhaps a
