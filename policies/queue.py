@@ -46,6 +46,16 @@ def _sum_bound(now: float, shadow: float) -> float:
     return gap + 2.0 * (math.ulp(gap) + math.ulp(shadow))
 
 
+def _may_backfill(job: Job, now: float, shadow: float, nfree: int, nextra: int) -> bool:
+    """Whether EASY may backfill ``job`` now (the rule of :meth:`JobQueue.next_backfill`).
+
+    It fits the free machines and either ends by the shadow time (the policy's own float
+    sum) or fits the extra machines.
+    """
+    res = job.res
+    return res <= nfree and (res <= nextra or now + job.planned_walltime <= shadow)
+
+
 def fcfs_key(job: Job) -> int:
     """First come, first served: the submission rank."""
     return job.seq
@@ -243,7 +253,7 @@ class JobQueue:
         if lo >= hi:
             return None
         job = self._jobs[lo]  # the next rank first: a fifth of RICC's scans find it
-        if job.res <= nfree and (job.res <= nextra or now + job.planned_walltime <= shadow):
+        if _may_backfill(job, now, shadow, nfree, nextra):
             entry = self._by_id.get(job.id)
             if entry is not None and entry[2] is job:  # still queued
                 return job
@@ -262,7 +272,7 @@ class JobQueue:
         first = int(fits.argmax())
         while fits[first]:
             job = jobs[lo + first]
-            if job.res <= nfree and (job.res <= nextra or now + job.planned_walltime <= shadow):
+            if _may_backfill(job, now, shadow, nfree, nextra):
                 return job
             fits[first] = False
             first = int(fits.argmax())
