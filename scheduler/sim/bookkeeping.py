@@ -169,7 +169,8 @@ class Machines:
     and written into ``last_change`` by batches, latest first, each machine once
     (:meth:`_fold`): a release costs an append instead of one array write per interval
     of its allocation (the intervals of a fragmented allocation on RICC-2010's 8,192
-    machines took 5 % of a simulation).
+    machines took 5 % of a simulation). ``last_change`` is current only after
+    :meth:`last_change_sum`, its one reader, has folded the queue.
 
     >>> m = Machines(["a", "b", "c"], [1.0, 1.0, 1.0])
     >>> m.occupy(MachineSet.span(0, 1))
