@@ -30,6 +30,7 @@ from batpolicy.platforms.model import Platform
 from batpolicy.policies.queue import JobQueue
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import ExecuteJob
+from batpolicy.records import slot_init
 from batpolicy.scheduler.allocation import (
     Allocator,
     allocate_or_lowest,
@@ -40,6 +41,7 @@ from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.view import PolicyView
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Reservation:
     """The head job's reservation: from ``shadow_time`` on, ``machines`` are its own."""

@@ -20,6 +20,7 @@ from enum import Enum
 from typing import Any, Union
 
 from batpolicy.protocol.intervals import MachineSet
+from batpolicy.records import slot_init
 
 __all__ = ["Answer", "CallMeLater", "ChangeJobState", "ContinueRegistration", "Decision",
            "Event", "ExecuteJob", "FromJobMsg", "JobCompleted", "JobKilled", "JobState",
@@ -94,6 +95,7 @@ class SimulationEnds:
     timestamp: float
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class JobSubmitted:
     """A job is submitted (or a dynamic registration is acknowledged).
@@ -109,6 +111,7 @@ class JobSubmitted:
     profile: dict[str, Any] | None = None
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class JobCompleted:
     """A job ended: normally, failed, at its walltime, or killed."""
@@ -206,6 +209,7 @@ Event = Union[SimulationBegins, SimulationEnds, JobSubmitted, JobCompleted, JobK
 # ---------------------------------------------------------------------------------------
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ExecuteJob:
     """Start ``job_id`` on ``alloc``; at most one of the optional fields (Batsim rule)."""
@@ -218,6 +222,7 @@ class ExecuteJob:
     timestamp: float | None = None
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class RejectJob:
     """Reject a submitted, not yet started job."""
@@ -317,6 +322,7 @@ Decision = Union[ExecuteJob, RejectJob, KillJob, CallMeLater, SetResourceState, 
                  ChangeJobState, Query, Answer, ToJobMsg]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Request:
     """A whole message from Batsim: its ``now`` and its events in order."""
@@ -325,6 +331,7 @@ class Request:
     events: tuple[Event, ...]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Reply:
     """A whole message from the scheduler: its ``now`` and its decisions in order."""

@@ -32,11 +32,13 @@ from typing import Any
 import numpy as np
 
 from batpolicy.protocol.intervals import MachineSet
+from batpolicy.records import slot_init
 
 #: Metadata key naming, in a copy of a killed job, the original's full id.
 PARENT_KEY = "parent"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class JobOutcome:
     """What metrics need of one job; times are None for a rejected job."""
