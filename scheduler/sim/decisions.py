@@ -21,7 +21,7 @@ from batpolicy.scheduler.sim import validation as v
 from batpolicy.scheduler.sim.actors import JobEnd, Waiter
 from batpolicy.scheduler.sim.bookkeeping import ProfileTable, SimJob
 from batpolicy.scheduler.sim.core import CALL, COMPLETION
-from batpolicy.scheduler.sim.wire import round_progress, wire_json
+from batpolicy.scheduler.sim.wire import round_progress, wire_json, wire_time
 
 log = logging.getLogger("batpolicy.scheduler.sim.engine")
 
@@ -68,7 +68,7 @@ class DecisionHandlers:
     def _perform_kills(self) -> None:
         """Kill, then acknowledge each KILL_JOB: JOB_COMPLETED per really killed job, JOB_KILLED."""
         now = self._queue.now
-        stamp = round(now, 6)
+        stamp = wire_time(now)
         begin = 0
         for end in self._kill_groups:
             group = self._kills[begin:end]
@@ -135,7 +135,7 @@ class DecisionHandlers:
         if self.options.acknowledge_dynamic_jobs:  # Batsim's job object has the full id
             ack = {**desc, "id": d.job_id} if "id" in desc else desc
             self._outbox.append(t.JobSubmitted(
-                round(self._queue.now, 6), d.job_id, wire_json(ack),
+                wire_time(self._queue.now), d.job_id, wire_json(ack),
                 wire_json(job.profile_data) if self.options.forward_profiles else None))
 
     def _do_registration_finished(self, d: t.RegistrationFinished) -> None:
@@ -170,12 +170,12 @@ class DecisionHandlers:
 
     def _do_set_resource_state(self, d: t.SetResourceState) -> None:
         v.check_set_resource_state(self, d)
-        self._outbox.append(t.ResourceStateChanged(round(self._queue.now, 6), d.resources,
+        self._outbox.append(t.ResourceStateChanged(wire_time(self._queue.now), d.resources,
                                                    d.state))
 
     def _do_query(self, d: t.Query) -> None:
         v.check_query(self, d)
-        self._outbox.append(t.Answer(round(self._queue.now, 6), {"consumed_energy": 0.0}))
+        self._outbox.append(t.Answer(wire_time(self._queue.now), {"consumed_energy": 0.0}))
 
     def _do_to_job_msg(self, d: t.ToJobMsg) -> None:
         v.check_to_job_msg(self, d)

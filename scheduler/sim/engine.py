@@ -64,7 +64,7 @@ from batpolicy.scheduler.sim.message_clock import InstantMessages
 from batpolicy.scheduler.sim.models import JobModel, make_job_model
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
-from batpolicy.scheduler.sim.wire import as_machine_set, wire_json
+from batpolicy.scheduler.sim.wire import as_machine_set, wire_json, wire_time
 
 __all__ = ["Scheduler", "Simulator"]
 
@@ -337,7 +337,7 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
         """
         queue = self._queue
         now = queue.now
-        request = t.Request(round(now, 6), tuple(events))
+        request = t.Request(wire_time(now), tuple(events))
         self._outbox = []
         if self._to_delete:
             self._collect()
@@ -418,7 +418,7 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
                 and (not self.options.dynamic_jobs or self.registration_finished))
 
     def _end(self, scheduler: Scheduler) -> None:
-        now = round(self._queue.now, 6)
+        now = wire_time(self._queue.now)
         began = _time.perf_counter()
         reply = scheduler(t.Request(now, (t.SimulationEnds(now),)))
         self._result.scheduling_time += _time.perf_counter() - began
@@ -485,7 +485,7 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
 
     def submit_static(self, specs: Sequence[JobSpec]) -> None:
         """Batsim's server receiving static jobs: JOB_SUBMITTED for each, now. O(len(specs))."""
-        stamp = round(self._queue.now, 6)
+        stamp = wire_time(self._queue.now)
         tables, jobs, out = self.tables, self.jobs, self._outbox
         forward = self.options.forward_profiles
         models = self._models
@@ -519,17 +519,17 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
             if self._bye_pending:  # received before what the reply caused: first
                 self._bye_pending = False
                 self._static_done = True
-                self._outbox.insert(0, t.Notify(round(self._queue.now, 6), kind))
+                self._outbox.insert(0, t.Notify(wire_time(self._queue.now), kind))
                 return
             self._static_done = True
         else:
             self._events_done = True
-        self._outbox.append(t.Notify(round(self._queue.now, 6), kind))
+        self._outbox.append(t.Notify(wire_time(self._queue.now), kind))
 
     def on_call(self) -> None:
         """A CALL_ME_LATER is due: REQUESTED_CALL."""
         self._waiters -= 1
-        self._outbox.append(t.RequestedCall(round(self._queue.now, 6)))
+        self._outbox.append(t.RequestedCall(wire_time(self._queue.now)))
 
     def on_external_event(self, event: Any) -> None:
         """Machine (un)availability (§1.14): applied and notified; others forwarded if asked.
@@ -537,7 +537,7 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
         Running jobs keep their machines when these become unavailable.
         """
         now = self._queue.now
-        stamp = round(now, 6)
+        stamp = wire_time(now)
         kind = event.type
         if kind in ("machine_unavailable", "machine_available"):
             machines = as_machine_set(event.resources)
@@ -589,5 +589,5 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
         job.state = job.outcome
         job.end_seq = -1
         self._finish(job, now)
-        self._outbox.append(t.JobCompleted(round(now, 6), job.id, job.state, job.return_code,
+        self._outbox.append(t.JobCompleted(wire_time(now), job.id, job.state, job.return_code,
                                            job.alloc))  # type: ignore[arg-type]

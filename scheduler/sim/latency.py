@@ -45,6 +45,7 @@ from batpolicy.scheduler.sim.engine import Scheduler, Simulator
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
 from batpolicy.scheduler.sim.routes import Routes, UnsupportedRoute, read_routes
+from batpolicy.scheduler.sim.wire import wire_time
 
 __all__ = ["LatencySimulator", "MessageDelays", "make_simulator", "message_delays"]
 
@@ -271,7 +272,7 @@ class LatencySimulator(Simulator):
 
     def _ask(self, events: list[t.Event]) -> t.Reply:
         now = self.now
-        request = t.Request(round(now, 6), tuple(events))
+        request = t.Request(wire_time(now), tuple(events))
         if self._to_delete:
             self._collect()
         began = _time.perf_counter()
@@ -326,7 +327,7 @@ class LatencySimulator(Simulator):
             """The server receives the events, stamped now."""
             if then is not None:
                 then()
-            self._outbox.extend(_restamp(events, round(self.now, 6)))
+            self._outbox.extend(_restamp(events, wire_time(self.now)))
         self.post(_Put(delay, on_receive))
 
     def _submitter_program(self, specs: list[JobSpec]) -> Program:
@@ -354,7 +355,7 @@ class LatencySimulator(Simulator):
         self._job_submitters -= 1
         if self._job_submitters == 0:
             self._static_done = True
-            self._outbox.append(t.Notify(round(self.now, 6), _NO_MORE_JOBS))
+            self._outbox.append(t.Notify(wire_time(self.now), _NO_MORE_JOBS))
 
     def _event_program(self, events: list[Any]) -> Program:
         """static_event_submitter_process (event_submitter.cpp)."""
@@ -385,7 +386,7 @@ class LatencySimulator(Simulator):
         self._event_submitters -= 1
         if self._event_submitters == 0:
             self._events_done = True
-            self._outbox.append(t.Notify(round(self.now, 6), _NO_MORE_EVENTS))
+            self._outbox.append(t.Notify(wire_time(self.now), _NO_MORE_EVENTS))
 
     # ------------------------------------------------------------ heap events of the engine
     def on_job_end(self, job: SimJob) -> None:
@@ -405,7 +406,7 @@ class LatencySimulator(Simulator):
         def arrived() -> None:
             """The server receives WAITING_DONE: REQUESTED_CALL."""
             self._waiters -= 1
-            self._outbox.append(t.RequestedCall(round(self.now, 6)))
+            self._outbox.append(t.RequestedCall(wire_time(self.now)))
         self.post(_Put(self.delays.from_master, arrived))
 
     # ------------------------------------------------------------ the run

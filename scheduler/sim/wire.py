@@ -10,7 +10,24 @@ from typing import Any
 
 from batpolicy.protocol.intervals import MachineSet, parse_intervals
 
-__all__ = ["as_machine_set", "round_progress", "wire_json"]
+__all__ = ["as_machine_set", "round_progress", "wire_json", "wire_time"]
+
+
+def wire_time(value: float) -> float:
+    """``round(value, 6)``, as Batsim writes a time; an integral float is returned as is.
+
+    Same result as ``round(value, 6)`` for every value: an integral float has no
+    fractional digits to round. ``round(x, 6)`` goes through a correctly rounded decimal
+    conversion (0.26-0.46 µs on 2026-11-24); the test is 0.02 µs, and a simulation's
+    times are mostly integral (SWF seconds). About six per job: the two messages' ``now``,
+    the job's submission and completion stamps, its subtime and walltime.
+
+    >>> wire_time(57.245384205516594), wire_time(1e6), wire_time(3)
+    (57.245384, 1000000.0, 3)
+    """
+    if type(value) is float and value.is_integer():
+        return value
+    return round(value, 6)
 
 
 def wire_json(value: Any) -> Any:
@@ -21,12 +38,14 @@ def wire_json(value: Any) -> Any:
     """
     kind = type(value)
     if kind is float:
-        return round(value, 6)
+        return wire_time(value)
     if kind is dict:
         out = None
         for key, item in value.items():
             sub = type(item)
             if sub is float:  # a job's subtime and walltime: rounded here, no call per number
+                if item.is_integer():  # as wire_time: nothing to round
+                    continue
                 new = round(item, 6)
                 if new == item:
                     continue
