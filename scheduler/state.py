@@ -459,6 +459,9 @@ class ClusterState:
             raise AssertionError(f"machines {self._free & self._unavailable} free but unavailable")
         if len(self._running_by_end) != len(self._running):
             raise AssertionError("running index out of sync")
+        ordered = self._running_by_end
+        if any(_END_KEY(a) >= _END_KEY(b) for a, b in zip(ordered, ordered[1:])):
+            raise AssertionError("running index not in (expected end, rank) order")
         last = -1
         for job in self._waiting.values():
             if job.seq < last:

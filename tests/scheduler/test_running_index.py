@@ -66,3 +66,18 @@ def test_a_job_tied_on_expected_end_leaves_the_index_by_its_rank() -> None:
     assert list(state.running_by_expected_end) == [a, c]
     state.move_expected_end(c, 5.0)
     assert list(state.running_by_expected_end) == [c, a]
+
+
+def test_jobs_started_out_of_rank_order_with_equal_ends_are_indexed_by_rank() -> None:
+    state = _state([10.0, 10.0, 10.0, 10.0])
+    for i in (2, 0, 3, 1):  # the same instant and walltime: equal expected ends
+        state.apply_decision(t.ExecuteJob(f"w0!{i}", MachineSet.of(i)))
+    assert [job.seq for job in state.running_by_expected_end] == [0, 1, 2, 3]
+    state.check()
+    for i in (1, 3, 0, 2):
+        job = state.jobs[f"w0!{i}"]
+        state.apply(t.JobCompleted(0.0, job.id, t.JobState.COMPLETED_SUCCESSFULLY, 0,
+                                   job.allocation))
+        assert job not in state.running_by_expected_end
+        state.check()
+    assert not state.running_by_expected_end
