@@ -17,6 +17,7 @@ import math
 from bisect import bisect_left, insort
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
@@ -460,7 +461,7 @@ class ClusterState:
         if len(self._running_by_end) != len(self._running):
             raise AssertionError("running index out of sync")
         ordered = self._running_by_end
-        if any(_END_KEY(a) >= _END_KEY(b) for a, b in zip(ordered, ordered[1:])):
+        if any(_END_KEY(a) >= _END_KEY(b) for a, b in pairwise(ordered)):
             raise AssertionError("running index not in (expected end, rank) order")
         last = -1
         for job in self._waiting.values():
