@@ -13,21 +13,20 @@ from batpolicy.protocol.intervals import MachineSet
 from batpolicy.records import slot_init
 
 
-@dataclass(frozen=True, slots=True)
-class Plain:
-    job_id: str
-    alloc: object
-    mapping: object = None
-    timestamp: float | None = None
+def _record() -> type:
+    """The same record class each call: one to keep the dataclass's __init__, one for slot_init."""
+    @dataclass(frozen=True, slots=True)
+    class Record:
+        job_id: str
+        alloc: object
+        mapping: object = None
+        timestamp: float | None = None
+
+    return Record
 
 
-@slot_init
-@dataclass(frozen=True, slots=True)
-class Fast:
-    job_id: str
-    alloc: object
-    mapping: object = None
-    timestamp: float | None = None
+Plain = _record()
+Fast = slot_init(_record())
 
 
 CALLS = [(("a", 1), {}), (("a", 1, {0: 1}), {}), (("a",), {"alloc": 2, "timestamp": 3.5}),
@@ -40,7 +39,7 @@ BAD_CALLS = [((), {}), (("a",), {}), (("a", 1, 2, 3, 4), {}), (("a", 1), {"nope"
 def test_same_fields_as_the_dataclass_init(args: tuple, kwargs: dict) -> None:
     fast, plain = Fast(*args, **kwargs), Plain(*args, **kwargs)
     assert dataclasses.astuple(fast) == dataclasses.astuple(plain)
-    assert repr(fast).replace("Fast", "Plain") == repr(plain)
+    assert repr(fast) == repr(plain)
 
 
 @pytest.mark.parametrize(("args", "kwargs"), BAD_CALLS)
@@ -49,7 +48,7 @@ def test_same_type_errors_as_the_dataclass_init(args: tuple, kwargs: dict) -> No
         Fast(*args, **kwargs)
     with pytest.raises(TypeError) as plain:
         Plain(*args, **kwargs)
-    assert str(fast.value).replace("Fast", "Plain") == str(plain.value)
+    assert str(fast.value) == str(plain.value)
 
 
 def test_still_frozen_and_replaceable() -> None:
