@@ -252,12 +252,10 @@ class JobQueue:
         hi = len(ranks)
         if lo >= hi:
             return None
-        job = self._jobs[lo]  # the next rank first: a fifth of RICC's scans find it
-        if _may_backfill(job, now, shadow, nfree, nextra):
-            entry = self._by_id.get(job.id)
-            if entry is not None and entry[2] is job:  # still queued
-                return job
         res = self._res[lo:hi]
+        job = self._jobs[lo]  # the next rank first: a fifth of RICC's scans find it
+        if res[0] != _DEAD and _may_backfill(job, now, shadow, nfree, nextra):  # queued
+            return job
         # One pass over the window and no float sum per job: ``walltime <= bound`` keeps
         # every job with ``now + walltime <= shadow``, and at a float boundary perhaps a
         # few more, which the exact test below skips.
