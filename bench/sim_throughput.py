@@ -81,8 +81,7 @@ def run_one(path: str, policy_name: str, max_jobs: int | None) -> dict[str, Any]
     return {"jobs": len(workload.jobs), "machines": workload.nb_res, "read_s": read_s,
             "sim_s": sim_s, "cpu_s": cpu_s, "simulated_s": result.end_time,
             "messages": result.nb_messages,
-            "finished": result.nb_jobs_finished, "rejected": result.nb_jobs_rejected,
-            "policy_s": dispatcher.scheduler_time_s}
+            "finished": result.nb_jobs_finished, "rejected": result.nb_jobs_rejected}
 
 
 def _run(task: tuple[str, str, int | None]) -> tuple[str, str, dict[str, Any]]:
