@@ -45,7 +45,7 @@ from batpolicy.scheduler.io.events import ExternalEvent
 from batpolicy.scheduler.io.model import Workload
 from batpolicy.scheduler.io.outputs import JobsCsvWriter, write_schedule_csv
 from batpolicy.scheduler.io.transform import TransformSpec, apply
-from batpolicy.scheduler.metrics import JobOutcome, compute_metrics, merge_copies
+from batpolicy.scheduler.metrics import PARENT_KEY, JobOutcome, compute_metrics, merge_copies
 from batpolicy.scheduler.sim.engine import Scheduler, Simulator
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
@@ -305,18 +305,29 @@ class _Progress:
 
 
 def _outcomes(records: Sequence[JobRecord]) -> list[JobOutcome]:
-    triples = []
+    """One outcome per user job: a killed job's copies merged into it (:func:`merge_copies`).
+
+    The (id, metadata, outcome) triples :func:`merge_copies` takes are built only when a
+    record's metadata names a parent (a policy resubmitted a job); otherwise the outcomes
+    are the records', in order. Runtime complexity: O(n).
+    """
+    outcomes = []
+    append = outcomes.append
+    copies = False
     for r in records:
         if r.start is None:
-            outcome = JobOutcome(r.submission_time, None, None, r.requested_resources, False,
-                                 deadline=r.fields.deadline)
+            append(JobOutcome(r.submission_time, None, None, r.requested_resources, False,
+                              False, r.fields.deadline))
         else:
-            outcome = JobOutcome(r.submission_time, r.start, r.completion_time,
-                                 r.requested_resources, r.success,
-                                 killed=r.final_state in _KILLED, deadline=r.fields.deadline,
-                                 alloc=r.alloc)
-        triples.append((r.job_id, r.metadata, outcome))
-    return merge_copies(triples)
+            append(JobOutcome(r.submission_time, r.start, r.completion_time,
+                              r.requested_resources, r.success, r.final_state in _KILLED,
+                              r.fields.deadline, r.alloc))
+        if PARENT_KEY in r.metadata:
+            copies = True
+    if not copies:
+        return outcomes
+    return merge_copies([(r.job_id, r.metadata, outcome)
+                         for r, outcome in zip(records, outcomes, strict=True)])
 
 
 def _recording(scheduler: Scheduler, path: Path) -> tuple[Scheduler, Callable[[], None]]:
