@@ -149,7 +149,8 @@ def plan_reservation(job: Job, now: float, free: MachineSet,
             shadow = end
     if shadow == math.inf:
         return Reservation(job, math.inf, MachineSet())
-    return Reservation(job, shadow, free.union(*pending).lowest(need))
+    pending.append(free)
+    return Reservation(job, shadow, MachineSet.lowest_of_union(need, pending))
 
 
 def plan_allocated_reservation(job: Job, now: float, free: MachineSet,
