@@ -149,8 +149,7 @@ def plan_reservation(job: Job, now: float, free: MachineSet,
             shadow = end
     if shadow == math.inf:
         return Reservation(job, math.inf, MachineSet())
-    pending.append(free)
-    return Reservation(job, shadow, MachineSet.lowest_of_union(need, pending))
+    return Reservation(job, shadow, free.union(*pending).lowest(need))
 
 
 def plan_allocated_reservation(job: Job, now: float, free: MachineSet,

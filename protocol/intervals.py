@@ -116,32 +116,6 @@ class MachineSet(FrozenBitMap):
         lowest.run_optimize()  # runs, not an array of ids: 26 bytes, not 6 KB, for 3,000 ids
         return lowest
 
-    @classmethod
-    def lowest_of_union(cls, count: int, sets: Iterable[FrozenBitMap]) -> MachineSet:
-        """The ``count`` lowest ids of the union of ``sets``: ``union(*sets).lowest(count)``.
-
-        A reservation's machines: the lowest ids among those free now and those released
-        up to the shadow time. Built in one mutable bitmap (one C-level union, then the
-        ids above the ``count``-th removed in place) where the union and :meth:`lowest`
-        build three frozen sets: 6.1 against 8.0 µs on RICC-2010's reservations (13 sets
-        on average). Stored as runs, as :meth:`lowest` stores them.
-
-        >>> str(MachineSet.lowest_of_union(3, [MachineSet.parse("5-9"), MachineSet.of(1, 7)]))
-        '1 5-6'
-        >>> str(MachineSet.lowest_of_union(9, [MachineSet.of(2)]))
-        '2'
-        >>> len(MachineSet.lowest_of_union(0, [MachineSet.of(2)]))
-        0
-        """
-        if count <= 0:
-            return cls()
-        bits = BitMap()
-        bits.update(*sets)
-        if count < len(bits):
-            bits.remove_range(bits[count - 1] + 1, _LAST_ID + 1)
-        bits.run_optimize()
-        return cls(bits)
-
     def intervals(self) -> list[tuple[int, int]]:
         """The maximal runs of consecutive ids as ``(first, last)`` pairs, in id order.
 

@@ -81,15 +81,6 @@ def test_a_slice_is_the_lowest_ids(ids: set[int], k: int) -> None:
     assert type(lowest) is MachineSet and list(lowest) == sorted(ids)[:k]
 
 
-@given(st.lists(st.one_of(IDS, WIDE), max_size=6), st.integers(-1, 200))
-def test_the_lowest_of_a_union_are_the_lowest_ids_of_all_the_sets(sets: list[set[int]],
-                                                                  k: int) -> None:
-    """What a reservation reserves: the k lowest ids among several sets, as Python sees them."""
-    lowest = MachineSet.lowest_of_union(k, [MachineSet(ids) for ids in sets])
-    assert type(lowest) is MachineSet
-    assert list(lowest) == sorted(set().union(*sets))[:max(k, 0)]
-
-
 def test_sets_are_immutable_and_survive_pickling_and_copies() -> None:
     free = MachineSet.parse("0-7 12")
     alias = free
