@@ -44,6 +44,7 @@ from batpolicy.policies.reservation import (
     expected_releases,
     plan_reservation,
     start_heads,
+    whole_platform_reservation,
 )
 from batpolicy.policies.unavailable import MODES, Evacuation
 from batpolicy.protocol.intervals import MachineSet
@@ -145,9 +146,13 @@ class EasyBackfilling(Policy):
         rescan = self._released or head is not self._last_head or self._reservation is None
         if rescan or started:
             started.sort(key=lambda item: item[0])
-            reservation = plan_reservation(head, now, free,  # 2. reserve for the head
-                                           expected_releases(state, started), state.unavailable,
-                                           allocator, platform)
+            # 2. reserve for the head: at once if it needs every machine, else by a walk
+            reservation = None if allocator is not None else \
+                whole_platform_reservation(head, state, started)
+            if reservation is None:
+                reservation = plan_reservation(head, now, free,
+                                               expected_releases(state, started),
+                                               state.unavailable, allocator, platform)
         else:
             reservation = self._reservation
         assert reservation is not None

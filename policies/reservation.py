@@ -106,6 +106,39 @@ def expected_releases(state: PolicyView, started: Iterable[tuple[float, MachineS
     return merge(running, started, key=lambda item: item[0])  # type: ignore[arg-type]
 
 
+def whole_platform_reservation(job: Job, state: PolicyView,
+                               started: list[tuple[float, MachineSet]]) -> Reservation | None:
+    """The reservation of a job that needs every machine, in O(1); None for any other job.
+
+    With no machine unavailable, every machine is free or held by a running job (or one
+    started in this very decision, ``started``, sorted by end), so such a job fits only
+    once the last of them has ended: its shadow time is the latest expected end (a job
+    past its end counts as ending now, an endless one makes it infinite and reserves
+    nothing) and it is reserved every machine. That is what :func:`plan_reservation`
+    finds by walking every release and uniting their machines: on RICC-2010 (8,192
+    machines) 14,276 reservations of whole-platform jobs, each behind ~2,000 running
+    jobs, took 168 µs a call and 5 % of the run. With unavailable machines (a release
+    may then free none the job can use), None: :func:`plan_reservation` decides
+    (tests/policies/test_reservation.py checks both give the same).
+    """
+    if state.unavailable:
+        return None
+    everything = state.all_machines
+    if job.res != len(everything):
+        return None
+    now = state.now
+    last = now
+    running = state.running_by_expected_end
+    if running and running[-1].expected_end > last:
+        last = running[-1].expected_end
+    for end, _ in started:
+        if end > last:
+            last = end
+    if last == math.inf:
+        return Reservation(job, math.inf, MachineSet())
+    return Reservation(job, last, everything)
+
+
 def plan_reservation(job: Job, now: float, free: MachineSet,
                      releases: Iterable[tuple[float, MachineSet]],
                      unavailable: MachineSet, allocator: Allocator | None = None,
