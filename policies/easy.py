@@ -41,10 +41,8 @@ from batpolicy.policies.base import PLACEMENT_PARAMETERS, Decisions, Parameter, 
 from batpolicy.policies.queue import ORDERS, VECTOR_MIN, JobQueue
 from batpolicy.policies.reservation import (
     Reservation,
-    expected_releases,
-    plan_reservation,
+    reserve_head,
     start_heads,
-    whole_platform_reservation,
 )
 from batpolicy.policies.unavailable import MODES, Evacuation
 from batpolicy.protocol.intervals import MachineSet
@@ -145,14 +143,8 @@ class EasyBackfilling(Policy):
             return self._done(head, None, out)
         rescan = self._released or head is not self._last_head or self._reservation is None
         if rescan or started:
-            started.sort(key=lambda item: item[0])
-            # 2. reserve for the head: at once if it needs every machine, else by a walk
-            reservation = None if allocator is not None else \
-                whole_platform_reservation(head, state, started)
-            if reservation is None:
-                reservation = plan_reservation(head, now, free,
-                                               expected_releases(state, started),
-                                               state.unavailable, allocator, platform)
+            reservation = reserve_head(head, now, free, state, started,  # 2. reserve
+                                       allocator, platform)
         else:
             reservation = self._reservation
         assert reservation is not None

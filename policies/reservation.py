@@ -106,6 +106,25 @@ def expected_releases(state: PolicyView, started: Iterable[tuple[float, MachineS
     return merge(running, started, key=lambda item: item[0])  # type: ignore[arg-type]
 
 
+def reserve_head(head: Job, now: float, free: MachineSet, state: PolicyView,
+                 started: list[tuple[float, MachineSet]], allocator: Allocator | None = None,
+                 platform: Platform | None = None) -> Reservation:
+    """The queue head's reservation after this decision's starts (sorted here by end).
+
+    A head that needs every machine is answered at once (:func:`whole_platform_reservation`);
+    any other, or any head under a group-aware allocator, by :func:`plan_reservation`'s
+    walk over the expected releases (:func:`expected_releases`). Runtime complexity: O(1)
+    for a whole-platform head, else that of :func:`plan_reservation`.
+    """
+    started.sort(key=lambda item: item[0])
+    if allocator is None or is_plain_lowest(allocator):
+        reservation = whole_platform_reservation(head, state, started)
+        if reservation is not None:
+            return reservation
+    return plan_reservation(head, now, free, expected_releases(state, started),
+                            state.unavailable, allocator, platform)
+
+
 def whole_platform_reservation(job: Job, state: PolicyView,
                                started: list[tuple[float, MachineSet]]) -> Reservation | None:
     """The reservation of a job that needs every machine, in O(1); None for any other job.
@@ -126,14 +145,9 @@ def whole_platform_reservation(job: Job, state: PolicyView,
     everything = state.all_machines
     if job.res != len(everything):
         return None
-    now = state.now
-    last = now
     running = state.running_by_expected_end
-    if running and running[-1].expected_end > last:
-        last = running[-1].expected_end
-    for end, _ in started:
-        if end > last:
-            last = end
+    last = max(state.now, running[-1].expected_end if running else -math.inf,
+               started[-1][0] if started else -math.inf)
     if last == math.inf:
         return Reservation(job, math.inf, MachineSet())
     return Reservation(job, last, everything)

@@ -80,8 +80,7 @@ from batpolicy.policies.dpsa.search import search_exhaustive
 from batpolicy.policies.queue import JobQueue
 from batpolicy.policies.reservation import (
     Reservation,
-    expected_releases,
-    plan_reservation,
+    reserve_head,
     start_heads,
 )
 from batpolicy.protocol.intervals import MachineSet
@@ -201,10 +200,8 @@ class Dpsa(Policy):
             reservation = last  # nothing released: the reservation stands, and only new
             candidates: Iterable[Job] = new  # jobs can fit what the last decision left
         else:
-            started.sort(key=lambda item: item[0])
-            reservation = plan_reservation(head, now, free,  # Fig. 2, l. 8
-                                           expected_releases(state, started), state.unavailable,
-                                           allocator, platform)
+            reservation = reserve_head(head, now, free, state, started,  # Fig. 2, l. 8
+                                       allocator, platform)
             candidates = self.queue
         self.last_reservation = reservation
         filling = self.clock()
