@@ -45,7 +45,7 @@ from batpolicy.scheduler.io.events import ExternalEvent
 from batpolicy.scheduler.io.model import Workload
 from batpolicy.scheduler.io.outputs import JobsCsvWriter, write_schedule_csv
 from batpolicy.scheduler.io.transform import TransformSpec, apply
-from batpolicy.scheduler.metrics import PARENT_KEY, JobOutcome, compute_metrics, merge_copies
+from batpolicy.scheduler.metrics import JobOutcome, compute_metrics, merge_copies, parent_of
 from batpolicy.scheduler.sim.engine import Scheduler, Simulator
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
@@ -322,7 +322,7 @@ def _outcomes(records: Sequence[JobRecord]) -> list[JobOutcome]:
             append(JobOutcome(r.submission_time, r.start, r.completion_time,
                               r.requested_resources, r.success, r.final_state in _KILLED,
                               r.fields.deadline, r.alloc))
-        if PARENT_KEY in r.metadata:
+        if r.metadata and parent_of(r.metadata) is not None:
             copies = True
     if not copies:
         return outcomes
