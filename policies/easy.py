@@ -38,7 +38,8 @@ time.
 from __future__ import annotations
 
 from batpolicy.policies.base import PLACEMENT_PARAMETERS, Decisions, Parameter, Placement, Policy
-from batpolicy.policies.queue import ORDERS, VECTOR_MIN, JobQueue
+from batpolicy.policies.orders import ORDERS
+from batpolicy.policies.queue import VECTOR_MIN, JobQueue
 from batpolicy.policies.reservation import (
     Reservation,
     reserve_head,

@@ -39,7 +39,7 @@ from batpolicy.policies.base import (
     Placement,
     Policy,
 )
-from batpolicy.policies.queue import ORDERS
+from batpolicy.policies.orders import ORDERS
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
 from batpolicy.scheduler.allocation import take_lowest

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from batpolicy.policies.orders import fcfs_key
 from batpolicy.scheduler.jobs import Job, JobStatus
 
 #: Below this many queued jobs a plain Python pass is cheaper than the vectorised scan.
@@ -54,36 +55,6 @@ def _may_backfill(job: Job, now: float, shadow: float, nfree: int, nextra: int) 
     """
     res = job.res
     return res <= nfree and (res <= nextra or now + job.planned_walltime <= shadow)
-
-
-def fcfs_key(job: Job) -> int:
-    """First come, first served: the submission rank."""
-    return job.seq
-
-
-def sjf_key(job: Job) -> tuple[float, int]:
-    """Shortest (requested walltime) job first, then submission rank."""
-    return (job.planned_walltime, job.seq)
-
-
-def ljf_key(job: Job) -> tuple[float, int]:
-    """Longest (requested walltime) job first, then submission rank."""
-    return (-job.planned_walltime, job.seq)
-
-
-def smallest_key(job: Job) -> tuple[int, int]:
-    """Fewest machines first, then submission rank."""
-    return (job.res, job.seq)
-
-
-def largest_key(job: Job) -> tuple[int, int]:
-    """Most machines first, then submission rank."""
-    return (-job.res, job.seq)
-
-
-#: Queue orders selectable by policies' ``order`` parameter.
-ORDERS: dict[str, Callable[[Job], Any]] = {"fcfs": fcfs_key, "sjf": sjf_key, "ljf": ljf_key,
-                                           "smallest": smallest_key, "largest": largest_key}
 
 
 class JobQueue:

@@ -63,6 +63,15 @@ def test_quick_commands_import_nothing_heavy(args: list[str]) -> None:
     assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
 
 
+def test_serve_fcfs_starts_without_numpy() -> None:
+    # FCFS needs no vectorised queue: its daemon answers sooner without numpy's ~40 ms
+    args = ["serve", "--policy", "fcfs", "--timeout", "0.01", "-s", "tcp://127.0.0.1:*"]
+    out = subprocess.run([sys.executable, "-c", _PROBE.replace("{HEAVY}", repr({"numpy"})),
+                          *args], capture_output=True, text=True, timeout=60)
+    assert "no message from Batsim" in out.stderr  # it did listen, then timed out
+    assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
+
+
 def test_transform_size_choices_are_the_readers() -> None:
     # the parser names them without importing the SWF reader
     from batpolicy.scheduler.io.cli import SIZES

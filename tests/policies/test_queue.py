@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from batpolicy.policies.queue import ORDERS, JobQueue
+from batpolicy.policies.orders import ORDERS
+from batpolicy.policies.queue import JobQueue
 from batpolicy.scheduler.jobs import Job
 
 # (add?, job number): a job is added if absent and add? is true, removed if present and not
