@@ -46,7 +46,10 @@ The header names each interpreter, its version and build.
 
 Ratios: ``x batsched`` is ours / batsched's of the same algorithm (easy_bf for
 ``easy``, dpsa-n, redirection and pybatsim; fcfs for ``fcfs``), so below 1 is faster than
-batsched; ``x easy`` is a policy / ``serve easy``. Results go to
+batsched; ``x easy`` is a policy / ``serve easy``. ``paired`` is the median of each round's
+own ratio to batsched (its two runs a minute apart): on this VM, whose speed drifts by
+10-20 % within a benchmark, it moves less than the ratio of the medians, which compares
+runs from different minutes. Results go to
 ``bench/results/serve_vs_batsched.txt`` with the commit, the machine and the command,
 above the earlier runs (kept).
 
@@ -265,6 +268,17 @@ def median(runs: list[Run], field: str) -> float:
     return statistics.median(getattr(r, field) for r in runs)
 
 
+def paired(runs: list[Run], base: list[Run], field: str) -> float:
+    """Median over rounds of one figure's ratio to ``base`` in the same round.
+
+    >>> paired([Run(1.0, 2.0, 0.0), Run(3.0, 3.0, 0.0)], [Run(1.0, 1.0, 0.0), Run(2.0, 4.0, 0.0)],
+    ...        "cpu_s")
+    1.375
+    """
+    return statistics.median(getattr(r, field) / getattr(b, field)
+                             for r, b in zip(runs, base, strict=False))
+
+
 def report(trace: str, jobs: int, chosen: list[Scheduler],
            results: dict[str, list[Run]]) -> list[str]:
     """The table of one trace: medians, ratios to batsched and to serve easy."""
@@ -274,7 +288,7 @@ def report(trace: str, jobs: int, chosen: list[Scheduler],
              "alternated runs (each run in the last column)",
              f"{'scheduler':<{width}} {'sched s':>8} {'cpu s':>8} {'wall s':>8} "
              f"{'sched x batsched':>17} {'cpu x batsched':>15} {'sched x easy':>13} "
-             f"{'cpu x easy':>11}   runs sched s / cpu s"]
+             f"{'cpu x easy':>11} {'paired sched / cpu':>19}   runs sched s / cpu s"]
     for s in chosen:
         runs = results[s.name]
         base_name, _, label = s.name.partition("@")
@@ -292,6 +306,11 @@ def report(trace: str, jobs: int, chosen: list[Scheduler],
                          f" {median(runs, 'cpu_s') / median(easy, 'cpu_s'):>11.2f}")
         else:
             cells.append(f"{'':>13} {'':>11}")
+        if base is not None and s.name != s.baseline:
+            cells.append(f"{paired(runs, base, 'scheduling_s'):>10.2f} / "
+                         f"{paired(runs, base, 'cpu_s'):.2f}  ")
+        else:
+            cells.append(f"{'':>19}")
         cells.append("   " + " ".join(f"{r.scheduling_s:.1f}/{r.cpu_s:.1f}" for r in runs))
         lines.append(" ".join(cells))
     return lines
