@@ -21,6 +21,10 @@ are cold. The idle replay reproduces that (to about ±2 % on a calm VM, but 115 
 145 µs per message for the same code within minutes on 2026-11-24), where a whole run
 beside Batsim swings ±10 %: alternate the two versions, and trust ``--calls`` first.
 
+``--split-decode`` times ``decode`` in two: ``parse`` (``orjson.loads``, the JSON text) and
+``typed`` (:func:`batpolicy.protocol.codec.request_from_obj`: envelope, events, fields), the
+two steps of ``decode_request``.
+
 ``--calls`` counts instead of timing: function calls (Python and C) per message in each
 stage, and the distinct functions one message runs. Unlike times, the counts do not move
 with this VM's drift (its speed changes by 2-3× from one day to the next, and back-to-back
@@ -39,8 +43,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from batpolicy.policies.registry import make_policy
-from batpolicy.protocol.codec import decode_request, encode_reply
+from batpolicy.protocol.codec import decode_request, encode_reply, request_from_obj
 from batpolicy.scheduler.dispatch import Dispatcher
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -55,6 +61,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="replays (best is kept)")
     parser.add_argument("--idle-us", type=float, default=0.0, metavar="US",
                         help="sleep this long after each message, untimed (default 0)")
+    parser.add_argument("--split-decode", action="store_true",
+                        help="time decode as parse (orjson.loads) + typed (request_from_obj)")
     parser.add_argument("--calls", action="store_true",
                         help="count calls and distinct functions per message instead of timing")
     args = parser.parse_args()
@@ -67,16 +75,25 @@ def main() -> None:
     for _ in range(args.repeat):
         dispatcher = Dispatcher(make_policy(args.policy))
         clock = time.process_time
-        spent = dict.fromkeys(("decode", "dispatch", "encode"), 0.0)
+        stages = ("parse", "typed") if args.split_decode else ("decode",)
+        spent = dict.fromkeys((*stages, "dispatch", "encode"), 0.0)
         for raw in messages:
             t0 = clock()
-            request = decode_request(raw)
-            t1 = clock()
+            if args.split_decode:
+                obj = orjson.loads(raw)
+                tp = clock()
+                request = request_from_obj(obj)
+                t1 = clock()
+                spent["parse"] += tp - t0
+                spent["typed"] += t1 - tp
+            else:
+                request = decode_request(raw)
+                t1 = clock()
+                spent["decode"] += t1 - t0
             reply = dispatcher.handle(request)
             t2 = clock()
             encode_reply(reply, checked=True)  # as the daemon encodes
             t3 = clock()
-            spent["decode"] += t1 - t0
             spent["dispatch"] += t2 - t1
             spent["encode"] += t3 - t2
             if idle:
