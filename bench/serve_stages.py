@@ -21,7 +21,7 @@ are cold. The idle replay reproduces that (to about ±2 % on a calm VM, but 115 
 145 µs per message for the same code within minutes on 2026-11-24), where a whole run
 beside Batsim swings ±10 %: alternate the two versions, and trust ``--calls`` first.
 
-``--split-decode`` times ``decode`` in two: ``parse`` (``orjson.loads``, the JSON text) and
+``--split-decode`` times ``decode`` in two: ``parse`` (the codec's JSON parse, orjson) and
 ``typed`` (:func:`batpolicy.protocol.codec.request_from_obj`: envelope, events, fields), the
 two steps of ``decode_request``.
 
@@ -43,10 +43,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from batpolicy.policies.registry import make_policy
-from batpolicy.protocol.codec import decode_request, encode_reply, request_from_obj
+from batpolicy.protocol.codec import _parse, decode_request, encode_reply, request_from_obj
 from batpolicy.scheduler.dispatch import Dispatcher
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -62,7 +60,7 @@ def main() -> None:
     parser.add_argument("--idle-us", type=float, default=0.0, metavar="US",
                         help="sleep this long after each message, untimed (default 0)")
     parser.add_argument("--split-decode", action="store_true",
-                        help="time decode as parse (orjson.loads) + typed (request_from_obj)")
+                        help="time decode as parse (JSON) + typed (request_from_obj)")
     parser.add_argument("--calls", action="store_true",
                         help="count calls and distinct functions per message instead of timing")
     args = parser.parse_args()
@@ -80,7 +78,7 @@ def main() -> None:
         for raw in messages:
             t0 = clock()
             if args.split_decode:
-                obj = orjson.loads(raw)
+                obj = _parse(raw)  # decode_request's own two steps
                 tp = clock()
                 request = request_from_obj(obj)
                 t1 = clock()

@@ -276,7 +276,7 @@ def paired(runs: list[Run], base: list[Run], field: str) -> float:
     1.375
     """
     return statistics.median(getattr(r, field) / getattr(b, field)
-                             for r, b in zip(runs, base, strict=False))
+                             for r, b in zip(runs, base, strict=True))
 
 
 def report(trace: str, jobs: int, chosen: list[Scheduler],
@@ -294,9 +294,10 @@ def report(trace: str, jobs: int, chosen: list[Scheduler],
         base_name, _, label = s.name.partition("@")
         easy = results.get("serve-easy" + (f"@{label}" if label else ""))
         base = results.get(s.baseline)
+        compared = base is not None and s.name != s.baseline
         cells = [f"{s.name:<{width}} {median(runs, 'scheduling_s'):>8.2f} "
                  f"{median(runs, 'cpu_s'):>8.2f} {median(runs, 'wall_s'):>8.2f}"]
-        if base is not None and s.name != s.baseline:
+        if compared:
             cells.append(f"{median(runs, 'scheduling_s') / median(base, 'scheduling_s'):>17.2f}"
                          f" {median(runs, 'cpu_s') / median(base, 'cpu_s'):>15.2f}")
         else:
@@ -306,7 +307,7 @@ def report(trace: str, jobs: int, chosen: list[Scheduler],
                          f" {median(runs, 'cpu_s') / median(easy, 'cpu_s'):>11.2f}")
         else:
             cells.append(f"{'':>13} {'':>11}")
-        if base is not None and s.name != s.baseline:
+        if compared:
             cells.append(f"{paired(runs, base, 'scheduling_s'):>10.2f} / "
                          f"{paired(runs, base, 'cpu_s'):.2f}  ")
         else:
