@@ -64,7 +64,7 @@ def test_quick_commands_import_nothing_heavy(args: list[str]) -> None:
 
 
 def test_serve_fcfs_starts_without_numpy() -> None:
-    # FCFS needs no vectorised queue: its daemon answers sooner without numpy's ~40 ms
+    # FCFS needs no vectorised queue: without numpy (and OpenBLAS's threads) it starts ~0.1 s sooner
     args = ["serve", "--policy", "fcfs", "--timeout", "0.01", "-s", "tcp://127.0.0.1:*"]
     out = subprocess.run([sys.executable, "-c", _PROBE.replace("{HEAVY}", repr({"numpy"})),
                           *args], capture_output=True, text=True, timeout=60)
