@@ -28,6 +28,9 @@ a shared machine hits all alike; figures are medians. Per run:
   spent waiting for the scheduler's replies);
 - ``cpu s``: user + system seconds of the scheduler process (``os.wait4``'s resource
   usage of the child, its threads included: ZeroMQ's I/O thread too);
+- ``sys s``: the system part of ``cpu s``, kernel time for sockets and wake-ups, which
+  any ZeroMQ scheduler pays per message (the rest, user time, is the scheduler's own
+  work and libzmq's);
 - ``wall s``: the whole run, scheduler start to both processes reaped.
 
 ``--pin`` runs Batsim on CPU 0 and the scheduler on CPU 1 (``os.sched_setaffinity`` in
@@ -176,6 +179,7 @@ class Run:
     scheduling_s: float
     cpu_s: float
     wall_s: float
+    sys_s: float = 0.0  # the system part of cpu_s (ZeroMQ's wake-ups, mostly)
 
 
 def batsim_argv(batsim: Path, platform: Path, workload: Path, prefix: Path, endpoint: str,
@@ -233,7 +237,8 @@ def run_once(batsim: Path, scheduler: Scheduler, workload: Path, platform: Path,
                          f"{sched.returncode}; see the logs in {out}")
     with open(f"{prefix}_schedule.csv", newline="") as f:
         row = next(csv.DictReader(f))
-    return Run(float(row["scheduling_time"]), usage.ru_utime + usage.ru_stime, wall)
+    return Run(float(row["scheduling_time"]), usage.ru_utime + usage.ru_stime, wall,
+               usage.ru_stime)
 
 
 def interpreters(given: list[str] | None) -> list[tuple[str, str]]:
@@ -286,7 +291,7 @@ def report(trace: str, jobs: int, chosen: list[Scheduler],
     width = max(18, *(len(s.name) for s in chosen))
     lines = [f"## {trace}: {jobs} jobs; medians of {'-'.join(map(str, counts))} "
              "alternated runs (each run in the last column)",
-             f"{'scheduler':<{width}} {'sched s':>8} {'cpu s':>8} {'wall s':>8} "
+             f"{'scheduler':<{width}} {'sched s':>8} {'cpu s':>8} {'sys s':>6} {'wall s':>8} "
              f"{'sched x batsched':>17} {'cpu x batsched':>15} {'sched x easy':>13} "
              f"{'cpu x easy':>11} {'paired sched / cpu':>19}   runs sched s / cpu s"]
     for s in chosen:
@@ -296,7 +301,8 @@ def report(trace: str, jobs: int, chosen: list[Scheduler],
         base = results.get(s.baseline)
         compared = base is not None and s.name != s.baseline
         cells = [f"{s.name:<{width}} {median(runs, 'scheduling_s'):>8.2f} "
-                 f"{median(runs, 'cpu_s'):>8.2f} {median(runs, 'wall_s'):>8.2f}"]
+                 f"{median(runs, 'cpu_s'):>8.2f} {median(runs, 'sys_s'):>6.2f} "
+                 f"{median(runs, 'wall_s'):>8.2f}"]
         if compared:
             cells.append(f"{median(runs, 'scheduling_s') / median(base, 'scheduling_s'):>17.2f}"
                          f" {median(runs, 'cpu_s') / median(base, 'cpu_s'):>15.2f}")
@@ -357,8 +363,9 @@ def main(argv: list[str] | None = None) -> int:
     args.workdir.mkdir(parents=True, exist_ok=True)
     lines = [f"# command: python bench/serve_vs_batsched.py {shlex.join(argv or sys.argv[1:])}",
              "# sched s = Batsim's scheduling_time (schedule.csv); cpu s = user+sys of the "
-             "scheduler process (wait4); wall s = whole run; x batsched = ours / batsched's "
-             "same algorithm (easy_bf; fcfs for fcfs); x easy = / serve-easy. Batsim 4.2.1, "
+             "scheduler process (wait4), sys s its system part; wall s = whole run; "
+             "x batsched = ours / batsched's same algorithm (easy_bf; fcfs for fcfs); "
+             "x easy = / serve-easy. Batsim 4.2.1, "
              "batsched 1.4, pybatsim 3.2.1 from " + str(args.prefix)
              + ("; pinned: Batsim on CPU 0, the scheduler on CPU 1" if args.pin else "")]
     lines += [f"# python{'@' + label if label else ''}: {path}: {interpreter_facts(path)}"
@@ -375,7 +382,8 @@ def main(argv: list[str] | None = None) -> int:
                 results[s.name].append(run)
                 print(f"[{time.perf_counter() - began:6.0f} s] {trace} round {round_ + 1}/"
                       f"{args.rounds} {s.name}: sched {run.scheduling_s:.2f} s, cpu "
-                      f"{run.cpu_s:.2f} s, wall {run.wall_s:.2f} s", file=sys.stderr, flush=True)
+                      f"{run.cpu_s:.2f} s (sys {run.sys_s:.2f}), wall {run.wall_s:.2f} s",
+                      file=sys.stderr, flush=True)
         table = report(trace, jobs, chosen, results)
         print("\n".join(table), flush=True)
         lines += ["", *table]
