@@ -38,6 +38,11 @@ each child, every scheduler alike), as a benchmark on a multi-core machine usual
 the processes no longer migrate between cores and lose their caches on the way, which
 costs a large-footprint interpreter more than batsched's C++ (docs/performance.md).
 
+``--ipc`` has every pair talk over a Unix socket (``ipc://`` in the run's folder) instead
+of TCP on the loopback, as a user running both on one machine may choose (Batsim's
+``-s`` and serve's ``-s`` take any ZeroMQ endpoint): less kernel work per message for
+every scheduler.
+
 ``--python [LABEL=]PATH`` (repeatable) runs every Python scheduler (``serve``, the floor)
 under that interpreter, which must have ``batpolicy`` installed; with several, each
 Python scheduler runs once per interpreter per round, named ``serve-easy@LABEL``. The
@@ -197,14 +202,19 @@ def _on_cpu(cpu: int | None) -> Callable[[], None] | None:
 
 
 def run_once(batsim: Path, scheduler: Scheduler, workload: Path, platform: Path,
-             out: Path, timeout_s: float, pin: bool = False) -> Run:
+             out: Path, timeout_s: float, pin: bool = False, ipc: bool = False) -> Run:
     """Start the scheduler, then Batsim; reap both; read Batsim's schedule.csv.
 
-    ``pin``: Batsim on CPU 0, the scheduler on CPU 1.
+    ``pin``: Batsim on CPU 0, the scheduler on CPU 1. ``ipc``: a Unix socket in ``out``
+    instead of TCP on the loopback.
     """
-    port = free_port()
-    argv = [a.replace("{endpoint}", f"tcp://127.0.0.1:{port}") for a in scheduler.argv]
     out.mkdir(parents=True, exist_ok=True)
+    endpoint = (f"ipc://{out.resolve() / scheduler.name}.sock" if ipc
+                else f"tcp://127.0.0.1:{free_port()}")
+    if len(endpoint) > 100:  # a Unix socket's path holds at most 107 bytes
+        raise SystemExit(f"--ipc: {endpoint} is too long for a Unix socket: "
+                         "give a shorter --workdir")
+    argv = [a.replace("{endpoint}", endpoint) for a in scheduler.argv]
     prefix = out / scheduler.name
     began = time.perf_counter()
     with open(out / f"{scheduler.name}.sched.log", "w") as sched_log, \
@@ -212,7 +222,7 @@ def run_once(batsim: Path, scheduler: Scheduler, workload: Path, platform: Path,
         sched = subprocess.Popen(argv, stdout=sched_log, stderr=subprocess.STDOUT,
                                  preexec_fn=_on_cpu(1 if pin else None))
         sim = subprocess.Popen(batsim_argv(batsim, platform, workload, prefix,
-                                           f"tcp://127.0.0.1:{port}", scheduler.batsim_flags),
+                                           endpoint, scheduler.batsim_flags),
                                stdout=batsim_log, stderr=subprocess.STDOUT,
                                preexec_fn=_on_cpu(0 if pin else None))
         try:
@@ -339,6 +349,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/batpolicy-serve-bench"))
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per run")
     parser.add_argument("--no-save", action="store_true")
+    parser.add_argument("--ipc", action="store_true",
+                        help="Batsim and the scheduler talk over a Unix socket (ipc://), "
+                             "not TCP on the loopback (every scheduler alike)")
     parser.add_argument("--pin", action="store_true",
                         help="Batsim on CPU 0, the scheduler on CPU 1 (every scheduler alike)")
     parser.add_argument("--python", action="append", metavar="[LABEL=]PATH",
@@ -367,7 +380,8 @@ def main(argv: list[str] | None = None) -> int:
              "x batsched = ours / batsched's same algorithm (easy_bf; fcfs for fcfs); "
              "x easy = / serve-easy. Batsim 4.2.1, "
              "batsched 1.4, pybatsim 3.2.1 from " + str(args.prefix)
-             + ("; pinned: Batsim on CPU 0, the scheduler on CPU 1" if args.pin else "")]
+             + ("; pinned: Batsim on CPU 0, the scheduler on CPU 1" if args.pin else "")
+             + ("; over ipc:// (Unix sockets), not TCP" if args.ipc else "")]
     lines += [f"# python{'@' + label if label else ''}: {path}: {interpreter_facts(path)}"
               for label, path in pythons]
     began = time.perf_counter()
@@ -378,7 +392,8 @@ def main(argv: list[str] | None = None) -> int:
         for round_ in range(args.rounds):
             for s in chosen:
                 run = run_once(batsim, s, workload, platform,
-                               args.workdir / f"{trace}-r{round_}", args.timeout, args.pin)
+                               args.workdir / f"{trace}-r{round_}", args.timeout, args.pin,
+                               args.ipc)
                 results[s.name].append(run)
                 print(f"[{time.perf_counter() - began:6.0f} s] {trace} round {round_ + 1}/"
                       f"{args.rounds} {s.name}: sched {run.scheduling_s:.2f} s, cpu "
