@@ -6,6 +6,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,12 @@ def endpoint() -> Iterator[str]:
     yield f"tcp://127.0.0.1:{port}"
 
 
+@pytest.fixture(params=["tcp", "ipc"])
+def any_endpoint(request: pytest.FixtureRequest, endpoint: str, tmp_path: Path) -> str:
+    """TCP as above, or a Unix socket (``ipc://``): the README's choice on one machine."""
+    return endpoint if request.param == "tcp" else f"ipc://{tmp_path / 'batsim.sock'}"
+
+
 def _answer(rep: ReplySocket, count: int) -> threading.Thread:
     def serve() -> None:
         for _ in range(count):
@@ -35,8 +42,9 @@ def _answer(rep: ReplySocket, count: int) -> threading.Thread:
     return thread
 
 
-def test_rep_and_req_exchange_messages_in_turn(endpoint: str) -> None:
-    with ReplySocket(endpoint, timeout_s=5) as rep, RequestSocket(endpoint, timeout_s=5) as req:
+def test_rep_and_req_exchange_messages_in_turn(any_endpoint: str) -> None:
+    with ReplySocket(any_endpoint, timeout_s=5) as rep, \
+            RequestSocket(any_endpoint, timeout_s=5) as req:
         server = _answer(rep, 3)
         for now in (0.0, 1.0, 2.5):
             request = t.Request(now, (t.RequestedCall(now),))
@@ -55,11 +63,11 @@ def test_rep_recv_times_out_with_peer_timeout(endpoint: str) -> None:
         assert 0.15 <= time.monotonic() - start < 1.5
 
 
-def test_timed_out_req_socket_is_replaced_and_works_again(endpoint: str) -> None:
-    with RequestSocket(endpoint, timeout_s=0.2) as req:
+def test_timed_out_req_socket_is_replaced_and_works_again(any_endpoint: str) -> None:
+    with RequestSocket(any_endpoint, timeout_s=0.2) as req:
         with pytest.raises(PeerTimeout, match="no reply from the scheduler"):
             req.request(b'{"now": 0, "events": []}')  # nobody is listening yet
-        with ReplySocket(endpoint, timeout_s=5) as rep:
+        with ReplySocket(any_endpoint, timeout_s=5) as rep:
             server = _answer(rep, 1)
             request = t.Request(1.0, ())
             req.timeout_s = None
