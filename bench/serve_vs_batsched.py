@@ -184,7 +184,7 @@ class Run:
     scheduling_s: float
     cpu_s: float
     wall_s: float
-    sys_s: float = 0.0  # the system part of cpu_s (ZeroMQ's wake-ups, mostly)
+    sys_s: float  # the system part of cpu_s (ZeroMQ's wake-ups, mostly)
 
 
 def batsim_argv(batsim: Path, platform: Path, workload: Path, prefix: Path, endpoint: str,
@@ -286,8 +286,8 @@ def median(runs: list[Run], field: str) -> float:
 def paired(runs: list[Run], base: list[Run], field: str) -> float:
     """Median over rounds of one figure's ratio to ``base`` in the same round.
 
-    >>> paired([Run(1.0, 2.0, 0.0), Run(3.0, 3.0, 0.0)], [Run(1.0, 1.0, 0.0), Run(2.0, 4.0, 0.0)],
-    ...        "cpu_s")
+    >>> paired([Run(1.0, 2.0, 0.0, 0.0), Run(3.0, 3.0, 0.0, 0.0)],
+    ...        [Run(1.0, 1.0, 0.0, 0.0), Run(2.0, 4.0, 0.0, 0.0)], "cpu_s")
     1.375
     """
     return statistics.median(getattr(r, field) / getattr(b, field)
