@@ -1,0 +1,101 @@
+"""Batsim 4.2.1's own test matrix on real Batsim and on ``batpolicy fake-batsim``: a table.
+
+Every case of Batsim's ``test/`` suite that drives batsched over ZeroMQ (no Redis, SMPI,
+DAX workflow or pybatsim-only case) is run twice with the same batsched command: beside
+real Batsim and beside fake-batsim (``tests/batsim_suite.py`` says how the matrix is
+expanded and what is compared). Prints one row per case and the counts the simulator
+issues are judged by: same outcome, both clean, same jobs; energy cases apart.
+
+    python bench/batsim_testsuite.py                   # whole matrix, table on stdout
+    python bench/batsim_testsuite.py --match kill -j 2 --save bench/results/batsim_testsuite.txt
+
+Needs Batsim built (``bash ../shared/batsim/build.sh``, or ``--batsim-prefix``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+import batsim_suite  # noqa: E402
+
+log = logging.getLogger("batsim_testsuite")
+
+
+def summary(rows: list[dict]) -> list[str]:
+    """The counts, energy cases apart."""
+    out = []
+    for label, pick in (("non-energy", False), ("energy", True)):
+        sel = [r for r in rows if r["applicable"] and r.get("energy") == pick]
+        same_outcome = sum(r["verdict"] != "OUTCOME" for r in sel)
+        clean = [r for r in sel if r["batsim"] == "ok" and r["fake"] == "ok"]
+        same_jobs = sum(r["verdict"] in ("same", "SCHEDULE", "MSTATES") for r in clean)
+        all_same = sum(r["verdict"] == "same" for r in clean)
+        out.append(f"{label}: {len(sel)} cases; same outcome {same_outcome}/{len(sel)}; "
+                   f"same jobs {same_jobs}/{len(clean)} of those both ended cleanly; "
+                   f"jobs + schedule.csv + machine states all equal {all_same}/{len(clean)}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the matrix and print (or save) the table."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batsim-prefix", type=Path, default=Path("/opt/batsim-4.2.1"))
+    ap.add_argument("--archive", type=Path,
+                    default=HERE.parent.parent / "shared" / "batsim" / "batsim-4.2.1.tar.gz")
+    ap.add_argument("--match", default="", help="only cases whose test id contains this")
+    ap.add_argument("-j", "--jobs", type=int, default=2, help="cases run at once")
+    ap.add_argument("--work", type=Path, default=None, help="keep runs here (default: a temp dir)")
+    ap.add_argument("--save", type=Path, help="write the table here, with the commit")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    if not (args.batsim_prefix / "bin" / "batsim").is_file():
+        log.error("real Batsim not built at %s", args.batsim_prefix)
+        return 2
+    work = args.work or Path(tempfile.mkdtemp(prefix="batsim-suite-"))
+    test_dir = batsim_suite.batsim_test_dir(args.batsim_prefix, args.archive, work / "src")
+    if test_dir is None:
+        log.error("Batsim's test/ folder not found (build sources or %s)", args.archive)
+        return 2
+    cases = [c for c in batsim_suite.enumerate_cases(test_dir, work / "enum")
+             if args.match in c.test]
+    todo = [c for c in cases if c.why_not_applicable() is None]
+    log.info("%d cases, %d applicable; runs under %s", len(cases), len(todo), work)
+    done = 0
+
+    def one(case):
+        nonlocal done
+        row = batsim_suite.case_result(case, work / "runs", batsim_prefix=args.batsim_prefix)
+        done += 1
+        log.info("[%d/%d] %s %s", done, len(todo), row.get("verdict", "-"), case.test)
+        return row
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        rows = list(pool.map(one, todo))
+    lines = [f"{'verdict':9} {'batsim':10} {'fake':40} test / first differences"]
+    for r in sorted(rows, key=lambda r: r["test"]):
+        lines.append(f"{r['verdict']:9} {r['batsim'][:10]:10} {r['fake'][:40]:40} {r['test']}")
+        for d in r["diffs"][:3]:
+            lines.append(f"{'':61}  {d}")
+    lines += ["", *summary(rows)]
+    text = "\n".join(lines) + "\n"
+    if args.save:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, cwd=HERE).stdout.strip()
+        head = (f"# commit {commit}; command: python bench/batsim_testsuite.py "
+                f"{' '.join(argv if argv is not None else sys.argv[1:])}\n")
+        args.save.write_text(head + text)
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
