@@ -120,8 +120,8 @@ def simulate(policy: str | Policy, jobs: Sequence[JobLike], *, machines: int | P
     job and machines, as in a real run.
     """
     from batpolicy.policies.registry import make_policy
+    from batpolicy.policies.toolkit.metrics import JobOutcome, compute_metrics
     from batpolicy.scheduler.dispatch import Dispatcher
-    from batpolicy.scheduler.metrics import JobOutcome, compute_metrics
     from batpolicy.scheduler.sim.engine import Simulator
     from batpolicy.scheduler.sim.options import SimOptions
     from batpolicy.scheduler.state import ClusterState

@@ -7,7 +7,7 @@ schedule is compressed so that jobs may start earlier than their reservations.
 
 Reference implementation reproduced decision for decision: batsched 1.4's
 ``conservative_bf`` (``src/algo/conservative_bf.cpp``, the Batsim team's reference), on
-its planning structure, :class:`~batpolicy.scheduler.plan.slices.SliceSchedule`:
+its planning structure, :class:`~batpolicy.policies.toolkit.plan.slices.SliceSchedule`:
 
 1. Jobs asking for more machines than the platform has, or without a walltime, are
    rejected on submission (conservative_bf.cpp l. 57-66); the others join the queue.
@@ -45,9 +45,9 @@ from fractions import Fraction
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Decisions, Parameter, Policy, percentile
+from batpolicy.policies.toolkit.plan.slices import SliceSchedule
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
 from batpolicy.scheduler.jobs import Job
-from batpolicy.scheduler.plan.slices import SliceSchedule
 from batpolicy.scheduler.view import PolicyView
 
 log = logging.getLogger(__name__)

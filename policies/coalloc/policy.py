@@ -47,10 +47,10 @@ from batpolicy.policies.coalloc.satisfy import (
     solve_dp,
     solve_fewest,
 )
+from batpolicy.policies.toolkit.allocation import take_lowest
+from batpolicy.policies.toolkit.bandwidth import link_demands
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
-from batpolicy.scheduler.allocation import take_lowest
-from batpolicy.scheduler.bandwidth import link_demands
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.state import ClusterState
 

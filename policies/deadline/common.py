@@ -3,7 +3,7 @@
 Klusáček, Matyska & Rudová, *Local Search for Deadline Driven Grid Scheduling*, 2007,
 §2–3. A job j has a release date r_j, a deadline d_j, a processing time p_{i,j} that
 depends on the speed of machine i, and needs R_j CPUs of one machine. The schedule
-(:class:`~batpolicy.scheduler.plan.Plan`) holds one resource schedule per machine;
+(:class:`~batpolicy.policies.toolkit.plan.Plan`) holds one resource schedule per machine;
 "jobs already sent to resources are not affected by the scheduling process" (§3).
 
 :class:`PlannedPolicy` keeps the plan in step with the events (arrivals are placed by
@@ -35,11 +35,11 @@ from typing import Any
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Decisions, Parameter, Policy
+from batpolicy.policies.toolkit.allocation import take_lowest
+from batpolicy.policies.toolkit.groups import MachineGroup, machine_groups
+from batpolicy.policies.toolkit.plan import MachinePlan, Plan, PlannedJob
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
-from batpolicy.scheduler.allocation import take_lowest
-from batpolicy.scheduler.groups import MachineGroup, machine_groups
 from batpolicy.scheduler.jobs import Job, JobStatus
-from batpolicy.scheduler.plan import MachinePlan, Plan, PlannedJob
 from batpolicy.scheduler.state import ClusterState
 
 __all__ = ["PlannedPolicy", "job_deadline", "reference_work"]

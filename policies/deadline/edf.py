@@ -8,7 +8,7 @@ every job with one; equal deadlines keep submission order.
 
 ``one_group=true`` keeps each job inside one machine (a group of hosts of one speed, §2):
 the head starts on the fastest machine that has enough free hosts
-(:func:`~batpolicy.scheduler.groups.take_within_one_group`); a job larger than every
+(:func:`~batpolicy.policies.toolkit.groups.take_within_one_group`); a job larger than every
 machine is rejected. Otherwise the lowest free host ids are taken, as batsched does.
 """
 
@@ -16,15 +16,15 @@ from __future__ import annotations
 
 from batpolicy.policies.base import Decisions, Parameter, Policy
 from batpolicy.policies.deadline.common import job_deadline
-from batpolicy.policies.queue import JobQueue
-from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
-from batpolicy.scheduler.allocation import take_lowest
-from batpolicy.scheduler.groups import (
+from batpolicy.policies.toolkit.allocation import take_lowest
+from batpolicy.policies.toolkit.groups import (
     MachineGroup,
     fastest_first,
     machine_groups,
     take_within_one_group,
 )
+from batpolicy.policies.toolkit.queue import JobQueue
+from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.state import ClusterState
 

@@ -47,7 +47,7 @@ it: short jobs end by the shadow time, long ones avoid its machines) and only th
 jobs are searched — after an optimal decision no older job fits what is left, or adding
 it would have used more machines, and a set containing it cannot fit either.
 
-Placement: ``allocator=`` and ``one_group=`` (:mod:`batpolicy.scheduler.allocation`;
+Placement: ``allocator=`` and ``one_group=`` (:mod:`batpolicy.policies.toolkit.allocation`;
 default ``lowest``, the paper's "least available feasible machines first" on the lowest
 ids). With a group-aware allocator, heads start and the reservation is planned as in
 EASY (:func:`.reservation.plan_allocated_reservation`: the head's machines are ones it
@@ -77,15 +77,15 @@ from batpolicy.policies.base import (
 from batpolicy.policies.dpsa.exact import solve_exact
 from batpolicy.policies.dpsa.problem import Instance
 from batpolicy.policies.dpsa.search import search_exhaustive
-from batpolicy.policies.queue import JobQueue
-from batpolicy.policies.reservation import (
+from batpolicy.policies.toolkit.allocation import take_lowest
+from batpolicy.policies.toolkit.queue import JobQueue
+from batpolicy.policies.toolkit.reservation import (
     Reservation,
     reserve_head,
     start_heads,
 )
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
-from batpolicy.scheduler.allocation import take_lowest
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.view import PolicyView
 

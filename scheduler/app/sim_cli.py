@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.scheduler.io.cli import SIZES, add_transform_options, transform_spec
+from batpolicy.scheduler.app.io_cli import SIZES, add_transform_options, transform_spec
 
 if TYPE_CHECKING:  # imported where used: `batpolicy --help` must not load the simulator
     from batpolicy.protocol import types as t

@@ -10,7 +10,7 @@ scheduler callable and writes, as the run goes:
 - ``jobs.csv``: Batsim's ``_jobs.csv``, one row per job as it ends (flushed, so a run
   stopped by an error or Ctrl-C leaves its rows on disk);
 - ``schedule.csv``: Batsim's ``_schedule.csv``, written at the end, also after an error;
-- ``metrics.json``: :func:`~batpolicy.scheduler.metrics.compute_metrics` over the user
+- ``metrics.json``: :func:`~batpolicy.policies.toolkit.metrics.compute_metrics` over the user
   jobs (a killed-and-resubmitted job counts once), the policy's own ``stats()`` under
   ``"policy_stats"``, the run's costs, and ``"error"`` when the run stopped on one;
 - optionally the whole conversation as a msgpack transcript (``record``).
@@ -37,6 +37,7 @@ from typing import Any
 from batpolicy.errors import ConfigError, InputError
 from batpolicy.platforms.model import Platform
 from batpolicy.platforms.xml import read_platform
+from batpolicy.policies.toolkit.metrics import JobOutcome, compute_metrics, merge_copies, parent_of
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
@@ -45,7 +46,6 @@ from batpolicy.scheduler.io.events import ExternalEvent
 from batpolicy.scheduler.io.model import Workload
 from batpolicy.scheduler.io.outputs import JobsCsvWriter, write_schedule_csv
 from batpolicy.scheduler.io.transform import TransformSpec, apply
-from batpolicy.scheduler.metrics import JobOutcome, compute_metrics, merge_copies, parent_of
 from batpolicy.scheduler.sim.engine import Scheduler, Simulator
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
@@ -212,8 +212,8 @@ def output_layout(workloads: Sequence[Workload], platform: Platform, options: Si
     e.g. the co-allocation penalty), and the machine groups (name -> machines) whose
     utilisation goes into the metrics. Runtime complexity: O(jobs).
     """
+    from batpolicy.policies.toolkit.placement import platform_groups
     from batpolicy.scheduler.jobfields import fields_used
-    from batpolicy.scheduler.placement import platform_groups
     from batpolicy.scheduler.sim.models import make_job_model
 
     columns = list(fields_used(job.raw for w in workloads for job in w.jobs))

@@ -285,7 +285,7 @@ def test_stats_start_at_zero() -> None:
 
 
 def test_simulate_writes_the_stats_into_metrics_json(tmp_path: Path) -> None:
-    from batpolicy.scheduler.cli import main
+    from batpolicy.scheduler.app.cli import main
 
     out = tmp_path / "out"
     assert main(["simulate", "--policy", "dpsa-n", "--param", "search=exhaustive",

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from batpolicy.policies.toolkit.plan import SliceSchedule
+from batpolicy.policies.toolkit.plan.slices import HORIZON
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.plan import SliceSchedule
-from batpolicy.scheduler.plan.slices import HORIZON
 
 F = Fraction
 

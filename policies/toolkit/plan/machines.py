@@ -22,7 +22,7 @@ is never exceeded at any time. Two placement rules share that code:
   earlier one is inserted before it).
 
 Conservative backfilling (every waiting job *holds* its reservation, on specific
-machines) is the other plan of this package, :mod:`batpolicy.scheduler.plan.slices`:
+machines) is the other plan of this package, :mod:`batpolicy.policies.toolkit.plan.slices`:
 its reservations are state kept between decisions, not recomputed from an order.
 
 Plans are cheap to copy (:meth:`Plan.copy`: lists of references, O(n)), so searches

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import BatpolicyError
-from batpolicy.scheduler.campaign.spec import RunSpec, transform_spec
+from batpolicy.scheduler.app.campaign.spec import RunSpec, transform_spec
 
 log = logging.getLogger(__name__)
 
