@@ -52,7 +52,7 @@ from batpolicy.policies.toolkit.bandwidth import link_demands
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
 from batpolicy.scheduler.jobs import Job
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.view import PolicyView
 
 log = logging.getLogger(__name__)
 
@@ -98,31 +98,31 @@ class Coalloc(Policy):
                         "module_calls": 0, "module_refusals": 0, "a1_nodes": 0}
 
     # ------------------------------------------------------------------- hooks
-    def on_simulation_begins(self, state: ClusterState) -> Decisions:
+    def on_simulation_begins(self, state: PolicyView) -> Decisions:
         """Read the clusters (groups) and their uplinks from the platform."""
         self._groups = None
         return None
 
-    def on_job_submitted(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
         """Queue the job (state keeps it waiting) or mark it for rejection."""
         if job.res <= 0 or job.res > state.nb_machines or not self._can_ever_run(job, state):
             self._rejects.append(job)
         self._changed = True
         return None
 
-    def on_job_completed(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
         """Nodes and link bandwidth were released."""
         self._demands.pop(job.id, None)
         self._changed = True
         return None
 
-    def on_resources_changed(self, event: Any, state: ClusterState) -> Decisions:
+    def on_resources_changed(self, event: Any, state: PolicyView) -> Decisions:
         """Machine availability changed."""
         self._changed = True
         return None
 
     # ------------------------------------------------------------------ decide
-    def _clusters(self, state: ClusterState) -> list[tuple[str, MachineSet, float | None]]:
+    def _clusters(self, state: PolicyView) -> list[tuple[str, MachineSet, float | None]]:
         if self._groups is None:
             groups = list(state.platform.groups.values())
             if groups:
@@ -131,7 +131,7 @@ class Coalloc(Policy):
                 self._groups = [(_ALL, state.all_machines, None)]
         return self._groups
 
-    def _can_ever_run(self, job: Job, state: ClusterState) -> bool:
+    def _can_ever_run(self, job: Job, state: PolicyView) -> bool:
         module = self.params["module"]
         groups = self._clusters(state)
         if module == "none":  # Migration only: one whole cluster or never
@@ -154,7 +154,7 @@ class Coalloc(Policy):
                     job.id, origin)
         return False
 
-    def _loads(self, state: ClusterState) -> dict[Any, float]:
+    def _loads(self, state: PolicyView) -> dict[Any, float]:
         """Eq. 1 summed per link over the running jobs. O(running jobs x clusters)."""
         loads: dict[Any, float] = {}
         demands = self._demands
@@ -166,7 +166,7 @@ class Coalloc(Policy):
                 loads[link] = loads.get(link, 0.0) + need
         return loads
 
-    def _job_demands(self, job: Job, alloc: MachineSet | None, state: ClusterState
+    def _job_demands(self, job: Job, alloc: MachineSet | None, state: PolicyView
                      ) -> dict[Any, float]:
         ppbw = job.ppbw
         if not ppbw or alloc is None:
@@ -175,7 +175,7 @@ class Coalloc(Policy):
                   if (k := len(alloc & machines))}
         return link_demands(counts, float(ppbw))
 
-    def decide(self, now: float, state: ClusterState) -> list[Decision]:
+    def decide(self, now: float, state: PolicyView) -> list[Decision]:
         """§5 template over the FPFS walk of the waiting queue (see the module docstring)."""
         out: list[Decision] = [RejectJob(job.id) for job in self._rejects]
         rejected = {job.id for job in self._rejects}

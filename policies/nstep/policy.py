@@ -44,7 +44,7 @@ from batpolicy.policies.nstep.search import ANY, GPU, MPI, PendingJob, Snapshot,
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, ExecuteJob, JobState, RejectJob
 from batpolicy.scheduler.jobs import Job
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.view import PolicyView
 
 MODES = ("none", "step0", "soft", "hard")
 
@@ -83,7 +83,7 @@ class NStep(Policy):
         self._cut = 0
 
     # ------------------------------------------------------------------- hooks
-    def on_simulation_begins(self, state: ClusterState) -> Decisions:
+    def on_simulation_begins(self, state: PolicyView) -> Decisions:
         """Racks from the platform's groups (one rack when it has none)."""
         groups = [g for g in state.platform.groups.values() if g.kind == "rack"] or \
             list(state.platform.groups.values())
@@ -93,7 +93,7 @@ class NStep(Policy):
                           for rack in self._racks)
         return None
 
-    def on_job_completed(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
         """Count the job's utility: U_max − turnaround (0 if it did not succeed)."""
         self._expected.pop(job.id, None)
         ok = job.final_state is JobState.COMPLETED_SUCCESSFULLY and job.finish is not None
@@ -101,7 +101,7 @@ class NStep(Policy):
         return None
 
     # ------------------------------------------------------------------ decide
-    def decide(self, now: float, state: ClusterState) -> list[Decision]:
+    def decide(self, now: float, state: PolicyView) -> list[Decision]:
         """Kill jobs that can earn nothing more, then start the chosen prefix."""
         out: list[Decision] = []
         pending = []
@@ -164,7 +164,7 @@ class NStep(Policy):
         raw = job.raw or {}
         return float(raw.get("umax", self.params["umax"]))
 
-    def _pending(self, job: Job, state: ClusterState) -> PendingJob:
+    def _pending(self, job: Job, state: PolicyView) -> PendingJob:
         """The search's copy of a waiting job: kind, runtimes, U_max."""
         raw = job.raw or {}
         kind = str(raw.get("job_type", ANY)).lower()
