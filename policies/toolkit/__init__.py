@@ -8,7 +8,7 @@
 - :mod:`.bandwidth`: the co-allocation paper's bandwidth model as pure functions;
 - :mod:`.copies`: kill and restart through Batsim (redirection, unavailable machines);
 - :mod:`.unavailable`: what a policy does with a job on machines that went away;
-- :mod:`.metrics`: the scheduling metrics of a set of job outcomes (a pure function,
+- :mod:`.outcomes`: the scheduling metrics of a set of job outcomes (a pure function,
   also what ``metrics.json`` reports);
 - :mod:`.timing`: one decision timer on the policy's injected clock.
 
