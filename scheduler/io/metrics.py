@@ -54,6 +54,12 @@ def run_metrics(result: SimResult, wall: float, tau: float, error: BaseException
              policy_stats: Callable[[], dict[str, Any]] | None,
              nb_decisions: Callable[[], int] | None,
              groups: Mapping[str, MachineSet] | None = None) -> dict[str, Any]:
+    """``metrics.json``'s content for ``result`` (keys: docs/metrics.md).
+
+    ``describe`` (policy, params, inputs...) comes first; ``groups`` (name -> machines)
+    adds utilisation per group; ``policy_stats`` and ``nb_decisions`` are read from the
+    driver. Runtime complexity: O(records).
+    """
     decisions = nb_decisions() if nb_decisions is not None else 0
     metrics: dict[str, Any] = dict(describe or {})
     if groups and result.nb_machines:  # --mmax: only the simulated machines count
@@ -86,6 +92,7 @@ def run_metrics(result: SimResult, wall: float, tau: float, error: BaseException
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` as sorted, indented JSON; the file is replaced whole (no half file)."""
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
     tmp.replace(path)
