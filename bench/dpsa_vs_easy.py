@@ -199,8 +199,8 @@ def table(results: dict[tuple[str, str], dict[str, Any]], traces: dict[str, tupl
                 continue
             s = r["stats"]
             cells.append(f"{s.get('nb_dpsa_decisions', 0):>6} "
-                         f"{s.get('decision_time_median_ms', 0):>6.2f}/"
-                         f"{s.get('decision_time_p99_ms', 0):<6.2f} "
+                         f"{s.get('decision_time_ms.p50', 0):>6.2f}/"
+                         f"{s.get('decision_time_ms.p99', 0):<6.2f} "
                          f"{s.get('nb_started_by_search', 0):>6} {r['seconds']:>6.0f}s")
         lines.append(f"{trace:<36} " + " ".join(f"{c:>32}" for c in cells))
     return lines

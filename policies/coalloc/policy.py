@@ -34,11 +34,10 @@ from __future__ import annotations
 
 import logging
 import math
-from array import array
 from typing import Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.base import Decisions, Parameter, Policy, percentile
+from batpolicy.policies.base import Decisions, Parameter, Policy
 from batpolicy.policies.coalloc import modules as mod
 from batpolicy.policies.coalloc.modules import ClusterInfo
 from batpolicy.policies.coalloc.satisfy import (
@@ -49,6 +48,7 @@ from batpolicy.policies.coalloc.satisfy import (
 )
 from batpolicy.policies.toolkit.allocation import take_lowest
 from batpolicy.policies.toolkit.bandwidth import link_demands
+from batpolicy.policies.toolkit.timing import DecisionTimer
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
 from batpolicy.scheduler.jobs import Job
@@ -93,7 +93,7 @@ class Coalloc(Policy):
         self._demands: dict[str, dict[Any, float]] = {}  # running job -> eq. 1 per link
         self._rejects: list[Job] = []
         self._changed = True
-        self._times = array("d")  # wall seconds per co-allocation module call (Step 4)
+        self.module_timer = DecisionTimer()  # each co-allocation module call (Step 4)
         self._counts = {"local": 0, "migrated": 0, "coallocated": 0, "rejected": 0,
                         "module_calls": 0, "module_refusals": 0, "a1_nodes": 0}
 
@@ -235,7 +235,7 @@ class Coalloc(Policy):
             return None
         began = self.clock()
         mapping = self._coallocate(job, n, infos, module)  # Step 4
-        self._times.append(self.clock() - began)
+        self.module_timer.add(self.clock() - began)
         self._counts["module_calls"] += 1
         if mapping is None:
             self._counts["module_refusals"] += 1
@@ -280,16 +280,15 @@ class Coalloc(Policy):
 
     # ------------------------------------------------------------------- stats
     def stats(self) -> dict[str, Any]:
-        """Jobs placed by each step and the co-allocation module's decision time (µs).
+        """Jobs placed by each step and the co-allocation module's decision time.
 
-        Times cover one Step 4 call (the module itself, as Table 1 of §6.4 measures),
-        nearest-rank percentiles of wall time; 0 when the module never ran.
+        ``module_time_ms`` (docs/metrics.md) times one Step 4 call (the module itself, as
+        Table 1 of §6.4 measures).
 
         >>> s = Coalloc({"module": "a1"}).stats()
-        >>> s["coalloc_module"], s["nb_module_calls"], s["module_time_p99_us"]
+        >>> s["coalloc_module"], s["nb_module_calls"], s["module_time_ms.p99"]
         ('a1', 0, 0.0)
         """
-        times = sorted(self._times)
         c = self._counts
         return {
             "coalloc_module": self.params["module"],
@@ -299,9 +298,7 @@ class Coalloc(Policy):
             "nb_rejected": c["rejected"],
             "nb_module_calls": c["module_calls"],
             "nb_module_refusals": c["module_refusals"],
-            "module_time_median_us": percentile(times, 50) * 1e6,
-            "module_time_p99_us": percentile(times, 99) * 1e6,
-            "module_time_mean_us": (sum(times) / len(times) * 1e6) if times else 0.0,
+            **self.module_timer.summary("module_time_ms"),
             "a1_search_nodes_mean": c["a1_nodes"] / c["module_calls"]
             if c["module_calls"] and self.params["module"] == "a1" else 0.0,
         }

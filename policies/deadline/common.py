@@ -207,5 +207,5 @@ class PlannedPolicy(Policy):
 
     def stats(self) -> dict[str, Any]:
         """U_C and T_C of the completed jobs, as the policy counted them."""
-        return {"completed_late": self.completed_late,
-                "completed_tardiness": self.completed_tardiness}
+        return {"nb_completed_late": self.completed_late,
+                "total_completed_tardiness": self.completed_tardiness}

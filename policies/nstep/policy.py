@@ -41,6 +41,7 @@ from typing import Any
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Decisions, Parameter, Policy, percentile
 from batpolicy.policies.nstep.search import ANY, GPU, MPI, PendingJob, Snapshot, best_prefix
+from batpolicy.policies.toolkit.timing import DecisionTimer
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, ExecuteJob, JobState, RejectJob
 from batpolicy.scheduler.jobs import Job
@@ -78,7 +79,7 @@ class NStep(Policy):
         self._expected: dict[str, tuple[float, tuple[int, ...]]] = {}
         self._utilities: list[float] = []
         self._killed = 0
-        self._times: list[float] = []
+        self.decision_timer = DecisionTimer()  # the searches (l. of best_prefix)
         self._nodes: list[int] = []
         self._cut = 0
 
@@ -135,7 +136,7 @@ class NStep(Policy):
                 deadline=began + bound / 1000.0 if bound > 0 else None, clock=self.clock)
             self._nodes.append(stats.nodes)
             self._cut += stats.cut
-        self._times.append(self.clock() - began)
+        self.decision_timer.add(self.clock() - began)
         for start in chain[:k]:
             alloc = MachineSet()
             for r, count in enumerate(start.take):
@@ -189,7 +190,6 @@ class NStep(Policy):
         >>> NStep().stats()["average_utility"]
         0.0
         """
-        times = sorted(self._times)
         nodes = sorted(self._nodes)
         n = len(self._utilities)
         return {
@@ -202,6 +202,5 @@ class NStep(Policy):
             "search_nodes_median": percentile(nodes, 50),
             "search_nodes_max": nodes[-1] if nodes else 0,
             "nb_search_cut": self._cut,
-            "decision_time_median_ms": percentile(times, 50) * 1000,
-            "decision_time_p99_ms": percentile(times, 99) * 1000,
+            **self.decision_timer.summary("decision_time_ms"),
         }

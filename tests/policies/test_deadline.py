@@ -266,7 +266,7 @@ def test_whole_run_keeps_jobs_in_one_machine(policy: str, params: dict, seed: in
     late = compute_metrics(outcomes, nb_machines=result.nb_machines)["nb_late_jobs"]
     assert 0 < late < len(jobs)
     if policy != "edf":  # the policy's U_C (§3) is the metrics' count
-        assert pol.stats()["completed_late"] == late
+        assert pol.stats()["nb_completed_late"] == late
 
 
 def test_planned_starts_are_kept_when_estimates_are_exact() -> None:
@@ -403,6 +403,6 @@ def test_simulate_metrics_count_late_jobs_and_tardiness_of_deadline_policies(
     assert metrics["mean_tardiness"] == pytest.approx(tardiness / 3)
     if policy != "edf":  # the policy's own U_C, T_C (§3) agree
         stats = metrics["policy_stats"]
-        assert (stats["completed_late"], stats["completed_tardiness"]) == (late, tardiness)
+        assert (stats["nb_completed_late"], stats["total_completed_tardiness"]) == (late, tardiness)
     if policy == "tabu":  # the one move tried (b to m1) was rejected
         assert (stats["nb_moves_tried"], stats["nb_moves_accepted"]) == (1, 0)

@@ -230,10 +230,17 @@ def _nested(stats: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
 def _is_timing(key: str) -> bool:
     """Wall-clock figures (milliseconds, rates, wall times), not simulated ones.
 
-    >>> _is_timing("decision_time_p99_ms"), _is_timing("nb_decisions")
+    A policy timer's figures (``stat.decision_time_ms.p99``, docs/metrics.md) are
+    timings; their ``.count`` is not (it counts decisions, the same every run).
+
+    >>> _is_timing("stat.decision_time_ms.p99"), _is_timing("stat.decision_time_ms.count")
     (True, False)
+    >>> _is_timing("nb_decisions"), _is_timing("wall_time_s")
+    (False, True)
     """
     low = key.lower()
+    if "_ms." in low:
+        return not low.endswith(".count")
     return low in TIMING_KEYS or "wall" in low or low.endswith(("_ms", "per_second"))
 
 
