@@ -153,7 +153,7 @@ class EasyBackfilling(Policy):
         shadow = reservation.shadow_time
         reserved = reservation.machines
         # Long FCFS queues: the next job that may start is found by a vectorised scan
-        # (policies.queue) instead of visiting every queued job; same jobs, same order.
+        # (toolkit.queue) instead of visiting every queued job; same jobs, same order.
         vector = rescan and queue.indexed and len(queue) >= VECTOR_MIN
         # The extra machines (free, not reserved): the scan needs their count; otherwise
         # computed when a job that would end after the shadow time first needs them

@@ -10,7 +10,7 @@ merged). Without any of these every host belongs to one machine.
 
 :func:`take_within_one_group` is the allocation rule the queue baselines use when a job
 must stay inside one machine (``one_group``); the allocator strategies
-(``scheduler.allocation``, ``WithinOneGroup``) can absorb it.
+(``toolkit.allocation``, ``WithinOneGroup``) can absorb it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The ``batpolicy`` command line: serve, policies, simulate, fake-batsim, platform.
 
-``simulate`` and ``fake-batsim`` are defined with the simulator (:mod:`.sim.cli`),
-``platform`` with the platforms (:mod:`batpolicy.scheduler.app.platforms_cli`).
+``simulate`` and ``fake-batsim`` are defined in :mod:`.sim_cli`, ``platform`` in
+:mod:`.platforms_cli`, the workload tools in :mod:`.io_cli`, ``plot`` in :mod:`.plot_cli`,
+``campaign`` in :mod:`.campaign.cli`.
 
 Every user error ends as one line on stderr and a non-zero status, never a traceback.
 """

@@ -33,7 +33,7 @@ from types import MappingProxyType
 from batpolicy.lazy import lazy_getattr
 
 #: Public name -> submodule that defines it, loaded on first access (PEP 562), so that
-#: ``batpolicy --help`` (which imports :mod:`.cli`) does not load the simulator.
+#: ``batpolicy --help`` (which imports this package) does not load the simulator.
 _LAZY = MappingProxyType({
     **dict.fromkeys(("CALL", "COMPLETION", "END_OF_INPUT", "EXTERNAL", "SUBMISSION",
                      "EventQueue"), "core"),

@@ -1,4 +1,4 @@
-"""Per-machine plans (scheduler.plan).
+"""Per-machine plans (policies.toolkit.plan).
 
 Exact hand-made schedules, incremental updates equal to a recomputation from scratch,
 copies independent of the original, and the CPU count never exceeded under random

@@ -1,4 +1,4 @@
-"""The time-slice schedule of conservative backfilling (scheduler.plan.slices).
+"""The time-slice schedule of conservative backfilling (policies.toolkit.plan.slices).
 
 Hand-made first fits (a backfill into a hole that delays no reservation; a hole whose
 machines change over time), removals merging slices back, exact rational ties, and,
