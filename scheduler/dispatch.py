@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import BatpolicyError, InvalidDecision, PolicyError, clip
-from batpolicy.policies.base import Policy
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.checker import check_decisions
+from batpolicy.scheduler.contract import Policy
 from batpolicy.scheduler.state import ClusterState
 from batpolicy.scheduler.view import PolicyView
 

@@ -14,8 +14,8 @@ one instant), :mod:`.engine` (the message loop and Batsim's reactions),
 :mod:`.bookkeeping` (Batsim's jobs, profiles with garbage collection, machines),
 :mod:`.validation` (Batsim's checks of decisions), :mod:`.models` (job models: Batsim's
 profiles, speed-scaled, placement-dependent), :mod:`.instant` (the once-per-instant hook
-that moves ends), :mod:`.result` (records and totals),
-:mod:`.options`.
+that moves ends), :mod:`.options`; the records and totals a run leaves are
+:mod:`batpolicy.scheduler.io.result`'s.
 
 Known difference from Batsim
 ----------------------------
@@ -33,7 +33,7 @@ from types import MappingProxyType
 from batpolicy.lazy import lazy_getattr
 
 #: Public name -> submodule that defines it, loaded on first access (PEP 562), so that
-#: ``batpolicy --help`` (which imports :mod:`.cli`) does not load the simulator.
+#: ``batpolicy --help`` (which imports this package) does not load the simulator.
 _LAZY = MappingProxyType({
     **dict.fromkeys(("CALL", "COMPLETION", "END_OF_INPUT", "EXTERNAL", "SUBMISSION",
                      "EventQueue"), "core"),
@@ -42,7 +42,7 @@ _LAZY = MappingProxyType({
                      "SpeedScaledModel"), "models"),
     "InstantModel": "instant",
     "SimOptions": "options",
-    **dict.fromkeys(("JobRecord", "SimResult"), "result"),
+    **dict.fromkeys(("JobRecord", "SimResult"), "batpolicy.scheduler.io.result"),
 })
 
 __all__ = sorted(_LAZY)

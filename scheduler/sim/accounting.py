@@ -9,8 +9,8 @@ the run as Batsim's schedule.csv does.
 from __future__ import annotations
 
 from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.io.result import NULL_RUNTIME, JobRecord, SimResult
 from batpolicy.scheduler.sim.bookkeeping import SimJob
-from batpolicy.scheduler.sim.result import NULL_RUNTIME, JobRecord, SimResult
 
 _REJECTED = JobState.REJECTED
 _SUCCESS = JobState.COMPLETED_SUCCESSFULLY

@@ -40,6 +40,7 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.io.model import JobSpec, Workload
+from batpolicy.scheduler.io.result import JobRecord, SimResult
 from batpolicy.scheduler.sim.accounting import Accounting
 from batpolicy.scheduler.sim.actors import (
     EndOfInput,
@@ -63,7 +64,6 @@ from batpolicy.scheduler.sim.instant import InstantModel, MovingEnds
 from batpolicy.scheduler.sim.message_clock import InstantMessages
 from batpolicy.scheduler.sim.models import JobModel, make_job_model
 from batpolicy.scheduler.sim.options import SimOptions
-from batpolicy.scheduler.sim.result import JobRecord, SimResult
 from batpolicy.scheduler.sim.wire import as_machine_set, wire_json, wire_time
 
 __all__ = ["Scheduler", "Simulator"]

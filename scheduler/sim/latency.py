@@ -40,10 +40,10 @@ from batpolicy.errors import ConfigError, InvalidDecision
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.io.model import JobSpec, Workload
+from batpolicy.scheduler.io.result import JobRecord, SimResult
 from batpolicy.scheduler.sim.bookkeeping import SimJob
 from batpolicy.scheduler.sim.engine import Scheduler, Simulator
 from batpolicy.scheduler.sim.options import SimOptions
-from batpolicy.scheduler.sim.result import JobRecord, SimResult
 from batpolicy.scheduler.sim.routes import Routes, UnsupportedRoute, read_routes
 from batpolicy.scheduler.sim.wire import wire_time
 
