@@ -138,7 +138,7 @@ def _job_models(specs: list[str]) -> dict[str, Any]:
     >>> _job_models(["speed", "w1=placement"])
     {'default_job_model': 'speed', 'job_models': {'w1': 'placement'}}
     """
-    from batpolicy.scheduler.sim.models import make_job_model
+    from batpolicy.scheduler.sim.registry import make_job_model
 
     default, per_workload = "profile", {}
     for spec in specs:
