@@ -34,7 +34,7 @@ from batpolicy.scheduler.sim.wire import round_progress, wire_json, wire_time
 
 __all__ = ["MIN_WAIT", "DecisionApplier"]
 
-log = logging.getLogger("batpolicy.scheduler.sim.engine")
+log = logging.getLogger(__name__)
 
 _RUNNING = JobState.RUNNING
 _KILLED = JobState.COMPLETED_KILLED

@@ -52,7 +52,7 @@ from batpolicy.errors import ConfigError
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.sim.actors import JobEnd, Reactions
 from batpolicy.scheduler.sim.bookkeeping import SimJob
-from batpolicy.scheduler.sim.core import COMPLETION
+from batpolicy.scheduler.sim.core import COMPLETION, EventQueue
 
 if TYPE_CHECKING:
     from batpolicy.scheduler.sim.books import Books
@@ -95,7 +95,7 @@ class MovingEnds:
     __slots__ = ("_queue", "_books", "models", "_natural", "_hinted", "dirty", "moving",
                  "_listener", "completions", "speeds", "platform", "profile_definition")
 
-    def __init__(self, queue: Any, books: Books, models: Iterable[Any]) -> None:
+    def __init__(self, queue: EventQueue, books: Books, models: Iterable[Any]) -> None:
         self._queue = queue
         self._books = books
         self.speeds = books.speeds

@@ -32,7 +32,7 @@ from batpolicy.scheduler.sim.wire import as_machine_set, wire_json, wire_time
 
 __all__ = ["Scheduler", "Server"]
 
-log = logging.getLogger("batpolicy.scheduler.sim.engine")
+log = logging.getLogger(__name__)
 
 #: The scheduler side: one Batsim message in, one reply out.
 Scheduler = Callable[[t.Request], t.Reply]
