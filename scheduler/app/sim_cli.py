@@ -139,7 +139,7 @@ def _job_models(specs: list[str]) -> dict[str, Any]:
     >>> _job_models(["speed", "w1=placement"])
     {'default_job_model': 'speed', 'job_models': {'w1': 'placement'}}
     """
-    from batpolicy.scheduler.sim.models import make_job_model
+    from batpolicy.scheduler.sim.registry import make_job_model
 
     default, per_workload = "profile", {}
     for spec in specs:
@@ -241,16 +241,8 @@ def _simulate(args: argparse.Namespace) -> int:
         log.info("policy '%s' registers jobs: simulating with --enable-dynamic-jobs",
                  args.policy)
     dispatcher = Dispatcher(policy, paranoid=args.paranoid)
-    hint = None
-    if args.expected_ends == "model":
-        state = dispatcher.state
-
-        def hint(job_id: str, end: float) -> None:
-            """The planned end, in the policy's state (not a Batsim message)."""
-            job = state.jobs.get(job_id)
-            if job is not None and job.start is not None and job.id in state.running:
-                state.move_expected_end(job, end)
-
+    # the simulator's planned ends reach the policy's state through its dispatcher
+    hint = dispatcher.move_expected_end if args.expected_ends == "model" else None
     return _run(args, dispatcher.handle, _sim_options(args, dynamic=dynamic),
                 {"policy": args.policy, "params": dict(policy.params),
                  "job_model": args.job_model or ["profile"],

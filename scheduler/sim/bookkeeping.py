@@ -178,8 +178,8 @@ class Machines:
     >>> m.busy_time
     10.0
     >>> m.release(MachineSet.of(1, 2), 6.0, 8.0)
-    >>> m.last_change_sum()  # machines 0, 1, 2 last changed at 5, 8, 8
-    21.0
+    >>> m.last_change_sum(), m.busy_time  # machines 0, 1, 2 last changed at 5, 8, 8
+    (21.0, 14.0)
     """
 
     __slots__ = ("names", "speeds", "n", "busy", "unavailable", "last_change", "busy_time",

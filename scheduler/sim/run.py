@@ -52,7 +52,7 @@ def output_layout(workloads: Sequence[Workload], platform: Platform, options: Si
     """
     from batpolicy.policies.toolkit.placement import platform_groups
     from batpolicy.scheduler.jobfields import fields_used
-    from batpolicy.scheduler.sim.models import make_job_model
+    from batpolicy.scheduler.sim.registry import make_job_model
 
     columns = list(fields_used(job.raw for w in workloads for job in w.jobs))
     for spec in (options.default_job_model, *options.job_models.values()):

@@ -36,7 +36,7 @@ from batpolicy.scheduler.io.model import JobSpec, Workload
 from batpolicy.scheduler.io.outputs import OutputPaths
 from batpolicy.scheduler.sim import SimOptions, Simulator
 from batpolicy.scheduler.sim.coalloc_models import EXTRA_COLUMNS
-from batpolicy.scheduler.sim.models import make_job_model
+from batpolicy.scheduler.sim.registry import make_job_model
 from batpolicy.scheduler.sim.run import run_simulation
 
 
