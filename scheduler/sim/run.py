@@ -50,6 +50,7 @@ from batpolicy.scheduler.sim.engine import Scheduler, Simulator
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.result import JobRecord, SimResult
 from batpolicy.scheduler.steady_gc import steady_gc
+from batpolicy.scheduler.stop_signals import outputs_first, stopped_by
 
 __all__ = ["DEFAULT_PLATFORM", "DEFAULT_WORKLOAD", "InputSpec", "OutputPaths", "bundled",
            "load_inputs", "run_simulation"]
@@ -110,12 +111,16 @@ def read_workload(path: str, name: str, spec: InputSpec) -> Workload:
 WorkloadReader = Callable[[str, str, "InputSpec"], Workload]
 
 
-def load_inputs(spec: InputSpec, read: WorkloadReader | None = None,
+def load_inputs(spec: InputSpec, read: WorkloadReader | None = None, *,
+                allow_empty: bool = False,
                 ) -> tuple[list[Workload], Platform, list[ExternalEvent]]:
     """Workloads, platform and external events of a run; errors name file, line, field.
 
     ``read`` reads one workload file (default: its format's reader, with ``spec``'s
     selection); a campaign passes a cached one, so many runs on one trace read it once.
+    No job at all, once selected and transformed, is an :class:`InputError` naming the
+    files (a run of nothing gives zeros that look like results), unless ``allow_empty``
+    (a scheduler that registers every job itself, with dynamic jobs).
     """
     read = read or read_workload
     if spec.max_jobs is not None and spec.max_jobs < 0:
@@ -137,6 +142,9 @@ def load_inputs(spec: InputSpec, read: WorkloadReader | None = None,
                           "(--nb-res or the SWF header), not a platform file")
     with steady_gc():  # a few objects per job: no young collection every 700 of them
         workloads = [read(p, f"w{i}", spec) for i, p in enumerate(paths)]
+    if not allow_empty:
+        _check_not_empty(workloads, spec, "the selection (--max-jobs, --start, --end, "
+                         "--status)" if _selects(spec) else None)
     if platform_path is not None:
         platform = read_platform(platform_path)
     elif spec.nb_res is not None:
@@ -159,6 +167,9 @@ def load_inputs(spec: InputSpec, read: WorkloadReader | None = None,
         if w.skipped:
             log.info("%s: %d jobs; skipped or adjusted: %s", w.source, len(w.jobs),
                      dict(sorted(w.skipped.items())))
+    if not allow_empty:
+        _check_not_empty(workloads, spec, "the transforms (--weeks, --sample, ...) and "
+                         "dropping the jobs larger than the platform")
     if spec.extra_machines is not None:
         platform = Platform.homogeneous(_grown(platform.nb_machines, spec.extra_machines))
         log.info("platform grown to %d identical machines (--extra-machines %g)",
@@ -167,6 +178,22 @@ def load_inputs(spec: InputSpec, read: WorkloadReader | None = None,
     for path in spec.events:
         events.extend(read_events(path))
     return workloads, platform, events
+
+
+def _selects(spec: InputSpec) -> bool:
+    """True when ``spec`` selects part of a workload file while reading it."""
+    return any(v is not None for v in (spec.max_jobs, spec.start, spec.end,
+                                       spec.status_filter))
+
+
+def _check_not_empty(workloads: Sequence[Workload], spec: InputSpec, after: str | None) -> None:
+    """Raise :class:`InputError` when no workload has a job (``after``: what removed them)."""
+    if any(w.jobs for w in workloads):
+        return
+    files = ", ".join(str(w.source or w.name) for w in workloads)
+    if after is None:
+        raise InputError(f"no job in {files}: nothing to simulate")
+    raise InputError(f"no job left in {files} after {after}: nothing to simulate")
 
 
 def _grown(nb_machines: int, fraction: float) -> int:
@@ -398,18 +425,21 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
             error = exc
             raise
         finally:
-            bar.close()
-            if close_record is not None:
-                close_record()
-            result = simulator.result()
-            wall = time.perf_counter() - began
-            write_schedule_csv(paths.schedule, result)
-            metrics = _metrics(result, wall, tau, error, describe, policy_stats, nb_decisions,
-                               groups)
-            model_stats = simulator.job_model_stats()
-            if model_stats:  # e.g. the co-allocation models' mean penalty
-                metrics["job_model_stats"] = model_stats
-            _write_json(paths.metrics, metrics)
+            # however the run stopped, the outputs are written in full (a second Ctrl-C
+            # or a SIGTERM now waits for them)
+            with outputs_first(stopping=error is not None):
+                bar.close()
+                if close_record is not None:
+                    close_record()
+                result = simulator.result()
+                wall = time.perf_counter() - began
+                write_schedule_csv(paths.schedule, result)
+                metrics = _metrics(result, wall, tau, error, describe, policy_stats,
+                                   nb_decisions, groups)
+                model_stats = simulator.job_model_stats()
+                if model_stats:  # e.g. the co-allocation models' mean penalty
+                    metrics["job_model_stats"] = model_stats
+                _write_json(paths.metrics, metrics)
     return RunReport(result, metrics, paths, wall)
 
 
@@ -437,7 +467,11 @@ def _metrics(result: SimResult, wall: float, tau: float, error: BaseException | 
         "wall_time_s": wall,
         "jobs_per_second": len(result.records) / wall if wall > 0 else None,
         "complete": result.complete and error is None,
+        "stopped_by": stopped_by(error),
     })
+    rejected = rejection_reasons(result.records, result.nb_machines)
+    if rejected:
+        metrics["rejected_by_reason"] = rejected
     if policy_stats is not None:
         try:
             metrics["policy_stats"] = policy_stats()
@@ -447,6 +481,33 @@ def _metrics(result: SimResult, wall: float, tau: float, error: BaseException | 
         metrics["error"] = ("interrupted" if isinstance(error, KeyboardInterrupt)
                             else f"{type(error).__name__}: {error}")
     return metrics
+
+
+def rejection_reasons(records: Sequence[JobRecord], nb_machines: int) -> dict[str, int]:
+    """Rejected jobs counted by what in the job explains it, for the run's warning.
+
+    ``no_walltime`` (EASY and conservative backfilling reject those by default, as
+    batsched does), ``no_machine`` (a job asking for 0 machines), ``too_large`` (more
+    machines than the platform has), else ``policy`` (the policy's own choice, e.g. a
+    deadline it cannot meet). Runtime complexity: O(records).
+
+    >>> r = JobRecord("w0!1", "p", 0.0, 2, None, JobState.REJECTED)
+    >>> rejection_reasons([r], 4)
+    {'no_walltime': 1}
+    """
+    reasons: Counter[str] = Counter()
+    for r in records:
+        if r.start is not None:
+            continue
+        if r.requested_resources <= 0:
+            reasons["no_machine"] += 1
+        elif r.requested_resources > nb_machines:
+            reasons["too_large"] += 1
+        elif r.walltime is None or r.walltime <= 0:
+            reasons["no_walltime"] += 1
+        else:
+            reasons["policy"] += 1
+    return dict(sorted(reasons.items()))
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
