@@ -65,12 +65,12 @@ def source_revision() -> dict[str, Any]:
     ``None`` for both, as does a machine without git. Asked once per process.
     """
     commit = dirty = None
-    top = _git("rev-parse", "--show-toplevel")
-    if top is not None and Path(top).resolve() == SOURCE_ROOT \
+    top, _, head = (_git("rev-parse", "--show-toplevel", "HEAD") or "").partition("\n")
+    if top and head and Path(top).resolve() == SOURCE_ROOT \
             and (SOURCE_ROOT / "setup.py").is_file():
-        commit = _git("rev-parse", "HEAD")
+        commit = head.strip()
         status = _git("status", "--porcelain", "--untracked-files=no")
-        dirty = None if commit is None or status is None else bool(status)
+        dirty = None if status is None else bool(status)
     return {"version": __version__, "commit": commit, "dirty": dirty}
 
 

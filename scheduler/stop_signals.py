@@ -103,6 +103,7 @@ def outputs_first(what: str = "the outputs", *, stopping: bool = False) -> Itera
     held: list[str] = []
 
     def hold(signum: int, frame: FrameType | None) -> None:
+        """Log the signal and keep it for the end of the block."""
         name = signal.Signals(signum).name
         log.warning("%s received while writing %s: finishing them first", name, what)
         held.append(name)
