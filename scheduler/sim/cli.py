@@ -238,7 +238,7 @@ def _warn_rejected(metrics: dict[str, Any], describe: dict[str, Any]) -> None:
     who = f"policy '{policy}'" if policy else "the scheduler"
     hints = {
         "no_walltime": "without a walltime (" + (
-            "--param no_walltime=run runs them, " if policy in ("easy", "conservative")
+            "--param no_walltime=run runs them, " if "no_walltime" in describe.get("params", {})
             else "") + ("a policy that needs none, e.g. --policy fcfs, or " if policy
                         else "") + "--exact-walltime sets walltime = run time)",
         "no_machine": "asking for 0 machines (fix the workload's res)",
