@@ -56,6 +56,7 @@ def _simulate(tmp_path: Path, name: str, *extra: str) -> dict[str, Any]:
 
 def test_simulate_records_code_command_inputs_transforms_seeds_and_start(tmp_path: Path
                                                                          ) -> None:
+    source_revision.cache_clear()  # asked once per process: HEAD may have moved since
     before = datetime.now(UTC).replace(microsecond=0)
     prov = _simulate(tmp_path, "out")["provenance"]
     after = datetime.now(UTC)
@@ -109,6 +110,7 @@ def test_a_campaign_table_carries_each_runs_provenance(tmp_path: Path) -> None:
     path.write_text('[campaign]\noutput = "res"\n[[grid]]\npolicy = ["fcfs", "easy"]\n'
                     'workload = "w.json"\nnb_res = 128\nmax_jobs = 30\n'
                     'transform = { sample = 0.5, sample_seed = 4 }\n')
+    source_revision.cache_clear()
     report = run_campaign(load_campaign(path), LocalPool(1), progress=False)
     with report.table.open() as f:
         rows = list(csv.DictReader(f))
