@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
-import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 from batpolicy import __version__
 from batpolicy.errors import BatpolicyError, PeerTimeout
 from batpolicy.policies.registry import POLICIES, available_policies, make_policy, parse_params
+from batpolicy.scheduler.stop_signals import Stopped, stop_on_signals
 
 log = logging.getLogger("batpolicy")
 
@@ -137,24 +137,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``batpolicy`` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    # as typed, for the provenance a run records
+    args.argv = ["batpolicy", *(sys.argv[1:] if argv is None else argv)]
     _setup_logging(args.verbose, args.log_file, quiet=getattr(args, "quiet", False))
     if not getattr(args, "run", None):
         parser.print_help()
         return 2
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        return int(args.run(args))
+        with stop_on_signals():  # SIGINT, SIGTERM, SIGHUP: Stopped, named in the outputs
+            return int(args.run(args))
     except PeerTimeout as exc:
         log.error("%s", exc)
         return 3
     except BatpolicyError as exc:
         log.error("%s", exc)
         return 1
-    except KeyboardInterrupt:
-        log.error("interrupted")
+    except KeyboardInterrupt as exc:
+        log.error("interrupted%s", f" ({exc.signal_name})" if isinstance(exc, Stopped) else "")
         return 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def console() -> None:

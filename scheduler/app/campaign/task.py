@@ -51,6 +51,7 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     here prints: workers stay quiet, the campaign shows the progress.
     """
     from batpolicy.policies.registry import make_policy
+    from batpolicy.provenance import utc_now
     from batpolicy.scheduler.dispatch import Dispatcher
     from batpolicy.scheduler.io.inputs import InputSpec, load_inputs
     from batpolicy.scheduler.io.outputs import OutputPaths
@@ -58,6 +59,7 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     from batpolicy.scheduler.sim.options import SimOptions
     from batpolicy.scheduler.sim.run import output_layout, run_simulation
 
+    started_at = utc_now()
     folder = run_dir(Path(output), spec)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "run.json").write_text(json.dumps(spec.describe(), indent=2, sort_keys=True))
@@ -94,7 +96,8 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
                                         on_record=on_record),
             dispatcher.handle, OutputPaths.in_dir(folder),
             nb_jobs=sum(len(w.jobs) for w in workloads), tau=spec.tau, progress=False,
-            describe={"policy": spec.policy, "params": dict(policy.params)},
+            describe={"policy": spec.policy, "params": dict(policy.params),
+                      "provenance": _provenance(spec, workloads, platform, started_at)},
             policy_stats=policy.stats, nb_decisions=lambda: dispatcher.nb_decisions,
             extra_columns=extra_columns, groups=groups)
         row["status"] = "ok"
@@ -198,6 +201,9 @@ def _flat_metrics(metrics: dict[str, Any], timings: dict[str, Any]) -> dict[str,
     for key, value in metrics.items():
         if key in ("policy", "params", "workloads", "platform", "inputs_skipped"):
             continue
+        if key == "provenance" and isinstance(value, dict):
+            out.update(_flat_provenance(value, timings))
+            continue
         if key == "policy_stats" and isinstance(value, dict):
             for skey, svalue in _nested(value, "stat."):
                 if _is_timing(skey):
@@ -209,6 +215,54 @@ def _flat_metrics(metrics: dict[str, Any], timings: dict[str, Any]) -> dict[str,
             timings[key] = value
         elif isinstance(value, (int, float, str, bool)) or value is None:
             out[key] = value
+    return out
+
+
+def _provenance(spec: RunSpec, workloads: list[Any], platform: Any,
+                started_at: str) -> dict[str, Any]:
+    """The run's ``provenance`` (:mod:`batpolicy.provenance`), as ``simulate`` records it.
+
+    Its inputs as read, the campaign's command line, the run's transforms and seeds.
+    """
+    import sys
+
+    from batpolicy.provenance import provenance
+
+    inputs = [(w.name, w.source) for w in workloads if w.source and Path(w.source).is_file()]
+    if platform.source:
+        inputs.append(("platform", platform.source))
+    inputs += [("events", path) for path in spec.events]
+    desc = spec.describe()
+    options = {key: desc.get(key) for key in ("nb_res", "max_jobs", "start", "end", "lenient",
+                                              "size", "extra_machines", "job_model")}
+    options["transform"] = desc.get("transform", {})
+    seeds = {"seed": spec.seed} if spec.seed is not None else {}
+    if "sample_seed" in options["transform"]:
+        seeds["sample_seed"] = options["transform"]["sample_seed"]
+    return provenance(argv=sys.argv, inputs=inputs, started_at=started_at, options=options,
+                      seeds=seeds)
+
+
+def _flat_provenance(prov: dict[str, Any], timings: dict[str, Any]) -> dict[str, Any]:
+    """``prov.*`` columns: the code and each input's digest; where and when apart.
+
+    The interpreter and the start time differ between hosts and runs: they go with the
+    timings (``timings.csv``), so the results table stays the same wherever it is made.
+
+    >>> timings = {}
+    >>> _flat_provenance({"batpolicy": {"version": "1", "commit": None, "dirty": None},
+    ...                   "inputs": [{"role": "w0", "sha256": "ab", "size": 2}],
+    ...                   "interpreter": "CPython", "started_at": "t"}, timings)
+    {'prov.version': '1', 'prov.commit': None, 'prov.dirty': None, 'prov.w0_sha256': 'ab'}
+    >>> sorted(timings)
+    ['prov.interpreter', 'prov.started_at']
+    """
+    code = prov.get("batpolicy", {})
+    out = {f"prov.{key}": code.get(key) for key in ("version", "commit", "dirty")}
+    for record in prov.get("inputs", []):
+        out[f"prov.{record['role']}_sha256"] = record.get("sha256")
+    timings["prov.interpreter"] = prov.get("interpreter")
+    timings["prov.started_at"] = prov.get("started_at")
     return out
 
 
