@@ -242,6 +242,11 @@ def read_platform(path: str | Path, *, master_host: str = "master_host") -> Plat
         role = host.properties.get("role", "")
         if host.name == master_host or role == "master":
             continue
+        # a job's work would never end: the job models divide by the speed
+        if role != "storage" and not host.speed > 0:
+            raise InputError(f"host {host.name!r} computes at {host.speed:g} flop/s: a "
+                             "compute host's speed must be positive", path=str(path),
+                             line=host.line, field="speed")
         (storage if role == "storage" else compute).append(host)
     if not compute:
         raise InputError("no compute host (only master/storage hosts)",
