@@ -182,6 +182,13 @@ def test_simulate_takes_the_transform_options(tmp_path: Path) -> None:
      "nb_res"),
     (["workload", "synth", "--preset", "uniform", "-o", "{nowhere}"], "nowhere"),
     (["simulate", "-w", "{src}", "--load", "0", "-o", "{out}"], "--load"),
+    # issue 31 item 8: alone they were silently ignored
+    (["workload", "transform", "{src}", "--min-util", "0.7", "-o", "{out}"],
+     "--min-util chooses among the blocks of --weeks N: give --weeks"),
+    (["workload", "transform", "{src}", "--week-index", "2", "-o", "{out}"],
+     "--week-index chooses among the blocks of --weeks N"),
+    (["simulate", "-w", "{src}", "--nb-res", "8", "--min-util", "0.7", "-o", "{out}"],
+     "--min-util chooses among the blocks of --weeks N"),
 ])
 def test_errors_are_one_line_naming_the_option_or_file(
         args: list[str], named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
