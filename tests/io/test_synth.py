@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from pathlib import Path
 
@@ -130,6 +131,14 @@ def test_presets_registry() -> None:
         parse_overrides("uniform", ["nb_jobs=many"])
     with pytest.raises(ConfigError, match="unknown preset"):
         preset("nope")
+
+
+def test_the_workloads_doc_lists_every_preset() -> None:
+    """docs/workloads.md's table of presets names each registered one (it said only uniform)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "workloads.md").read_text()
+    rows = doc.split("| preset | the workload |")[1].split("\n\n")[0].splitlines()[2:]
+    named = [name for row in rows for name in re.findall(r"`([^`]+)`", row.split("|")[1])]
+    assert sorted(named) == sorted(PRESETS)
 
 
 def test_synthetic_workload_simulates(tmp_path: Path) -> None:
