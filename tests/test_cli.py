@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -159,3 +160,16 @@ def test_machines_help_shows_the_header_row_the_reader_requires(tmp_path: Path) 
     rows = tmp_path / "m.csv"  # the example as the help gives it is what the reader accepts
     rows.write_text("cpus,speed\n4,2Gf\n")
     assert read_machines_csv(rows) == [(None, 4, "2Gf", False)]
+
+
+@pytest.mark.parametrize("args", [["policies"], ["workload", "presets"]])
+def test_a_listing_into_a_closed_pipe_is_no_traceback(args: list[str]) -> None:
+    """`batpolicy workload presets | head`: the reader leaves early, the writer stays quiet."""
+    read, write = os.pipe()
+    os.close(read)  # every write now fails with EPIPE, as once `head` has exited
+    try:
+        done = subprocess.run([sys.executable, "-m", "batpolicy", *args], stdout=write,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert done.returncode == 1 and done.stderr == ""
