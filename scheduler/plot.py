@@ -77,8 +77,15 @@ def intervals(text: str) -> list[tuple[int, int]]:
 def _save(fig: Any, output: Path) -> Path:
     if output.suffix.lower() not in (".png", ".svg"):
         raise ConfigError(f"plot output must end in .png or .svg, got {output.name!r}")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output, dpi=150, bbox_inches="tight")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the folder {output.parent}: "
+                          f"{exc.strerror or exc}") from None
+    try:
+        fig.savefig(output, dpi=150, bbox_inches="tight")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {output}: {exc.strerror or exc}") from None
     log.info("wrote %s", output)
     return output
 
@@ -183,6 +190,8 @@ def _runs(paths: Sequence[Path]) -> list[tuple[str, Path]]:
 
 def distributions(paths: Sequence[Path], output: Path, *, tau: float = 10.0) -> Path:
     """Empirical CDFs of waiting time and bounded slowdown, one line per policy."""
+    if not (math.isfinite(tau) and tau > 0):  # bsld divides by max(run time, tau)
+        raise ConfigError(f"--tau must be a finite number of seconds > 0, got {tau:g}")
     plt = _pyplot()
     waits: dict[str, list[float]] = defaultdict(list)
     bslds: dict[str, list[float]] = defaultdict(list)

@@ -113,3 +113,20 @@ def test_gantt_of_a_run_without_jobs_writes_nothing(tmp_path: Path,
     [error] = _errors(capsys)
     assert error == f"{run / 'jobs.csv'}: no job to draw: {says}"
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--dist", "--tau", "-1", "-o", "{tmp}/d.png"],
+     "--tau must be a finite number of seconds > 0, got -1"),
+    (["--gantt", "-o", "{tmp}/a_file/g.png"], "cannot create the folder {tmp}/a_file: File exists"),
+])
+def test_bad_plot_options_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       args: list[str], says: str) -> None:
+    pytest.importorskip("matplotlib")
+    run = _run(tmp_path / "run", [{"job_id": "1", "starting_time": "0", "finish_time": "5",
+                                   "execution_time": "5", "waiting_time": "0",
+                                   "allocated_resources": "0-1"}])
+    (run / "metrics.json").write_text('{"policy": "easy"}')
+    (tmp_path / "a_file").write_text("")
+    assert main(["plot", str(run), *[a.format(tmp=tmp_path) for a in args]]) == 1
+    assert _errors(capsys) == [says.format(tmp=tmp_path)]
