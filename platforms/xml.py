@@ -226,7 +226,8 @@ def read_platform(path: str | Path, *, master_host: str = "master_host") -> Plat
     (:mod:`batpolicy.platforms.facts`), else from the file: the zone or ``<cluster>``
     around it, its speed attribute, the one link all routes out of its zone start with.
     Raises :class:`~batpolicy.errors.InputError` naming file, line and attribute on a
-    malformed file, and when it has no compute machine or two hosts of one name.
+    malformed file, and when it has no compute machine, two hosts of one name, or a
+    compute host whose speed is not positive (the job models divide by it).
     """
     path = Path(path)
     reader = _Reader(path)
