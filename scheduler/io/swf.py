@@ -252,6 +252,7 @@ def _kept_summary(kept: int, skipped: Counter[str]) -> str:
     '3 jobs kept, dropped 2 (non_positive_res 2), adjusted: kept_res_from_allocated 1'
     """
     def listed(counts: dict[str, int]) -> str:
+        """``reason n, reason n`` in name order."""
         return ", ".join(f"{k} {n}" for k, n in sorted(counts.items()))
 
     dropped = {k: n for k, n in skipped.items() if n and not k.startswith("kept_")}
