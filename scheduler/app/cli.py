@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -168,7 +169,13 @@ def console() -> None:
     process hands back anyway. Only here, never in :func:`main`: a process that calls
     :func:`main` and goes on (the tests) must keep collecting.
     """
-    status = main()
+    try:
+        status = main()
+        sys.stdout.flush()
+    except BrokenPipeError:  # `batpolicy policies | head`: the reader has gone, say nothing
+        # (Python's recipe: stdout to devnull, so that the flush at exit does not raise too)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = 1
     gc.freeze()
     raise SystemExit(status)
 

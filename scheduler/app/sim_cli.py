@@ -64,11 +64,18 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
 
 def _add_batsim_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("Batsim flags")
-    g.add_argument("--enable-dynamic-jobs", action="store_true")
-    g.add_argument("--acknowledge-dynamic-jobs", action="store_true")
-    g.add_argument("--enable-profile-reuse", action="store_true")
-    g.add_argument("--forward-profiles-on-submission", action="store_true")
-    g.add_argument("--forward-unknown-events", action="store_true")
+    g.add_argument("--enable-dynamic-jobs", action="store_true",
+                   help="let the scheduler register jobs and profiles while it runs")
+    g.add_argument("--acknowledge-dynamic-jobs", action="store_true",
+                   help="answer each job the scheduler registers with a JOB_SUBMITTED")
+    g.add_argument("--enable-profile-reuse", action="store_true",
+                   help="let registered jobs use the profiles of other jobs (kept, not "
+                        "collected when their job ends)")
+    g.add_argument("--forward-profiles-on-submission", action="store_true",
+                   help="send each job's profile with its JOB_SUBMITTED")
+    g.add_argument("--forward-unknown-events", action="store_true",
+                   help="send --events entries of types Batsim does not know to the "
+                        "scheduler")
     g.add_argument("--mmax", type=int, metavar="N", help="use the first N machines only")
     g.add_argument("--sched-cfg", default="", metavar="TEXT",
                    help="forwarded to the scheduler in SIMULATION_BEGINS")

@@ -126,10 +126,12 @@ def load_inputs(spec: InputSpec, read: WorkloadReader | None = None, *,
         sizes = [w.nb_res for w in workloads if w.nb_res]
         if len(sizes) != len(workloads):
             raise ConfigError("no platform: give a platform file (-p) or a number of "
-                              "machines (--nb-res); only SWF traces with MaxProcs/MaxNodes "
-                              "in their header size the platform themselves")
-        platform = Platform.homogeneous(max(sizes))
-        log.info("platform: %d identical machines (from the trace header)", max(sizes))
+                              "machines (--nb-res); only a Batsim JSON workload with nb_res "
+                              "or an SWF trace with MaxProcs/MaxNodes in its header sizes "
+                              "the platform itself")
+        widest = max(workloads, key=lambda w: w.nb_res or 0)
+        platform = Platform.homogeneous(widest.nb_res)
+        log.info("platform: %d identical machines (%s)", widest.nb_res, _size_origin(widest))
     # the jobs that cannot fit go first (lenient: dropped and counted), before the weeks'
     # utilisation is measured on the original machines; then the transforms
     workloads = [apply(_checked_fits(w, platform.nb_machines, spec.lenient), spec.transform,
@@ -137,7 +139,7 @@ def load_inputs(spec: InputSpec, read: WorkloadReader | None = None, *,
     for w in workloads:
         if w.skipped:
             log.info("%s: %d jobs; skipped or adjusted: %s", w.source, len(w.jobs),
-                     dict(sorted(w.skipped.items())))
+                     ", ".join(f"{k} {n}" for k, n in sorted(w.skipped.items())))
     if not allow_empty:
         _check_not_empty(workloads, spec, "the transforms (--weeks, --sample, ...) and "
                          "dropping the jobs larger than the platform")
@@ -149,6 +151,19 @@ def load_inputs(spec: InputSpec, read: WorkloadReader | None = None, *,
     for path in spec.events:
         events.extend(read_events(path))
     return workloads, platform, events
+
+
+def _size_origin(workload: Workload) -> str:
+    """Where a workload's platform size comes from, for the log.
+
+    >>> _size_origin(Workload("w0", [], {}, nb_res=4, source="w.json"))
+    'nb_res of w.json'
+    >>> _size_origin(Workload("w0", [], {}, nb_res=100, source="KTH.swf.gz"))
+    'the header of KTH.swf.gz'
+    """
+    source = workload.source or workload.name
+    swf = source.lower().endswith((".swf", ".swf.gz"))
+    return f"the header of {source}" if swf else f"nb_res of {source}"
 
 
 def _selects(spec: InputSpec) -> bool:
