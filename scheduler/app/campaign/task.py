@@ -4,9 +4,10 @@
 reads the inputs with :func:`~batpolicy.scheduler.io.inputs.load_inputs`, simulates with
 the registered policy through the one :class:`~batpolicy.scheduler.dispatch.Dispatcher`,
 writes the run's ``jobs.csv``, ``schedule.csv`` and ``metrics.json`` in its own folder,
-and last, atomically, ``row.json``: the run's row of the results table. A run whose
-``row.json`` exists is finished; anything else is redone on the next pass, so a killed
-worker or an interrupted campaign loses nothing finished.
+``code.json`` (the policy's code hash) and last, atomically, ``row.json``: the run's row
+of the results table. A run whose ``row.json`` exists and whose ``code.json`` matches the
+policy's current code is finished; anything else is redone on the next pass, so a killed
+worker or an interrupted campaign loses nothing finished, and a changed policy is rerun.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ log = logging.getLogger(__name__)
 TIMING_KEYS = frozenset({"wall_time_s", "jobs_per_second", "scheduler_time_s",
                          "decisions_per_second"})
 ROW_FILE = "row.json"
+#: The policy's code hash the run ran with (:func:`~.checks.policy_code_hash`).
+CODE_FILE = "code.json"
 
 
 def run_dir(output: Path, spec: RunSpec) -> Path:
@@ -41,6 +44,34 @@ def read_row(folder: Path) -> dict[str, Any] | None:
         return json.loads((folder / ROW_FILE).read_text())
     except (OSError, ValueError):
         return None
+
+
+def is_current(folder: Path, spec: RunSpec) -> bool:
+    """Whether the run finished with the policy's current code (``code.json``'s hash).
+
+    A run finished before its policy's code changed, or before runs recorded it, is not:
+    a rerun of the campaign redoes it.
+    """
+    from batpolicy.scheduler.app.campaign.checks import policy_code_hash
+
+    if read_row(folder) is None:
+        return False
+    try:
+        recorded = json.loads((folder / CODE_FILE).read_text()).get("policy_code")
+    except (OSError, ValueError, AttributeError):
+        return False
+    try:
+        return recorded == policy_code_hash(spec.policy)
+    except KeyError:
+        return False
+
+
+def write_code(folder: Path, spec: RunSpec) -> None:
+    """Record the policy's code hash of a run (before its row: see :func:`is_current`)."""
+    from batpolicy.scheduler.app.campaign.checks import policy_code_hash
+
+    _write_atomic(folder / CODE_FILE, {"policy": spec.policy,
+                                       "policy_code": policy_code_hash(spec.policy)})
 
 
 def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
@@ -108,6 +139,10 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
         log.debug("run %s failed: %s", spec.run_id, exc)
     row = {**_flat_spec(spec), **row}  # a generated platform keeps its "preset:" name
     _write_atomic(folder / "timings.json", timings)
+    try:
+        write_code(folder, spec)
+    except KeyError:  # an unknown policy: its row says so
+        pass
     _write_atomic(folder / ROW_FILE, row)
     return row
 
