@@ -1,18 +1,20 @@
 """One small encode function per event and decision class, gathered in two tables.
 
 Each encoder takes a typed object and returns ``(wire type, data object)``; the codec
-adds ``timestamp`` and the envelope. Encoders only translate: validity is checked by
-decoding the result again (:func:`batpolicy.protocol.codec.encode_reply`), so the rules
-live in one place, :mod:`batpolicy.protocol._decoders`.
+adds ``timestamp`` and the envelope, and msgspec writes the JSON. Encoders only
+translate: the codec checks the bytes against the wire schema before they leave
+(:func:`batpolicy.protocol.codec.encode_reply`), so the rules live in one place,
+:mod:`batpolicy.protocol._decoders`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
-from batpolicy.protocol._wire import EventType, FieldError, wire_str
+from batpolicy.protocol._wire import EventType, FieldError
 from batpolicy.protocol.intervals import format_intervals
 from batpolicy.protocol.types import (
     Answer,
@@ -61,6 +63,16 @@ _BATSIM_NOTIFY_KINDS = frozenset({NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value,
                                   NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value,
                                   NotifyType.EVENT_MACHINE_UNAVAILABLE.value,
                                   NotifyType.EVENT_MACHINE_AVAILABLE.value})
+
+
+def wire_str(value: str) -> str:
+    """The plain string of a string or of a string enum member.
+
+    >>> from batpolicy.protocol.types import JobState
+    >>> wire_str(JobState.REJECTED), wire_str("x")
+    ('REJECTED', 'x')
+    """
+    return value.value if isinstance(value, Enum) else value
 
 
 def _resource(machine: ResourceInfo) -> dict[str, Any]:
