@@ -20,11 +20,11 @@ from typing import Annotated, Any
 from msgspec import Meta
 
 from batpolicy.errors import ProtocolError
-from batpolicy.protocol.intervals import MachineSet, parse_intervals
+from batpolicy.protocol.intervals import MachineSet, format_intervals, parse_intervals
 
 __all__ = ["DIGITS", "PATTERN_MEANINGS", "Count", "EventType", "FieldError", "INT32_MAX",
            "INT32_MIN", "Int32", "JobId", "Metadata", "Number", "Pstate", "Time", "WorkloadName",
-           "as_int", "as_time", "decode_hook", "find_bad_json", "type_name"]
+           "as_int", "as_time", "decode_hook", "encode_hook", "find_bad_json", "type_name"]
 
 #: Bounds of a JSON integer Batsim reads with rapidjson's ``GetInt`` (a C ``int``).
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
@@ -170,20 +170,28 @@ def as_int(value: Any, field: str, minimum: int = INT32_MIN) -> int:
 
 
 def _machine_set(value: Any) -> MachineSet:
-    """A non-empty Batsim interval set such as ``"0-3 7"`` (PROTOCOL.md §1.12).
+    """A non-empty Batsim interval set (PROTOCOL.md §1.12) of ids a C ``int`` holds.
 
-    >>> str(_machine_set("1 2 4-8"))
-    '1-2 4-8'
+    From the wire, a string such as ``"0-3 7"``; when the codec checks a message it is
+    about to send, the :class:`MachineSet` the decision holds (same rules, no parsing).
+
+    >>> str(_machine_set("1 2 4-8")), str(_machine_set(MachineSet.of(3)))
+    ('1-2 4-8', '3')
     """
-    if type(value) is not str:
+    if type(value) is MachineSet:
+        resources = value
+    elif type(value) is str:
+        if not value.strip():
+            raise ValueError("empty interval set (at least one resource is needed)")
+        try:
+            resources = parse_intervals(value, field=None)  # type: ignore[arg-type]  # msgspec names it
+        except ProtocolError as exc:
+            raise ValueError(str(exc)) from None
+    else:
         raise TypeError("expected an interval-set string such as '0-3 7', "
                         f"got {type_name(value)}")
-    if not value.strip():
+    if not resources:
         raise ValueError("empty interval set (at least one resource is needed)")
-    try:
-        resources = parse_intervals(value, field=None)  # type: ignore[arg-type]  # msgspec names it
-    except ProtocolError as exc:
-        raise ValueError(str(exc)) from None
     if resources.max() > INT32_MAX:
         raise ValueError(f"resource id {resources.max()} is out of range")
     return resources
@@ -194,6 +202,13 @@ def decode_hook(kind: type, value: Any) -> Any:
     if kind is MachineSet:
         return _machine_set(value)
     raise NotImplementedError(f"no wire form for {kind!r}")
+
+
+def encode_hook(value: Any) -> Any:
+    """Msgspec's ``enc_hook``: a :class:`MachineSet` is written as its interval string."""
+    if type(value) is MachineSet:
+        return format_intervals(value)
+    raise TypeError(f"a {type(value).__name__} is not a JSON value")
 
 
 def find_bad_json(value: Any, path: str = "") -> tuple[str, str] | None:
@@ -236,6 +251,6 @@ def find_bad_json(value: Any, path: str = "") -> tuple[str, str] | None:
             if found is not None:
                 return found
         return None
-    if isinstance(value, Enum):
-        return None  # msgspec writes an enum member by value
+    if isinstance(value, Enum) or kind is MachineSet:
+        return None  # written by value / as an interval string
     return path, f"a {kind.__name__} is not a JSON value"

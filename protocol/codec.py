@@ -35,9 +35,10 @@ Errors
     members — raises exactly one :class:`~batpolicy.errors.ProtocolError` naming the event
     index, its type and the dotted field; nothing else escapes.
 
-Encoding checks its own output against the same schema (msgspec decodes the bytes back
-into the wire structs, in C), so we never send what Batsim would refuse, whoever built
-the message; decisions whose ``timestamp`` is None are stamped with the reply's ``now``.
+Encoding checks every message against the same schema before writing it (msgspec's
+``convert`` of the message object, in C), so we never send what Batsim would refuse,
+whoever built the message; decisions whose ``timestamp`` is None are stamped with the
+reply's ``now``.
 """
 
 from __future__ import annotations
@@ -61,7 +62,14 @@ from batpolicy.protocol._decoders import (
 )
 from batpolicy.protocol._encoders import DECISION_ENCODERS, EVENT_ENCODERS, Encoder
 from batpolicy.protocol._errors import dotted, explain, value_at
-from batpolicy.protocol._wire import EventType, FieldError, decode_hook, find_bad_json, type_name
+from batpolicy.protocol._wire import (
+    EventType,
+    FieldError,
+    decode_hook,
+    encode_hook,
+    find_bad_json,
+    type_name,
+)
 from batpolicy.protocol.types import Reply, Request
 
 __all__ = ["EventType", "decode_reply", "decode_request", "encode_reply", "encode_request",
@@ -86,7 +94,7 @@ _FROM_BATSIM = _Side("Batsim", REQUEST_DECODER, REQUEST_SCHEMA, REQUEST_DECODERS
 _FROM_SCHEDULER = _Side("the scheduler", REPLY_DECODER, REPLY_SCHEMA, REPLY_DECODERS,
                         DECISION_ENCODERS, "Batsim",
                         frozenset(REQUEST_DECODERS) - frozenset(REPLY_DECODERS))
-_ENCODER = msgspec.json.Encoder()
+_ENCODER = msgspec.json.Encoder(enc_hook=encode_hook)
 
 
 # ---------------------------------------------------------------------------------------
@@ -331,15 +339,26 @@ def _to_obj(now: float, items: tuple[Any, ...], side: _Side) -> dict[str, Any]:
 
 
 def _encode(now: float, items: tuple[Any, ...], side: _Side) -> bytes:
-    """The bytes of a message, checked against the wire schema before they leave."""
+    """The bytes of a message, checked against the wire schema before they are written.
+
+    The message object is checked as it is (msgspec's ``convert``, in C; machine sets
+    checked as sets), then written: no second parse of our own output.
+    """
     obj = _to_obj(now, items, side)
-    data = _dump(obj)
     try:
-        message = side.decoder.decode(data)
+        message = msgspec.convert(obj, side.schema, str_keys=True, dec_hook=decode_hook)
     except msgspec.ValidationError as exc:
         raise _refused(exc, obj, side) from None
     _typed(message.now, message.events, build=side is _FROM_BATSIM)  # times; open objects
-    return data
+    return _dump(obj)
+
+
+def _plain(obj: dict[str, Any]) -> dict[str, Any]:
+    """A message object with its machine sets written as interval strings (plain JSON)."""
+    try:
+        return msgspec.to_builtins(obj, enc_hook=encode_hook, str_keys=True)
+    except Exception as exc:  # an object JSON has no form for
+        raise ProtocolError(f"cannot be written as JSON ({type(exc).__name__}: {exc})") from exc
 
 
 def request_from_obj(obj: Any) -> Request:
@@ -356,14 +375,14 @@ def request_to_obj(request: Request) -> dict[str, Any]:
     """The JSON object of a Request (events without timestamp get ``now``), unchecked."""
     if not isinstance(request, Request):
         raise ProtocolError(f"expected a Request, got {type(request).__name__}")
-    return _to_obj(request.now, request.events, _FROM_BATSIM)
+    return _plain(_to_obj(request.now, request.events, _FROM_BATSIM))
 
 
 def reply_to_obj(reply: Reply) -> dict[str, Any]:
     """The JSON object of a Reply (decisions without timestamp get ``now``), unchecked."""
     if not isinstance(reply, Reply):
         raise ProtocolError(f"expected a Reply, got {type(reply).__name__}")
-    return _to_obj(reply.now, reply.decisions, _FROM_SCHEDULER)
+    return _plain(_to_obj(reply.now, reply.decisions, _FROM_SCHEDULER))
 
 
 def decode_request(data: bytes | str) -> Request:
