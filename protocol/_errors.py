@@ -91,7 +91,7 @@ def explain(exc: msgspec.ValidationError, root: Any = None) -> tuple[list[str | 
     message, at, inside = (matched["message"], matched["at"], matched["inside"]) if matched \
         else (text, "$", None)
     key = inside is not None  # "- at `key` in `$.m`": an object key is wrong
-    steps = split_path(inside if key else at)
+    steps = _name_keys(split_path(inside if key else at), root, _EXPECTED.match(message))
     cause = exc.__cause__
     if isinstance(cause, FieldError):  # a schema hook's own check
         if cause.field:
@@ -105,6 +105,32 @@ def explain(exc: msgspec.ValidationError, root: Any = None) -> tuple[list[str | 
         missing = member["what"] == "missing required"
         return steps, "missing member" if missing else "unexpected member"
     return steps, ("object key: " if key else "") + _words(message, value_at(root, steps))
+
+
+def _name_keys(steps: list[str | int], root: Any, expected: re.Match[str] | None
+               ) -> list[str | int]:
+    """Steps with msgspec's ``[...]`` (a value of an object with free keys) replaced by the key.
+
+    msgspec does not say which member of such an object was wrong; the parsed message
+    does: the only member, or the first whose JSON type is the one msgspec got.
+
+    >>> _name_keys(["job_progress", "..."], {"job_progress": {"a": {}, "b": []}},
+    ...            _EXPECTED.match("Expected `object`, got `array`"))
+    ['job_progress', 'b']
+    """
+    if "..." not in steps:
+        return steps
+    got = expected["got"] if expected is not None else None
+    named: list[str | int] = []
+    value = root
+    for step in steps:
+        if step == "..." and type(value) is dict:
+            keys = [k for k, v in value.items()
+                    if len(value) == 1 or (got and _GOT_NAMES.get(got) == type_name(v))]
+            step = keys[0] if keys else step
+        named.append(step)
+        value = value_at(value, [step])
+    return named
 
 
 def _words(message: str, value: Any) -> str:
