@@ -13,7 +13,8 @@ untimed. Timed per message (process CPU, best of ``--repeat`` passes):
 :func:`~batpolicy.protocol.codec.encode_reply` (``checked=True``, as the daemon calls
 it) on the reply, undated as a policy builds it; back to back, and with ``--idle-us``
 of sleep after each message, as the daemon waits for Batsim (``serve_stages.py``
-explains why that matters on this VM). Prints; ``--save`` adds the run to
+explains why that matters on this VM); the garbage collector is set as the daemon sets
+it. Prints; ``--save`` adds the run to
 ``bench/results/msgspec_decode.txt``::
 
     batpolicy simulate --policy easy -w KTH-SP2-1996-2.swf.gz --record /tmp/kth.msgpack -q
@@ -23,6 +24,7 @@ explains why that matters on this VM). Prints; ``--save`` adds the run to
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -41,6 +43,17 @@ from harness import batsim_messages, write_results  # noqa: E402  (bench/harness
 def _undated(reply: Reply) -> Reply:
     """The reply as the daemon encodes it: its decisions built by a policy, without dates."""
     return Reply(reply.now, tuple(replace(d, timestamp=None) for d in reply.decisions))
+
+
+def daemon_gc() -> None:
+    """Set the collector as ``serve`` runs it (scheduler/steady_gc.py).
+
+    The heap is frozen and young collections come every 500,000 allocations; with
+    CPython's default the figures mostly measure how often a collection falls inside a
+    timed step.
+    """
+    gc.freeze()
+    gc.set_threshold(500_000, *gc.get_threshold()[1:])
 
 
 def per_message_us(step: Callable[[object], object], inputs: Sequence[object],
@@ -77,6 +90,7 @@ def main() -> None:
         "encode": (lambda reply: encode_reply(reply, checked=True), replies),
     }
     best = {(name, idle): float("inf") for name in steps for idle in (0.0, args.idle_us)}
+    daemon_gc()
     for _ in range(args.repeat):
         for name, (step, inputs) in steps.items():
             for idle in (0.0, args.idle_us):

@@ -65,7 +65,7 @@ class IoJob(Struct, forbid_unknown_fields=True):
     profile: Object = None  # type: ignore[assignment]
 
 
-class Execute(Data, omit_defaults=True):
+class Execute(Data):
     """EXECUTE_JOB: ``job_id``, ``alloc`` and at most one optional member."""
 
     job_id: JobId
