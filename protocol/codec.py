@@ -36,15 +36,17 @@ Errors
     index, its type and the dotted field; nothing else escapes.
 
 Encoding checks every message against the same schema before writing it (msgspec's
-``convert`` of the message object, in C), so we never send what Batsim would refuse,
-whoever built the message; decisions whose ``timestamp`` is None are stamped with the
-reply's ``now``.
+``convert`` of the message object, in C; for the commonest replies the same rules
+without building structs), so we never send what Batsim would refuse, whoever built
+the message, without relying on the scheduler's checker; decisions whose ``timestamp``
+is None are stamped with the reply's ``now``.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -63,6 +65,7 @@ from batpolicy.protocol._decoders import (
 from batpolicy.protocol._encoders import DECISION_ENCODERS, EVENT_ENCODERS, Encoder
 from batpolicy.protocol._errors import dotted, explain, value_at
 from batpolicy.protocol._wire import (
+    JOB_ID_PATTERN,
     EventType,
     FieldError,
     decode_hook,
@@ -70,7 +73,8 @@ from batpolicy.protocol._wire import (
     find_bad_json,
     type_name,
 )
-from batpolicy.protocol.types import Reply, Request
+from batpolicy.protocol.intervals import MachineSet
+from batpolicy.protocol.types import ExecuteJob, RejectJob, Reply, Request
 
 __all__ = ["EventType", "decode_reply", "decode_request", "encode_reply", "encode_request",
            "reply_from_obj", "reply_to_obj", "request_from_obj", "request_to_obj"]
@@ -342,15 +346,60 @@ def _encode(now: float, items: tuple[Any, ...], side: _Side) -> bytes:
     """The bytes of a message, checked against the wire schema before they are written.
 
     The message object is checked as it is (msgspec's ``convert``, in C; machine sets
-    checked as sets), then written: no second parse of our own output.
+    checked as sets), then written: no second parse of our own output. A reply of
+    undated plain EXECUTE_JOB and REJECT_JOB decisions (nearly every reply) passes
+    :func:`_plainly_valid` instead, which applies the same rules without building the
+    schema's structs.
     """
     obj = _to_obj(now, items, side)
-    try:
-        message = msgspec.convert(obj, side.schema, str_keys=True, dec_hook=decode_hook)
-    except msgspec.ValidationError as exc:
-        raise _refused(exc, obj, side) from None
-    _typed(message.now, message.events, build=side is _FROM_BATSIM)  # times; open objects
+    if side is _FROM_BATSIM or not _plainly_valid(now, items):
+        try:
+            message = msgspec.convert(obj, side.schema, str_keys=True, dec_hook=decode_hook)
+        except msgspec.ValidationError as exc:
+            raise _refused(exc, obj, side) from None
+        _typed(message.now, message.events, build=side is _FROM_BATSIM)  # times; open objects
     return _dump(obj)
+
+
+_JOB_ID = re.compile(JOB_ID_PATTERN)
+
+
+def _plainly_valid(now: Any, decisions: tuple[Any, ...]) -> bool:
+    """True if the schema would accept this reply, seen without building its structs.
+
+    Only for the commonest reply: a finite ``now`` and undated decisions that are each
+    a REJECT_JOB or an EXECUTE_JOB without its optional members; their members are
+    checked with the schema's own rules (the job-id pattern of ``JobId``, the
+    machine-set hook). Anything else, or any doubt, answers False and the whole
+    schema checks the message (and names what is wrong). Runtime complexity:
+    O(decisions).
+
+    >>> from batpolicy.protocol.intervals import MachineSet
+    >>> _plainly_valid(3.0, (ExecuteJob("w!1", MachineSet.of(0)), RejectJob("w!2")))
+    True
+    >>> _plainly_valid(3.0, (ExecuteJob("w!1", MachineSet()),))  # empty: the schema says why
+    False
+    """
+    if type(now) is not float or not math.isfinite(now):
+        return False
+    for decision in decisions:
+        kind = type(decision)
+        if decision.timestamp is not None:
+            return False
+        if kind is ExecuteJob:
+            if (decision.mapping is not None or decision.storage_mapping is not None
+                    or decision.additional_io_job is not None
+                    or type(decision.alloc) is not MachineSet):
+                return False
+            try:
+                decode_hook(MachineSet, decision.alloc)
+            except ValueError:
+                return False
+        elif kind is not RejectJob:
+            return False
+        if type(decision.job_id) is not str or _JOB_ID.search(decision.job_id) is None:
+            return False
+    return True
 
 
 def _plain(obj: dict[str, Any]) -> dict[str, Any]:
