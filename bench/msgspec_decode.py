@@ -19,6 +19,8 @@ it. Prints; ``--save`` adds the run to
 
     batpolicy simulate --policy easy -w KTH-SP2-1996-2.swf.gz --record /tmp/kth.msgpack -q
     python bench/msgspec_decode.py /tmp/kth.msgpack --idle-us 1000
+
+``--dump FILE`` writes the bytes instead (``cmp`` two versions' files).
 """
 
 from __future__ import annotations
@@ -70,6 +72,19 @@ def per_message_us(step: Callable[[object], object], inputs: Sequence[object],
     return spent / len(inputs) * 1e6
 
 
+def dump(transcript: str, path: Path) -> None:
+    """Write the bytes this version sends for every exchange of ``transcript``."""
+    from batpolicy.protocol.codec import encode_request, request_from_obj
+
+    with path.open("wb") as out:
+        for request, reply in read_transcript(transcript):
+            out.write(encode_request(request_from_obj(request)) + b"\n")
+            if reply is not None:
+                typed = reply_from_obj(reply)
+                out.write(encode_reply(typed) + b"\n")
+                out.write(encode_reply(_undated(typed), checked=True) + b"\n")
+
+
 def main() -> None:
     """Time decode_request and encode_reply per message of a transcript."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -80,7 +95,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--label", default="", help="names this run's rows (e.g. before)")
     parser.add_argument("--save", action="store_true")
+    parser.add_argument("--dump", metavar="FILE",
+                        help="instead of timing, write every message this version encodes "
+                             "(requests; replies dated and undated), one a line, to compare "
+                             "two versions byte for byte")
     args = parser.parse_args()
+    if args.dump:
+        dump(args.transcript, Path(args.dump))
+        return
     raws = batsim_messages(args.transcript)
     replies = [_undated(reply_from_obj(reply)) for _, reply in read_transcript(args.transcript)
                if reply is not None]
