@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import BatpolicyError, ConfigError
-from batpolicy.scheduler.app.campaign.spec import Campaign, RunSpec, transform_spec
+from batpolicy.scheduler.app.campaign.spec import Campaign, RunSpec, transform_spec, with_seed
 
 #: Modules whose files count in a policy's code hash (plug-ins add their own package).
 POLICY_PACKAGE = "batpolicy.policies"
@@ -61,7 +61,6 @@ def run_problem(spec: RunSpec, policies: Any) -> str | None:
     >>> run_problem(RunSpec("easy"), POLICIES) is None
     True
     """
-    from batpolicy.scheduler.app.campaign.task import _with_seed
     from batpolicy.scheduler.io.presets import preset
     from batpolicy.scheduler.sim.registry import make_job_model
 
@@ -73,7 +72,7 @@ def run_problem(spec: RunSpec, policies: Any) -> str | None:
             if not os.path.isfile(path):
                 return f"{kind} file not found: {path}"
     try:
-        policies[spec.policy](_with_seed(spec, dict(spec.params)))
+        policies[spec.policy](with_seed(spec, dict(spec.params)))
         make_job_model(spec.job_model)
         if spec.preset is not None:
             preset(spec.preset, **dict(spec.preset_params))

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import BatpolicyError
-from batpolicy.scheduler.app.campaign.spec import RunSpec, transform_spec
+from batpolicy.scheduler.app.campaign.spec import RunSpec, transform_spec, with_seed
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     timings: dict[str, Any] = {}
     try:
         params = dict(spec.params)
-        policy = make_policy(spec.policy, _with_seed(spec, params))
+        policy = make_policy(spec.policy, with_seed(spec, params))
         flags = dict(spec.flags)
         options = SimOptions(
             dynamic_jobs=bool(flags.get("enable_dynamic_jobs")) or policy.needs_dynamic_jobs,
@@ -192,17 +192,6 @@ def _synthesize(spec: RunSpec, folder: Path) -> tuple[Path, Path | None]:
     if make is None:
         return path, None
     return path, write_platform(machines(make(spec.seed or 0)), folder / "platform.xml")
-
-
-def _with_seed(spec: RunSpec, params: dict[str, Any]) -> dict[str, Any]:
-    """Give the policy the run's seed when it declares a ``seed`` parameter."""
-    from batpolicy.policies.registry import available_policies
-
-    cls = available_policies().get(spec.policy)
-    if spec.seed is not None and cls is not None and "seed" not in params and \
-            any(p.name == "seed" for p in cls.parameters):
-        return {**params, "seed": spec.seed}
-    return params
 
 
 def _flat_spec(spec: RunSpec) -> dict[str, Any]:
