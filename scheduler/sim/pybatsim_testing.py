@@ -20,7 +20,7 @@ __all__ = ["pybatsim_driver"]
 
 
 def _batsim_scheduler_class() -> type | None:
-    """pybatsim's BatsimScheduler if pybatsim was imported (a user's object implies it)."""
+    """The BatsimScheduler class if pybatsim was imported (a user's object implies it)."""
     module = sys.modules.get("batsim.batsim")
     return getattr(module, "BatsimScheduler", None)
 

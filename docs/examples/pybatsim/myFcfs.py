@@ -11,9 +11,8 @@ Run it beside real Batsim (``pybatsim docs/examples/pybatsim/myFcfs.py``), over
 ``batpolicy simulate --policy pybatsim:docs/examples/pybatsim/myFcfs.py``.
 """
 
-from procset import ProcSet
-
 from batsim.batsim import BatsimScheduler
+from procset import ProcSet
 
 
 class MyFcfs(BatsimScheduler):
