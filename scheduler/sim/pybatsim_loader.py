@@ -170,6 +170,13 @@ def load_scheduler(spec: PybatsimSpec) -> Any:
         raise ConfigError(f"{spec.label}: {message} (pybatsim looks for class "
                           f"{_class_name(spec)})") from None
     except Exception as exc:  # the module's import or the class's __init__ failed
+        innermost = traceback.extract_tb(exc.__traceback__)[-1].filename
+        if Path(innermost).parts[-3:] == ("batsim", "tools", "launcher.py"):
+            # the loader's own call of what it found failed: not a scheduler class
+            raise ConfigError(f"{spec.label}: {_class_name(spec)} is not a pybatsim "
+                              f"scheduler ({type(exc).__name__}: {clip(str(exc), 120)}; "
+                              f"expected a subclass of batsim.batsim.BatsimScheduler or a "
+                              f"batsim.sched scheduler)") from None
         raise ConfigError(f"{spec.label}: cannot be loaded: {type(exc).__name__}: "
                           f"{clip(str(exc), 160)}{_where(exc)}") from None
     finally:
