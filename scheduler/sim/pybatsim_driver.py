@@ -175,7 +175,7 @@ class PybatsimScheduler:
         try:
             self.dispatcher.shadow(request, reply, who=self.label)
         except InvalidDecision as exc:
-            error = InvalidDecision(f"{self._who()}: {exc} ({self._answering(request)})")
+            error = InvalidDecision(f"{exc} ({self._answering(request)})")  # names label
             error.policy, error.job_id, error.resources = self.label, exc.job_id, exc.resources
             raise error from None
         self.nb_decisions += len(reply.decisions)

@@ -119,7 +119,7 @@ def test_an_invalid_decision(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         """)
     status, line = _run(tmp_path, f"pybatsim:{path}", capsys)
     assert status == 1
-    assert line.startswith(f"pybatsim scheduler '{path}': policy 'pybatsim:{path}', job 'w0!")
+    assert line.startswith(f"policy 'pybatsim:{path}', job 'w0!")
     assert "(in reply to JOB_SUBMITTED w0!" in line and " at t=" in line
     _outputs_kept(tmp_path)
 
