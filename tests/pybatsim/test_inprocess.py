@@ -8,6 +8,7 @@ in-process and over ``batpolicy fake-batsim`` with pybatsim's own launcher on th
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -111,3 +112,27 @@ def test_every_simulate_option_still_applies(tmp_path: Path) -> None:
     assert first["events"][0]["data"]["nb_resources"] == 8
     assert last["events"][-1]["type"] == "SIMULATION_ENDS"
     assert os.path.isfile(f"{prefix}_metrics.json")
+
+
+def test_a_campaign_runs_pybatsim_schedulers_beside_ours(tmp_path: Path) -> None:
+    reference = TRANSCRIPTS / "pybatsim-easy-walltime120.jobs.csv"
+    workload, platform = recorded_inputs("walltime120")[1::2]
+    spec = tmp_path / "c.toml"
+    spec.write_text(f"""[campaign]
+name = "pybatsim"
+[[grid]]
+policy = ["pybatsim:easyBackfill", "easy", "pybatsim:{MY_FCFS}"]
+params = {{options = {{decision_delay = 0}}}}
+workload = "{workload}"
+platform = "{platform}"
+""")
+    # easy has no parameter 'options': that run fails alone, with its own row
+    assert cli.main(["campaign", str(spec), "-o", str(tmp_path / "out"), "--no-progress"]) == 1
+    rows = {r["policy"]: r for r in csv.DictReader((tmp_path / "out" / "results.csv").open())}
+    assert rows["easy"]["status"] == "error"
+    assert rows["pybatsim:easyBackfill"]["status"] == "ok"
+    assert rows[f"pybatsim:{MY_FCFS}"]["status"] == "ok"
+    (easy_run,) = [p for p in (tmp_path / "out" / "runs").iterdir()
+                   if json.loads((p / "run.json").read_text())["policy"] == "pybatsim:easyBackfill"]
+    if reference.is_file():
+        assert (easy_run / "jobs.csv").read_bytes() == reference.read_bytes()
