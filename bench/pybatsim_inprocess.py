@@ -139,6 +139,8 @@ def _pair(simulator: list[str], scheduler: list[str], out: Path, tag: str, jobs:
             if sim.poll() is None and sched.poll() not in (None, 0):
                 sim.kill()
             sim_status = sim.wait(timeout=max(0.0, deadline - time.monotonic()))
+            if sim_status != 0 and sched.poll() is None:  # it waits for a message forever
+                sched.kill()
             sched_status = sched.wait(timeout=30)
         except subprocess.TimeoutExpired:
             sim_status = sched_status = None
