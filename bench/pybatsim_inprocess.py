@@ -308,9 +308,12 @@ def speed(args: argparse.Namespace) -> list[str]:
 
 
 def _rows_differing(a: bytes, b: bytes) -> int:
-    """How many jobs.csv rows differ (same job ids in the same order expected)."""
-    return sum(x != y for x, y in zip(a.splitlines(), b.splitlines(), strict=False)) + \
-        abs(a.count(b"\n") - b.count(b"\n"))
+    """How many jobs' rows differ between two jobs.csv (rows matched by job id)."""
+    def rows(data: bytes) -> dict[str, str]:
+        return {line.split(",", 1)[0]: line for line in data.decode().splitlines()[1:]}
+
+    ra, rb = rows(a), rows(b)
+    return sum(ra.get(job) != rb.get(job) for job in ra.keys() | rb.keys())
 
 
 def main() -> None:
