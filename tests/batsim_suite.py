@@ -282,12 +282,20 @@ def run_case(case: Case, side: str, out_dir: Path, *, batsim_prefix: Path,
         sp = subprocess.Popen(sched, stdout=slog, stderr=subprocess.STDOUT)
         try:
             bp = subprocess.Popen(sim, stdout=blog, stderr=subprocess.STDOUT)
-            try:
-                run.simulator_rc = bp.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
+            deadline = began + timeout
+            while bp.poll() is None and time.perf_counter() < deadline:
+                if sp.poll() not in (None, 0):  # the scheduler died: Batsim would wait forever
+                    try:
+                        bp.wait(timeout=2)
+                    except subprocess.TimeoutExpired:
+                        run.error = "scheduler died, simulator waiting"
+                    break
+                time.sleep(0.05)
+            if bp.poll() is None:
                 bp.kill()
                 bp.wait()
-                run.error = "simulator timeout"
+                run.error = run.error or "simulator timeout"
+            run.simulator_rc = bp.returncode
             try:  # a scheduler whose simulator failed may wait for it forever
                 run.scheduler_rc = sp.wait(timeout=10 if run.simulator_rc == 0 else 2)
             except subprocess.TimeoutExpired:
