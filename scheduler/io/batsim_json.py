@@ -41,6 +41,7 @@ from typing import Any
 from batpolicy.errors import InputError
 from batpolicy.scheduler.io.model import JobSpec, Workload
 from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
+from batpolicy.scheduler import rules
 
 __all__ = ["read_batsim_workload", "full_job_id"]
 
@@ -157,7 +158,7 @@ def _job_spec(job: Any, name: str, profiles: dict[str, Any]) -> JobSpec:
     walltime: float | None = None
     if "walltime" in job:
         wt = job["walltime"]
-        if not _is_number(wt) or not (wt == -1 or (wt > 0 and math.isfinite(wt))):
+        if not rules.walltime_ok(wt):
             raise _BadJob("invalid_walltime", "walltime",
                           f"'walltime' must be a number > 0, or -1 for none, got {wt!r}")
         walltime = None if wt == -1 else float(wt)
