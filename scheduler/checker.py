@@ -2,12 +2,12 @@
 
 Every rule below is something real Batsim 4.2.1 aborts on (PROTOCOL.md §1.4; the rules
 both this checker and the simulator apply are written once, in
-:mod:`batpolicy.scheduler.rules`) or something that would silently corrupt the schedule. A violation raises one
-:class:`~batpolicy.errors.InvalidDecision` naming the policy, the job and the resources.
-Decisions are checked one by one against the state *as the previous decisions of the
-same reply would leave it* (a :class:`Scratch` view), without touching the state: a reply
-is accepted whole or refused whole, and two decisions of one reply cannot give a machine
-twice.
+:mod:`batpolicy.scheduler.rules`) or something that would silently corrupt the
+schedule. A violation raises one :class:`~batpolicy.errors.InvalidDecision` naming the
+policy, the job and the resources. Decisions are checked one by one against the state
+*as the previous decisions of the same reply would leave it* (a :class:`Scratch` view),
+without touching the state: a reply is accepted whole or refused whole, and two decisions
+of one reply cannot give a machine twice.
 """
 
 from __future__ import annotations

@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import InputError
+from batpolicy.scheduler import rules
 from batpolicy.scheduler.io.model import JobSpec, Workload
 from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
-from batpolicy.scheduler import rules
 
 __all__ = ["read_batsim_workload", "full_job_id"]
 

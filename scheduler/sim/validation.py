@@ -3,8 +3,9 @@
 Every function raises :class:`~batpolicy.errors.InvalidDecision` exactly where Batsim
 4.2.1 aborts (``src/server.cpp``, ``src/protocol.cpp``; PROTOCOL.md §1.4), naming the
 decision, the job, the resources and the rule. The rules the daemon's checker applies too
-are written once, in :mod:`batpolicy.scheduler.rules`; here they are worded as Batsim's abort. They read the Batsim side only, never the
-scheduler's state: a scheduler that believes something Batsim does not is caught here.
+are written once, in :mod:`batpolicy.scheduler.rules`; here they are worded as Batsim's
+abort. They read the Batsim side only, never the scheduler's state: a scheduler that
+believes something Batsim does not is caught here.
 """
 
 from __future__ import annotations
