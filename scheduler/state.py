@@ -277,10 +277,7 @@ class ClusterState:
                                 ) from None
         job = Job(id=job_id, subtime=float(desc.get("subtime", self.now)), res=int(desc["res"]),
                   walltime=walltime, profile=str(desc.get("profile", "")), seq=self._seq,
-                  raw=desc, dynamic=dynamic, deadline=extra.deadline, job_type=extra.job_type,
-                  origin=extra.origin, comp_share=extra.comp_share, ppbw=extra.ppbw,
-                  preferred=extra.preferred, runtime_other=extra.runtime_other,
-                  job_model=extra.job_model)
+                  raw=desc, dynamic=dynamic, **dict(extra.items()))
         self._seq += 1
         self._jobs[job_id] = job
         self._waiting[job_id] = job

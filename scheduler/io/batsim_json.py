@@ -181,12 +181,14 @@ def _job_spec(job: Any, name: str, profiles: dict[str, Any]) -> JobSpec:
         raise _BadJob("unknown_profile", "profile", f"profile {profile!r} does not exist")
 
     try:
-        parse_job_fields(job)
+        extra = parse_job_fields(job)
     except JobFieldError as exc:
         raise _BadJob("invalid_field", exc.field, str(exc)) from None
 
     raw = {k: (full if k == "id" else v) for k, v in job.items()}
-    return JobSpec(full, float(subtime), res, profile, walltime, raw)
+    spec = JobSpec(full, float(subtime), res, profile, walltime, raw)
+    spec.parsed = extra  # checked above: the simulator reuses it (parsed once per job)
+    return spec
 
 
 def read_batsim_workload(path: str | Path, name: str = "w0", *, lenient: bool = False) -> Workload:
