@@ -91,6 +91,11 @@ _JobFields = dataclass(slots=True, eq=False)(_JobCore)
 class Job(_JobFields):  # type: ignore[valid-type,misc]
     """A submitted job, read-only to everyone but :class:`ClusterState` (see the module doc).
 
+    Why this form: it is the scheduler's belief about a job, built from the JOB_SUBMITTED
+    it received (``serve`` and ``simulate`` alike), which the policies read; Batsim's own
+    record of the job (the simulator's ``SimJob``) is kept apart so that the checks catch
+    a scheduler believing something Batsim does not.
+
     >>> job = Job("w0!1", 0.0, 4, 100.0, "p", seq=0)
     >>> job.res, job.name, job.planned_walltime
     (4, '1', 100.0)
