@@ -134,7 +134,7 @@ def _check_execute(state: Scratch, d: t.ExecuteJob, policy: str) -> None:
     if job is None:
         _fail("EXECUTE_JOB of an unknown job", policy, d.job_id, d.alloc)
         return
-    if not rules.may_start(rules.state_of_status(state.status(job))):
+    if not rules.may_start(rules.STATE_OF_STATUS[state.status(job)]):
         _fail(f"EXECUTE_JOB of a job that is {state.status(job).value} (a job starts once, "
               "and only if submitted and not rejected)", policy, d.job_id, d.alloc)
     if not rules.at_most_one_execute_option(d.mapping, d.storage_mapping, d.additional_io_job):
@@ -175,7 +175,7 @@ def _check_reject(state: Scratch, d: t.RejectJob, policy: str) -> None:
     job = state.job(d.job_id)
     if job is None:
         _fail("REJECT_JOB of an unknown job", policy, d.job_id)
-    elif not rules.may_be_rejected(rules.state_of_status(state.status(job))):
+    elif not rules.may_be_rejected(rules.STATE_OF_STATUS[state.status(job)]):
         _fail(f"REJECT_JOB of a job that is {state.status(job).value} (only a submitted, "
               "not started job can be rejected)", policy, d.job_id)
 
@@ -244,7 +244,7 @@ def _check_change_job_state(state: Scratch, d: t.ChangeJobState, policy: str) ->
     if job is None:
         _fail("CHANGE_JOB_STATE of an unknown job", policy, d.job_id)
         return
-    if not rules.transition_allowed(rules.state_of_status(state.status(job)), d.job_state):
+    if not rules.transition_allowed(rules.STATE_OF_STATUS[state.status(job)], d.job_state):
         _fail(f"CHANGE_JOB_STATE from {state.status(job).value} to {d.job_state.value} is "
               "not allowed", policy, d.job_id)
 

@@ -22,10 +22,11 @@ from typing import Any
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobs import JobStatus
 
-__all__ = ["FINAL_STATES", "SIZE_FREE_PROFILE", "TRANSITIONS", "allocation_size_ok",
-           "at_most_one_execute_option", "awakes_in_future", "may_be_killed",
-           "may_be_rejected", "may_start", "metadata_ok", "res_ok", "size_free",
-           "state_of_status", "transition_allowed", "well_formed_job_id", "walltime_ok"]
+__all__ = ["FINAL_STATES", "SIZE_FREE_PROFILE", "STATE_OF_STATUS", "TRANSITIONS",
+           "allocation_size_ok", "at_most_one_execute_option", "awakes_in_future",
+           "may_be_killed", "may_be_rejected", "may_start", "metadata_ok", "res_ok",
+           "size_free", "state_of_status", "transition_allowed", "walltime_ok",
+           "well_formed_job_id"]
 
 #: The profile type whose allocation may have another size than ``res`` (server.cpp
 #: ``server_on_execute_job``: PARALLEL_HOMOGENEOUS_TOTAL_AMOUNT).
@@ -43,7 +44,8 @@ TRANSITIONS: dict[JobState, frozenset[JobState]] = {
     JobState.RUNNING: FINAL_STATES,
 }
 
-_STATE_OF_STATUS = {JobStatus.WAITING: JobState.SUBMITTED, JobStatus.RUNNING: JobState.RUNNING,
+#: The Batsim job state a scheduler-side status stands for (a completed job: any final one).
+STATE_OF_STATUS = {JobStatus.WAITING: JobState.SUBMITTED, JobStatus.RUNNING: JobState.RUNNING,
                     JobStatus.COMPLETED: JobState.COMPLETED_SUCCESSFULLY,
                     JobStatus.REJECTED: JobState.REJECTED}
 
@@ -54,7 +56,7 @@ def state_of_status(status: JobStatus) -> JobState:
     >>> state_of_status(JobStatus.WAITING).value
     'SUBMITTED'
     """
-    return _STATE_OF_STATUS[status]
+    return STATE_OF_STATUS[status]
 
 
 def may_start(state: JobState) -> bool:
