@@ -1,12 +1,13 @@
 """The one decision checker: nothing reaches Batsim (or the simulator) unchecked.
 
-Every rule below is something real Batsim 4.2.1 aborts on (PROTOCOL.md §1.4) or
-something that would silently corrupt the schedule. A violation raises one
-:class:`~batpolicy.errors.InvalidDecision` naming the policy, the job and the resources.
-Decisions are checked one by one against the state *as the previous decisions of the
-same reply would leave it* (a :class:`Scratch` view), without touching the state: a reply
-is accepted whole or refused whole, and two decisions of one reply cannot give a machine
-twice.
+Every rule below is something real Batsim 4.2.1 aborts on (PROTOCOL.md §1.4; the rules
+both this checker and the simulator apply are written once, in
+:mod:`batpolicy.scheduler.rules`) or something that would silently corrupt the
+schedule. A violation raises one :class:`~batpolicy.errors.InvalidDecision` naming the
+policy, the job and the resources. Decisions are checked one by one against the state
+*as the previous decisions of the same reply would leave it* (a :class:`Scratch` view),
+without touching the state: a reply is accepted whole or refused whole, and two decisions
+of one reply cannot give a machine twice.
 """
 
 from __future__ import annotations
@@ -16,11 +17,9 @@ from collections.abc import Callable
 from batpolicy.errors import InvalidDecision
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
+from batpolicy.scheduler import rules
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.state import ClusterState
-
-#: Profile types whose allocation size may differ from ``res`` (PROTOCOL.md §1.4).
-_SIZE_FREE_PROFILES = frozenset({"parallel_homogeneous_total"})
 
 
 class Scratch:
@@ -135,12 +134,10 @@ def _check_execute(state: Scratch, d: t.ExecuteJob, policy: str) -> None:
     if job is None:
         _fail("EXECUTE_JOB of an unknown job", policy, d.job_id, d.alloc)
         return
-    if state.status(job) is not JobStatus.WAITING:
+    if not rules.may_start(rules.STATE_OF_STATUS[state.status(job)]):
         _fail(f"EXECUTE_JOB of a job that is {state.status(job).value} (a job starts once, "
               "and only if submitted and not rejected)", policy, d.job_id, d.alloc)
-    options = ((d.mapping is not None) + (d.storage_mapping is not None)
-               + (d.additional_io_job is not None))
-    if options > 1:
+    if not rules.at_most_one_execute_option(d.mapping, d.storage_mapping, d.additional_io_job):
         _fail("EXECUTE_JOB with more than one of mapping / storage_mapping / "
               "additional_io_job (Batsim accepts at most one)", policy, d.job_id, d.alloc)
     alloc = d.alloc
@@ -162,23 +159,23 @@ def _check_execute(state: Scratch, d: t.ExecuteJob, policy: str) -> None:
                   d.job_id, alloc)
         _fail(f"allocation uses machines {alloc - state.free} that are busy or not "
               "in a computing state", policy, d.job_id, alloc)
-    count = len(alloc)
-    if d.mapping is not None:
-        if len(d.mapping) != job.res:
+    if d.mapping is None and len(alloc) == job.res:  # the usual case: no profile lookup
+        return
+    profiles = state.state.profiles.get(job.workload, {})
+    if not rules.allocation_size_ok(job.res, len(alloc), d.mapping, state.profile_of(job),
+                                    profiles.get):
+        if d.mapping is not None:
             _fail(f"mapping has {len(d.mapping)} executors, the job requests {job.res}",
                   policy, d.job_id, alloc)
-    elif count != job.res:
-        profile = state.profile_of(job) or {}
-        if profile.get("type") not in _SIZE_FREE_PROFILES:
-            _fail(f"allocation of {count} machines for a job that requests {job.res}",
-                  policy, d.job_id, alloc)
+        _fail(f"allocation of {len(alloc)} machines for a job that requests {job.res}",
+              policy, d.job_id, alloc)
 
 
 def _check_reject(state: Scratch, d: t.RejectJob, policy: str) -> None:
     job = state.job(d.job_id)
     if job is None:
         _fail("REJECT_JOB of an unknown job", policy, d.job_id)
-    elif state.status(job) is not JobStatus.WAITING:
+    elif not rules.may_be_rejected(rules.STATE_OF_STATUS[state.status(job)]):
         _fail(f"REJECT_JOB of a job that is {state.status(job).value} (only a submitted, "
               "not started job can be rejected)", policy, d.job_id)
 
@@ -199,7 +196,7 @@ def _check_kill(state: Scratch, d: t.KillJob, policy: str) -> None:
 
 
 def _check_call_me_later(state: Scratch, d: t.CallMeLater, policy: str) -> None:
-    if not d.at > state.now:
+    if not rules.awakes_in_future(d.at, state.now):
         _fail(f"CALL_ME_LATER at {d.at} is not strictly after now={state.now} "
               "(Batsim aborts: 'You asked to be awaken in the past')", policy)
 
@@ -209,13 +206,13 @@ def _check_register_job(state: Scratch, d: t.RegisterJob, policy: str) -> None:
         _fail("REGISTER_JOB while Batsim runs without --enable-dynamic-jobs", policy, d.job_id)
     if state.registration_finished:
         _fail("REGISTER_JOB after registration_finished", policy, d.job_id)
-    if d.job_id.count("!") != 1:
+    if not rules.well_formed_job_id(d.job_id):
         _fail("a job id must be 'workload!name' with exactly one '!'", policy, d.job_id)
     if state.job(d.job_id) is not None:
         _fail("REGISTER_JOB with an id Batsim already knows", policy, d.job_id)
     desc = d.job or {}
     res = desc.get("res")
-    if not isinstance(res, int) or isinstance(res, bool) or res < 0:
+    if not rules.res_ok(res):
         _fail(f"registered job has res={res!r}; it must be an integer >= 0", policy, d.job_id)
     workload = d.job_id.split("!", 1)[0]
     profile = desc.get("profile")
@@ -238,7 +235,7 @@ def _check_metadata(state: Scratch, d: t.SetJobMetadata, policy: str) -> None:
         _fail("SET_JOB_METADATA of an unknown job", policy, d.job_id)
     elif state.status(job) is JobStatus.COMPLETED:
         _fail("SET_JOB_METADATA of a job already reported complete", policy, d.job_id)
-    if '"' in d.metadata:
+    if not rules.metadata_ok(d.metadata):
         _fail("job metadata may not contain a double quote", policy, d.job_id)
 
 
@@ -247,12 +244,7 @@ def _check_change_job_state(state: Scratch, d: t.ChangeJobState, policy: str) ->
     if job is None:
         _fail("CHANGE_JOB_STATE of an unknown job", policy, d.job_id)
         return
-    allowed = {
-        JobStatus.WAITING: {t.JobState.RUNNING, t.JobState.REJECTED},
-        JobStatus.RUNNING: {t.JobState.COMPLETED_SUCCESSFULLY, t.JobState.COMPLETED_KILLED,
-                            t.JobState.COMPLETED_WALLTIME_REACHED, t.JobState.COMPLETED_FAILED},
-    }.get(state.status(job), set())
-    if d.job_state not in allowed:
+    if not rules.transition_allowed(rules.STATE_OF_STATUS[state.status(job)], d.job_state):
         _fail(f"CHANGE_JOB_STATE from {state.status(job).value} to {d.job_state.value} is "
               "not allowed", policy, d.job_id)
 

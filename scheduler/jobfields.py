@@ -2,20 +2,24 @@
 
 Batsim 4.2.1 forwards a job's whole JSON object in JOB_SUBMITTED, extra keys included,
 so a workload can carry what the policies of the seed papers need and ``serve`` sees it
-exactly as ``simulate`` does. The names (INTERFACES.md §C):
+exactly as ``simulate`` does (INTERFACES.md §C).
 
-============== ======== ============================================================
-field          type     meaning
-============== ======== ============================================================
-deadline       number   absolute deadline (s); late jobs and tardiness (seed 002)
-job_type       string   e.g. ``"mpi"`` (one group), ``"gpu"`` (GPU machines), ``"seq"``
-origin         string   the group the job was submitted to (seed 003)
-comp_share     number   computation share K in [0, 1] of the runtime (seed 003 §3.2)
-ppbw           number   bandwidth need per processor, byte/s (seed 003 §3.2)
-preferred      string   the group the job prefers (seed 001)
-runtime_other  number   runtime off the preferred placement, s (seed 001)
-job_model      string   the embedded simulator's job model for this job
-============== ======== ============================================================
+The fields are declared once, here, as the fields of :class:`JobFields`: each with its
+name, its type, its meaning and its parser (the field's metadata). Everything else is
+derived from that one table: :data:`FIELD_NAMES` (the extra ``jobs.csv`` columns),
+:func:`parse_job_fields`, the scheduler's :class:`~batpolicy.scheduler.jobs.Job`
+attributes of the same names, and :func:`describe_fields` (the table for documents)::
+
+    >>> for name, kind, meaning in describe_fields():
+    ...     print(f"{name:<14} {kind:<7} {meaning}")
+    deadline       number  absolute deadline (s); late jobs and tardiness (seed 002)
+    job_type       string  e.g. "mpi" (one group), "gpu" (GPU machines), "seq"
+    origin         string  the group the job was submitted to (seed 003)
+    comp_share     number  computation share K in [0, 1] of the runtime (seed 003 §3.2)
+    ppbw           number  bandwidth need per processor, byte/s (seed 003 §3.2)
+    preferred      string  the group the job prefers (seed 001)
+    runtime_other  number  runtime off the preferred placement, s (seed 001)
+    job_model      string  the embedded simulator's job model for this job
 
 A missing field (or JSON ``null``) is ``None``. :func:`parse_job_fields` checks the
 types; readers turn its :class:`JobFieldError` into an error naming file, job and field.
@@ -24,11 +28,12 @@ types; readers turn its :class:`JobFieldError` into an error naming file, job an
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["EMPTY_FIELDS", "FIELD_NAMES", "JobFieldError", "JobFields", "fields_used",
-           "parse_job_fields"]
+__all__ = ["EMPTY_FIELDS", "FIELD_NAMES", "JobFieldError", "JobFields", "describe_fields",
+           "fields_used", "parse_job_fields"]
 
 
 class JobFieldError(ValueError):
@@ -39,39 +44,76 @@ class JobFieldError(ValueError):
         self.field = field
 
 
-@dataclass(frozen=True, slots=True)
-class JobFields:
-    """The extra fields of one job (``None`` when absent)."""
-
-    deadline: float | None = None
-    job_type: str | None = None
-    origin: str | None = None
-    comp_share: float | None = None
-    ppbw: float | None = None
-    preferred: str | None = None
-    runtime_other: float | None = None
-    job_model: str | None = None
-
-    def get(self, name: str) -> Any:
-        """The value of field ``name``. Runtime complexity: O(1)."""
-        return getattr(self, name)
-
-
-#: Field names in their canonical order (the order of the extra ``jobs.csv`` columns).
-FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(JobFields))
-_NAME_SET = frozenset(FIELD_NAMES)
-_STRINGS = frozenset({"job_type", "origin", "preferred", "job_model"})
-#: The fields of a job that has none of them.
-EMPTY_FIELDS = JobFields()
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise JobFieldError(name, f"'{name}' must be a non-empty string, got {value!r}")
+    return value
 
 
 def _number(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
             or not math.isfinite(value) or value < 0:
         raise JobFieldError(name, f"'{name}' must be a finite number >= 0, got {value!r}")
-    if name == "comp_share" and value > 1:
-        raise JobFieldError(name, f"'comp_share' must be in [0, 1], got {value!r}")
     return float(value)
+
+
+def _share(name: str, value: Any) -> float:
+    share = _number(name, value)
+    if share > 1:
+        raise JobFieldError(name, f"'{name}' must be in [0, 1], got {value!r}")
+    return share
+
+
+def _declare(parse: Callable[[str, Any], Any], meaning: str) -> Any:
+    """One extra field: ``None`` when absent, its parser and meaning in the metadata."""
+    kind = "string" if parse is _text else "number"
+    return field(default=None, metadata={"parse": parse, "type": kind, "meaning": meaning})
+
+
+@dataclass(frozen=True, slots=True)
+class JobFields:
+    """The extra fields of one job (``None`` when absent): THE declaration of those fields."""
+
+    deadline: float | None = _declare(
+        _number, "absolute deadline (s); late jobs and tardiness (seed 002)")
+    job_type: str | None = _declare(
+        _text, 'e.g. "mpi" (one group), "gpu" (GPU machines), "seq"')
+    origin: str | None = _declare(_text, "the group the job was submitted to (seed 003)")
+    comp_share: float | None = _declare(
+        _share, "computation share K in [0, 1] of the runtime (seed 003 §3.2)")
+    ppbw: float | None = _declare(
+        _number, "bandwidth need per processor, byte/s (seed 003 §3.2)")
+    preferred: str | None = _declare(_text, "the group the job prefers (seed 001)")
+    runtime_other: float | None = _declare(
+        _number, "runtime off the preferred placement, s (seed 001)")
+    job_model: str | None = _declare(_text, "the embedded simulator's job model for this job")
+
+    def get(self, name: str) -> Any:
+        """The value of field ``name``. Runtime complexity: O(1)."""
+        return getattr(self, name)
+
+    def items(self) -> tuple[tuple[str, Any], ...]:
+        """``(name, value)`` of the fields this job carries, in canonical order. O(1).
+
+        >>> JobFields(deadline=5.0, origin="c0").items()
+        (('deadline', 5.0), ('origin', 'c0'))
+        """
+        return tuple((name, value) for name in FIELD_NAMES
+                     if (value := getattr(self, name)) is not None)
+
+
+#: Field names in their canonical order (the order of the extra ``jobs.csv`` columns).
+FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(JobFields))
+_NAME_SET = frozenset(FIELD_NAMES)
+_PARSERS: tuple[tuple[str, Callable[[str, Any], Any]], ...] = tuple(
+    (f.name, f.metadata["parse"]) for f in fields(JobFields))
+#: The fields of a job that has none of them.
+EMPTY_FIELDS = JobFields()
+
+
+def describe_fields() -> list[tuple[str, str, str]]:
+    """``(name, type, meaning)`` of every extra field, in canonical order (for documents)."""
+    return [(f.name, f.metadata["type"], f.metadata["meaning"]) for f in fields(JobFields)]
 
 
 def parse_job_fields(raw: dict[str, Any] | None) -> JobFields:
@@ -89,16 +131,10 @@ preferred=None, runtime_other=None, job_model=None)
     if not raw or _NAME_SET.isdisjoint(raw):
         return EMPTY_FIELDS
     values: dict[str, Any] = {}
-    for name in FIELD_NAMES:
+    for name, parse in _PARSERS:
         value = raw.get(name)
-        if value is None:
-            continue
-        if name in _STRINGS:
-            if not isinstance(value, str) or not value:
-                raise JobFieldError(name, f"'{name}' must be a non-empty string, got {value!r}")
-            values[name] = value
-        else:
-            values[name] = _number(name, value)
+        if value is not None:
+            values[name] = parse(name, value)
     return JobFields(**values)
 
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any, NoReturn
 
 from batpolicy.errors import ReadOnlyError
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.jobfields import JobFields
 
 
 class JobStatus(str, Enum):
@@ -29,8 +30,7 @@ class JobStatus(str, Enum):
     REJECTED = "rejected"
 
 
-@dataclass(slots=True, eq=False)
-class _JobFields:
+class _JobCore:
     """A submitted job. Policies read it; only :class:`ClusterState` changes it.
 
     ``walltime`` is ``None`` when the job has none. ``expected_end`` is the end the
@@ -38,11 +38,11 @@ class _JobFields:
     driver that knows better (speed-scaled or bandwidth-shared execution) moves it.
     ``seq`` is the job's submission rank, a stable FCFS tie-break.
 
-    ``deadline`` ... ``job_model`` are the extra fields of the job's JSON object
-    (:mod:`batpolicy.scheduler.jobfields`; ``None`` when absent): an absolute deadline,
-    the job type (``"mpi"``, ``"gpu"``...), the origin and preferred groups, the
-    computation share K, the bandwidth need per processor (byte/s), the runtime off the
-    preferred placement, and the embedded simulator's job model for it.
+    After ``extra`` come the extra fields of the job's JSON object, one attribute each,
+    named and typed as :class:`~batpolicy.scheduler.jobfields.JobFields` declares them
+    (``deadline``, ``job_type``, ``origin``, ``comp_share``, ``ppbw``, ``preferred``,
+    ``runtime_other``, ``job_model``; ``None`` when absent): plain slots, read at the cost
+    of any attribute, added below from that one declaration.
     """
 
     id: str
@@ -64,14 +64,6 @@ class _JobFields:
     metadata: str = ""
     kill_requested: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
-    deadline: float | None = None
-    job_type: str | None = None
-    origin: str | None = None
-    comp_share: float | None = None
-    ppbw: float | None = None
-    preferred: str | None = None
-    runtime_other: float | None = None
-    job_model: str | None = None
 
     @property
     def workload(self) -> str:
@@ -89,8 +81,20 @@ class _JobFields:
         return math.inf if self.walltime is None else self.walltime
 
 
-class Job(_JobFields):
+for _extra in fields(JobFields):  # the extra fields, declared once in jobfields.py
+    _JobCore.__annotations__[_extra.name] = _extra.type
+    setattr(_JobCore, _extra.name, None)
+del _extra
+_JobFields = dataclass(slots=True, eq=False)(_JobCore)
+
+
+class Job(_JobFields):  # type: ignore[valid-type,misc]
     """A submitted job, read-only to everyone but :class:`ClusterState` (see the module doc).
+
+    Why this form: it is the scheduler's belief about a job, built from the JOB_SUBMITTED
+    it received (``serve`` and ``simulate`` alike), which the policies read; Batsim's own
+    record of the job (the simulator's ``SimJob``) is kept apart so that the checks catch
+    a scheduler believing something Batsim does not.
 
     >>> job = Job("w0!1", 0.0, 4, 100.0, "p", seq=0)
     >>> job.res, job.name, job.planned_walltime

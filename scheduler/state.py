@@ -27,7 +27,7 @@ from batpolicy.platforms.begins import platform_from_begins
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
+from batpolicy.scheduler.jobfields import EMPTY_FIELDS, JobFieldError, parse_job_fields
 from batpolicy.scheduler.jobs import Job, JobStatus, job_setter
 
 #: Power states in which Batsim lets a machine compute (PROTOCOL.md §1.4, EXECUTE_JOB).
@@ -58,6 +58,8 @@ class Resource:
 
 #: The order of running jobs: expected end, then submission rank (unique per job).
 _END_KEY = attrgetter("expected_end", "seq")
+#: The keyword arguments of a job without extra fields (most jobs); never mutated.
+_NO_EXTRA: dict[str, Any] = {}
 
 
 def _add_running(running: list[Job], job: Job) -> None:
@@ -277,10 +279,8 @@ class ClusterState:
                                 ) from None
         job = Job(id=job_id, subtime=float(desc.get("subtime", self.now)), res=int(desc["res"]),
                   walltime=walltime, profile=str(desc.get("profile", "")), seq=self._seq,
-                  raw=desc, dynamic=dynamic, deadline=extra.deadline, job_type=extra.job_type,
-                  origin=extra.origin, comp_share=extra.comp_share, ppbw=extra.ppbw,
-                  preferred=extra.preferred, runtime_other=extra.runtime_other,
-                  job_model=extra.job_model)
+                  raw=desc, dynamic=dynamic, **_NO_EXTRA if extra is EMPTY_FIELDS
+                  else dict(extra.items()))
         self._seq += 1
         self._jobs[job_id] = job
         self._waiting[job_id] = job

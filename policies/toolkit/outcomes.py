@@ -41,7 +41,13 @@ PARENT_KEY = "parent"
 @slot_init
 @dataclass(frozen=True, slots=True)
 class JobOutcome:
-    """What metrics need of one job; times are None for a rejected job."""
+    """What metrics need of one job; times are None for a rejected job.
+
+    Why this form: metrics are computed from the simulator's job records
+    (:mod:`batpolicy.scheduler.io.metrics`) and, in ``serve`` where there are none, from
+    the scheduler's own finished jobs (a policy's stats, :mod:`.copies`): this is what the
+    two have in common, without either's bookkeeping.
+    """
 
     submit: float
     start: float | None

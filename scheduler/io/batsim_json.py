@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import InputError
+from batpolicy.scheduler import rules
 from batpolicy.scheduler.io.model import JobSpec, Workload
 from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
 
@@ -157,7 +158,7 @@ def _job_spec(job: Any, name: str, profiles: dict[str, Any]) -> JobSpec:
     walltime: float | None = None
     if "walltime" in job:
         wt = job["walltime"]
-        if not _is_number(wt) or not (wt == -1 or (wt > 0 and math.isfinite(wt))):
+        if not rules.walltime_ok(wt):
             raise _BadJob("invalid_walltime", "walltime",
                           f"'walltime' must be a number > 0, or -1 for none, got {wt!r}")
         walltime = None if wt == -1 else float(wt)
@@ -180,12 +181,14 @@ def _job_spec(job: Any, name: str, profiles: dict[str, Any]) -> JobSpec:
         raise _BadJob("unknown_profile", "profile", f"profile {profile!r} does not exist")
 
     try:
-        parse_job_fields(job)
+        extra = parse_job_fields(job)
     except JobFieldError as exc:
         raise _BadJob("invalid_field", exc.field, str(exc)) from None
 
     raw = {k: (full if k == "id" else v) for k, v in job.items()}
-    return JobSpec(full, float(subtime), res, profile, walltime, raw)
+    spec = JobSpec(full, float(subtime), res, profile, walltime, raw)
+    spec.parsed = extra  # checked above: the simulator reuses it (parsed once per job)
+    return spec
 
 
 def read_batsim_workload(path: str | Path, name: str = "w0", *, lenient: bool = False) -> Workload:

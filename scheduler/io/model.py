@@ -9,14 +9,21 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from batpolicy.scheduler.jobfields import JobFields, parse_job_fields
+
 
 @dataclass(slots=True)
 class JobSpec:
     """A job as submitted: what a workload file says of it.
 
+    Why this form: readers, generators and transforms build and rewrite workloads before
+    any run, with no simulation state; the simulator turns each into a
+    :class:`~batpolicy.scheduler.sim.bookkeeping.SimJob` when it submits it.
+
     ``walltime`` is ``None`` when the job has none (Batsim's ``-1``). ``raw`` is the
     job's JSON object as Batsim would forward it in JOB_SUBMITTED (``id`` rewritten to
-    the full id, extra user fields kept).
+    the full id, extra user fields kept). :attr:`fields` are its extra fields, parsed
+    once (by the reader that checked them, or at first use).
     """
 
     id: str
@@ -25,6 +32,22 @@ class JobSpec:
     profile: str
     walltime: float | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    # not an init field: ``dataclasses.replace`` (a transform rewriting ``raw``) resets it
+    parsed: JobFields | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def fields(self) -> JobFields:
+        """The job's extra fields (:mod:`batpolicy.scheduler.jobfields`), parsed once.
+
+        :class:`~batpolicy.scheduler.jobfields.JobFieldError` if one is malformed.
+
+        >>> JobSpec("w0!1", 0.0, 1, "p", raw={"deadline": 9}).fields.deadline
+        9.0
+        """
+        parsed = self.parsed
+        if parsed is None:
+            parsed = self.parsed = parse_job_fields(self.raw)
+        return parsed
 
     @property
     def workload(self) -> str:

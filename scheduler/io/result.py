@@ -19,6 +19,10 @@ NULL_RUNTIME = 1e-5
 class JobRecord:
     """One row of ``jobs.csv``: a job that completed, was killed or was rejected.
 
+    Why this form: a finished job's facts, frozen when Batsim frees the job, in
+    ``jobs.csv``'s terms; the simulator's :class:`~batpolicy.scheduler.sim.bookkeeping.SimJob`
+    objects are mutable and freed at the job's end, as Batsim's are.
+
     ``start``, ``runtime`` and ``alloc`` are ``None`` for a rejected job. ``runtime`` is
     Batsim's: ``finish - start``, or 1e-5 s for a job that computed in null time, so
     ``finish`` (the time the job was reported complete) may be ``start + runtime - 1e-5``.

@@ -20,7 +20,7 @@ from pyroaring import BitMap
 
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
-from batpolicy.scheduler.jobfields import parse_job_fields
+from batpolicy.scheduler.jobfields import EMPTY_FIELDS, JobFields
 
 __all__ = ["Machines", "ProfileTable", "SimJob", "referenced_profiles"]
 
@@ -28,11 +28,16 @@ __all__ = ["Machines", "ProfileTable", "SimJob", "referenced_profiles"]
 class SimJob:
     """A job on the Batsim side. ``state`` is Batsim's job state (a :class:`JobState`).
 
+    Why this form: it is Batsim's own record of a job (its state, allocation, planned end,
+    kill request, job model), which the scheduler's read-only
+    :class:`~batpolicy.scheduler.jobs.Job` must not share, so that a scheduler believing
+    something Batsim does not is caught (:mod:`.validation`).
+
     While running: ``alloc``, ``start``, the planned ``end`` with the heap entry
     ``end_seq`` of its completion, and ``outcome`` / ``return_code``, how it will end
     unless killed. ``model`` / ``mstate`` belong to the job model. ``fields`` are the
-    job's extra JSON fields (:mod:`batpolicy.scheduler.jobfields`; :class:`JobFieldError`
-    if one is malformed).
+    job's extra JSON fields (:mod:`batpolicy.scheduler.jobfields`), parsed once by the
+    caller (a static job's :attr:`JobSpec.fields`, a registered job's description).
     """
 
     __slots__ = ("id", "workload", "subtime", "res", "walltime", "profile", "profile_data",
@@ -41,7 +46,8 @@ class SimJob:
 
     def __init__(self, job_id: str, workload: str, subtime: float, res: int,
                  walltime: float | None, profile: str, profile_data: dict[str, Any],
-                 raw: dict[str, Any], dynamic: bool = False) -> None:
+                 raw: dict[str, Any], dynamic: bool = False,
+                 fields: JobFields = EMPTY_FIELDS) -> None:
         self.id = job_id
         self.workload = workload
         self.subtime = subtime
@@ -62,7 +68,7 @@ class SimJob:
         self.kill_requested = False
         self.model: Any = None
         self.mstate: Any = None
-        self.fields = parse_job_fields(raw)
+        self.fields = fields
 
     @property
     def name(self) -> str:

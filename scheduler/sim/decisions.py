@@ -20,7 +20,7 @@ from batpolicy.errors import ConfigError, InputError, InvalidDecision
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
-from batpolicy.scheduler.jobfields import JobFieldError
+from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
 from batpolicy.scheduler.sim import validation as v
 from batpolicy.scheduler.sim.accounting import Accounting
 from batpolicy.scheduler.sim.actors import Reactions, Waiter
@@ -175,7 +175,8 @@ class DecisionApplier:
         try:
             job = SimJob(d.job_id, workload, float(desc["subtime"]), int(desc["res"]),
                          None if walltime == -1 else float(walltime), profile,
-                         books.tables[workload].definition(profile), desc, dynamic=True)
+                         books.tables[workload].definition(profile), desc, dynamic=True,
+                         fields=parse_job_fields(desc))
         except JobFieldError as exc:
             raise InvalidDecision(f"REGISTER_JOB at t={now}: {exc}", job_id=d.job_id) from None
         try:

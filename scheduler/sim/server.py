@@ -93,7 +93,7 @@ class Server:
             workload = spec.id.split("!", 1)[0]
             data = tables[workload].definition(spec.profile)
             job = SimJob(spec.id, workload, spec.subtime, spec.res, spec.walltime, spec.profile,
-                         data, spec.raw)
+                         data, spec.raw, fields=spec.fields)
             job.model = by_workload.get(workload, default) if job.fields.job_model is None \
                 else models.named(job.fields.job_model)
             jobs[spec.id] = job

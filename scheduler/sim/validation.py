@@ -2,8 +2,10 @@
 
 Every function raises :class:`~batpolicy.errors.InvalidDecision` exactly where Batsim
 4.2.1 aborts (``src/server.cpp``, ``src/protocol.cpp``; PROTOCOL.md §1.4), naming the
-decision, the job, the resources and the rule. They read the Batsim side only, never the
-scheduler's state: a scheduler that believes something Batsim does not is caught here.
+decision, the job, the resources and the rule. The rules the daemon's checker applies too
+are written once, in :mod:`batpolicy.scheduler.rules`; here they are worded as Batsim's
+abort. They read the Batsim side only, never the scheduler's state: a scheduler that
+believes something Batsim does not is caught here.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import EventType
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
+from batpolicy.scheduler import rules
 from batpolicy.scheduler.sim.bookkeeping import Machines, ProfileTable, SimJob
 from batpolicy.scheduler.sim.options import SimOptions
 
@@ -36,9 +39,6 @@ _SET_RESOURCE_STATE = EventType.SET_RESOURCE_STATE.value
 _QUERY = EventType.QUERY.value
 _TO_JOB_MSG = EventType.TO_JOB_MSG.value
 _NOTIFY = EventType.NOTIFY.value
-
-_FINAL = frozenset({JobState.COMPLETED_SUCCESSFULLY, JobState.COMPLETED_FAILED,
-                    JobState.COMPLETED_WALLTIME_REACHED, JobState.COMPLETED_KILLED})
 
 
 class BatsimView(Protocol):
@@ -92,13 +92,11 @@ def check_execute(view: BatsimView, d: t.ExecuteJob) -> SimJob:
     """
     now = view.now
     job = _known(view, _EXECUTE_JOB, d.job_id)
-    if job.state is not JobState.SUBMITTED:
+    if not rules.may_start(job.state):
         raise fail(_EXECUTE_JOB, f"the job is {job.state.value}, not SUBMITTED (a job starts "
                    "once, and only if submitted and not rejected)", now, d.job_id, d.alloc)
     alloc = d.alloc
-    options = ((d.mapping is not None) + (d.storage_mapping is not None)
-               + (d.additional_io_job is not None))
-    if options > 1:
+    if not rules.at_most_one_execute_option(d.mapping, d.storage_mapping, d.additional_io_job):
         raise fail(_EXECUTE_JOB, "'data' holds job_id, alloc and at most one of mapping, "
                    "storage_mapping, additional_io_job", now, d.job_id, alloc)
     if d.storage_mapping is not None or d.additional_io_job is not None:
@@ -126,33 +124,20 @@ def check_execute(view: BatsimView, d: t.ExecuteJob) -> SimJob:
                 not 0 <= v < len(alloc) for v in d.mapping.values()):
             raise fail(_EXECUTE_JOB, "a mapping gives every executor rank 0..n-1 an index "
                        "within the allocation", now, d.job_id, alloc)
-    if not _size_free(view, job):
+    if not rules.allocation_size_ok(job.res, len(alloc), d.mapping, job.profile_data,
+                                    view.tables[job.workload].definitions.get):
         size = len(d.mapping) if d.mapping is not None else len(alloc)
-        if size != job.res:
-            what = "custom mapping" if d.mapping is not None else "allocation"
-            raise fail(_EXECUTE_JOB, f"the {what} has {size} machines, the job requests "
-                       f"{job.res} (only parallel_homogeneous_total profiles may differ)",
-                       now, d.job_id, alloc)
+        what = "custom mapping" if d.mapping is not None else "allocation"
+        raise fail(_EXECUTE_JOB, f"the {what} has {size} machines, the job requests "
+                   f"{job.res} (only parallel_homogeneous_total profiles may differ)",
+                   now, d.job_id, alloc)
     return job
-
-
-def _size_free(view: BatsimView, job: SimJob) -> bool:
-    """Whether the job's profile lets the allocation size differ from ``res``."""
-    profile = job.profile_data
-    kind = profile.get("type")
-    if kind == "parallel_homogeneous_total":
-        return True
-    if kind in ("composed", "sequence"):
-        table = view.tables[job.workload]
-        return all(table.definition(str(s)).get("type") == "parallel_homogeneous_total"
-                   for s in profile.get("seq", ()))
-    return False
 
 
 def check_reject(view: BatsimView, d: t.RejectJob) -> SimJob:
     """REJECT_JOB: only a submitted, not started job. Runtime complexity: O(1)."""
     job = _known(view, _REJECT_JOB, d.job_id)
-    if job.state is not JobState.SUBMITTED:
+    if not rules.may_be_rejected(job.state):
         raise fail(_REJECT_JOB, f"the job is {job.state.value}; to be rejected a job must be "
                    "submitted and not allocated yet", view.now, d.job_id)
     return job
@@ -170,7 +155,7 @@ def check_kill(view: BatsimView, d: t.KillJob) -> list[SimJob]:
         job = _known(view, _KILL_JOB, job_id)
         if job.kill_requested:
             continue  # Batsim discards jobs whose kill was already requested
-        if job.state is not JobState.RUNNING and job.state not in _FINAL:
+        if not rules.may_be_killed(job.state):
             raise fail(_KILL_JOB, f"the job is {job.state.value}: it is neither being "
                        "executed nor completed", view.now, job_id)
         out.append(job)
@@ -179,7 +164,7 @@ def check_kill(view: BatsimView, d: t.KillJob) -> list[SimJob]:
 
 def check_call_me_later(view: BatsimView, d: t.CallMeLater) -> None:
     """CALL_ME_LATER: strictly after Batsim's current time. Runtime complexity: O(1)."""
-    if not d.at > view.now:
+    if not rules.awakes_in_future(d.at, view.now):
         raise fail(_CALL_ME_LATER, f"you asked to be awaken in the past (you ask: {d.at}, "
                    f"it is: {view.now})", view.now)
 
@@ -211,7 +196,7 @@ def check_register_job(view: BatsimView, d: t.RegisterJob) -> dict[str, Any]:
     if view.registration_finished:
         raise fail(_REGISTER_JOB, "registration_finished was sent (send continue_registration "
                    "first)", now, job_id)
-    if job_id.count("!") != 1:
+    if not rules.well_formed_job_id(job_id):
         raise fail(_REGISTER_JOB, "a job id is 'workload!name' with exactly one '!'", now,
                    job_id)
     if view.ever_met(job_id):
@@ -229,14 +214,13 @@ def check_register_job(view: BatsimView, d: t.RegisterJob) -> dict[str, Any]:
         if key not in desc:
             raise fail(_REGISTER_JOB, f"the job description has no '{key}'", now, job_id)
     res = desc["res"]
-    if not isinstance(res, int) or isinstance(res, bool) or res < 0:
+    if not rules.res_ok(res):
         raise fail(_REGISTER_JOB, f"res={res!r}: it must be a JSON integer >= 0", now, job_id)
     subtime = desc["subtime"]
     if not isinstance(subtime, (int, float)) or isinstance(subtime, bool):
         raise fail(_REGISTER_JOB, f"subtime={subtime!r} is not a number", now, job_id)
     walltime = desc.get("walltime", -1)
-    if not isinstance(walltime, (int, float)) or isinstance(walltime, bool) or (
-            walltime <= 0 and walltime != -1):
+    if not rules.walltime_ok(walltime):
         raise fail(_REGISTER_JOB, f"walltime={walltime!r}: a number > 0, or -1 for none",
                    now, job_id)
     table = view.tables.get(workload)
@@ -257,23 +241,16 @@ def check_register_job(view: BatsimView, d: t.RegisterJob) -> dict[str, Any]:
 def check_metadata(view: BatsimView, d: t.SetJobMetadata) -> SimJob:
     """SET_JOB_METADATA: a job Batsim still holds; no double quote. O(1)."""
     job = _known(view, _SET_JOB_METADATA, d.job_id)
-    if '"' in d.metadata:
+    if not rules.metadata_ok(d.metadata):
         raise fail(_SET_JOB_METADATA, "metadata may not contain a double quote", view.now,
                    d.job_id)
     return job
 
 
-_TRANSITIONS = {
-    JobState.SUBMITTED: frozenset({JobState.RUNNING, JobState.REJECTED}),
-    JobState.RUNNING: _FINAL,
-}
-
-
 def check_change_job_state(view: BatsimView, d: t.ChangeJobState) -> SimJob:
     """CHANGE_JOB_STATE: SUBMITTED to RUNNING/REJECTED, RUNNING to COMPLETED_*. O(1)."""
     job = _known(view, _CHANGE_JOB_STATE, d.job_id)
-    allowed = _TRANSITIONS.get(job.state, frozenset())
-    if d.job_state not in allowed:
+    if not rules.transition_allowed(job.state, d.job_state):
         raise fail(_CHANGE_JOB_STATE, f"a job cannot go from {job.state.value} to "
                    f"{d.job_state.value} (only SUBMITTED to RUNNING/REJECTED and RUNNING to "
                    "COMPLETED_*)", view.now, d.job_id)
