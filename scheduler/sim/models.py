@@ -11,6 +11,12 @@ model (bandwidth sharing, placement-dependent runtime) plugs in without touching
 
 - ``delay``: sleeps ``delay`` seconds; if ``delay >= remaining walltime`` it sleeps the
   walltime instead and ends ``COMPLETED_WALLTIME_REACHED`` (``do_delay_task``);
+- a parallel task (the three ``parallel*`` types below) is waited for with the remaining
+  walltime as timeout (``task_execution.cpp``: ``ptask->wait_for``); one that ends exactly
+  at the timeout completes: SimGrid's L07 model runs the timeout as a sleep action of the
+  same model, started after the task, and ends the actions due at one date in their start
+  order (``ptask_L07.cpp``, ``HostL07Model::update_actions_state``), so the task's end
+  wins. Walltime reached only if ``duration > remaining walltime``;
 - ``composed`` / ``sequence``: its ``seq`` of profiles, ``repeat`` times, the remaining
   walltime carried from one task to the next, with Batsim's arithmetic (each task's end
   is the previous end plus the task's duration); a task with ``ret != 0`` ends the
@@ -56,6 +62,8 @@ __all__ = ["JobModel", "ModelContext", "PlacementModel", "ProfileModel", "SpeedS
 #: Profile types whose tasks the models can run.
 LEAF_TYPES = frozenset({"delay", "parallel_homogeneous", "parallel_homogeneous_total",
                         "parallel"})
+#: Profile types Batsim runs as SimGrid parallel tasks (a task ending at the walltime completes).
+PTASK_TYPES = frozenset({"parallel_homogeneous", "parallel_homogeneous_total", "parallel"})
 #: Profile types that are sequences of other profiles.
 SEQUENCE_TYPES = frozenset({"composed", "sequence"})
 _NOT_SIMULATED = frozenset({"smpi", "usage_trace", "parallel_homogeneous_pfs",
@@ -237,7 +245,8 @@ class ProfileModel(JobModel):
             ret = int(profile.get("ret", 0))
             return t, remaining, _outcome(ret), ret
         duration = _leaf_duration(profile, job, ctx)
-        if remaining < 0 or duration < remaining:  # do_delay_task: walltime not reached
+        if remaining < 0 or duration < remaining or (
+                duration == remaining and profile["type"] in PTASK_TYPES):
             if remaining > 0:
                 remaining -= duration
             ret = int(profile.get("ret", 0))
@@ -352,7 +361,9 @@ class SpeedScaledModel(JobModel):
     def _plan(self, job: RunningJob, now: float) -> float:
         natural = self._natural_end(job, now)
         ret = int(job.profile_data.get("ret", 0))
-        if job.walltime is not None and natural - job.start >= job.walltime:
+        runtime = natural - job.start
+        if job.walltime is not None and (runtime > job.walltime or (
+                runtime == job.walltime and job.profile_data["type"] not in PTASK_TYPES)):
             job.outcome, job.return_code = _WALLTIME, -1
             return job.start + job.walltime
         job.outcome, job.return_code = _outcome(ret), ret

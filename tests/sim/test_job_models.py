@@ -75,6 +75,24 @@ def test_delay_profile_and_walltime_equality() -> None:
         (20.0, JobState.COMPLETED_FAILED, 3)
 
 
+def test_a_parallel_task_ending_exactly_at_its_walltime_completes() -> None:
+    """Batsim 4.2.1 test_walltime walltime2, job 1010: ptask wait_for vs delay sleep."""
+    ptask = {"type": "parallel_homogeneous", "cpu": 1e10, "com": 0}
+    assert end(run(one_job(ptask, walltime=10.0), platform(1e9), MachineSet.of(0))) == \
+        (10.0, JobState.COMPLETED_SUCCESSFULLY, 0)
+    assert end(run(one_job(ptask, walltime=9.0), platform(1e9), MachineSet.of(0))) == \
+        (9.0, JobState.COMPLETED_WALLTIME_REACHED, -1)
+    # in a sequence, the task that ends at the remaining walltime completes too
+    tasks = {"d": {"type": "delay", "delay": 4}, "c": {"type": "parallel_homogeneous",
+                                                      "cpu": 6e9, "com": 0}}
+    seq = {"type": "composed", "seq": ["d", "c"]}
+    assert end(run(one_job(seq, walltime=10.0, extra=tasks), platform(1e9),
+                   MachineSet.of(0))) == (10.0, JobState.COMPLETED_SUCCESSFULLY, 0)
+    speed = SimOptions(default_job_model="speed")
+    assert end(run(one_job(ptask, walltime=10.0), platform(1e9), MachineSet.of(0),
+                   options=speed)) == (10.0, JobState.COMPLETED_SUCCESSFULLY, 0)
+
+
 def test_composed_profile_repeats_and_carries_the_walltime() -> None:
     tasks = {"a": {"type": "delay", "delay": 3}, "b": {"type": "delay", "delay": 4}}
     seq = {"type": "composed", "repeat": 2, "seq": ["a", "b"]}
