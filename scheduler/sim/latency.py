@@ -52,6 +52,10 @@ __all__ = ["LatencyDriver", "LatencySimulator", "MessageDelays", "make_simulator
 
 _NO_MORE_JOBS = t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value
 _NO_MORE_EVENTS = t.NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value
+#: Dates closer than this are one date for SimGrid (``sg_surf_precision``, the solver's).
+_SAME_DATE = 1e-9
+#: Decisions whose handler creates an actor (server.cpp: the job's, a killer, a waiter).
+_SPAWNING = (t.ExecuteJob, t.KillJob, t.CallMeLater)
 
 
 def make_simulator(workloads: Sequence[Workload], platform: Platform, *,
@@ -102,6 +106,11 @@ class _Put:
     on_receive: Callable[[], None]
     sender: _Actor | None = None
     server_was_waiting: bool = False
+    #: The server's handler creates an actor (a job, killer or waiter: a simcall), so the
+    #: server checks its mailbox one scheduling round later.
+    spawns: bool = False
+    #: When the sender posted it (its isend).
+    posted: float = 0.0
 
 
 Program = Generator[_Sleep | _Put, None, None]
@@ -192,6 +201,7 @@ class LatencyDriver:
     # ------------------------------------------------------------ the server's mailbox
     def post(self, put: _Put) -> None:
         """A blocking put on the server's mailbox: received at once if the server waits."""
+        put.posted = self.now
         if self._server_waiting:
             self._server_waiting = False
             put.server_was_waiting = True
@@ -215,16 +225,28 @@ class LatencyDriver:
             self._serve(put)
 
     def _serve(self, put: _Put) -> None:
-        """server_process: handle one message, maybe talk to the scheduler, receive again."""
+        """server_process: handle one message, maybe talk to the scheduler, receive again.
+
+        The server talks to a ready scheduler only if its mailbox looks empty. SimGrid runs
+        the actors woken at one date in sub-rounds: each runs until its next simcall, and
+        the simcalls (a put's isend among them) are handled after all of them ran
+        (``EngineImpl::run``); ``mailbox_empty`` is no simcall. So the server, woken in the
+        date's first sub-round, does not see the puts made at its own date (by the sender
+        of the message it got, a job that ended, a waiter): it looks as if these were not
+        there, unless its handler made a simcall (created an actor) and so looks one
+        sub-round later, after the first sub-round's puts were handled.
+        """
         put.on_receive()
-        if self._sched_ready and not self._mailbox and not self._ended:
+        mailbox = self._mailbox
+        seen = bool(mailbox) and (put.spawns or mailbox[0].posted < self.now - _SAME_DATE)
+        if self._sched_ready and not seen and not self._ended:
             if self._outbox:
                 self._send()
             elif self._books.can_end():
                 self._server.end(self._scheduler)  # type: ignore[arg-type]
                 self._ended = True
-        if self._mailbox:
-            self._transfer(self._mailbox.popleft())
+        if mailbox:
+            self._transfer(mailbox.popleft())
         else:
             self._server_waiting = True
 
@@ -250,7 +272,8 @@ class LatencyDriver:
             stamp = decision.timestamp if decision.timestamp is not None else reply.now
             if stamp > self.now:
                 yield _Sleep(stamp - self.now)
-            yield _Put(master, self._applier(handler, decision))
+            yield _Put(master, self._applier(handler, decision),
+                       spawns=isinstance(decision, _SPAWNING))
         if reply.now > self.now:
             yield _Sleep(reply.now - self.now)
         yield _Put(master, self._on_sched_ready)
