@@ -181,6 +181,7 @@ class LatencyDriver:
         self._ended = False
         self._scheduler: Scheduler | None = None
         self._job_submitters = 0
+        self._reports_in_flight = 0  # job ends and kills put, not yet received
         self._event_submitters = 0
 
     @classmethod
@@ -242,7 +243,9 @@ class LatencyDriver:
         if self._sched_ready and not seen and not self._ended:
             if self._outbox:
                 self._send()
-            elif self._books.can_end():
+            elif not self._reports_in_flight and self._books.can_end():
+                # Batsim counts a job running until the server receives its completion
+                # (is_simulation_finished: nb_running_jobs), even one put at this date
                 self._server.end(self._scheduler)  # type: ignore[arg-type]
                 self._ended = True
         if mailbox:
@@ -296,13 +299,19 @@ class LatencyDriver:
         self._decisions.perform_kills()
         done = outbox[before:]
         del outbox[before:]
-        self._report_later(self.delays.from_master, done)
+        # the killer is an actor the server creates: it puts KILLING_DONE one scheduling
+        # round later, after the puts of the actors woken with the server (the reply
+        # actor's next decision or SCHED_READY)
+        self.at(self.now, lambda: self._report_later(self.delays.from_master, done))
 
     def _report_later(self, delay: tuple[float, float], events: list[t.Event],
                       then: Callable[[], None] | None = None) -> None:
         """An actor without a continuation puts events for the server (stamped on arrival)."""
+        self._reports_in_flight += 1
+
         def on_receive() -> None:
             """The server receives the events, stamped now."""
+            self._reports_in_flight -= 1
             if then is not None:
                 then()
             self._outbox.extend(_restamp(events, wire_time(self.now)))
@@ -404,9 +413,16 @@ class LatencyDriver:
             self.at(0.0, _Actor(self, self._event_program(list(self._external_events))).step)
         self.at(0.0, self._server_start)
         while not self._ended:
-            if queue.peek() == float("inf"):
+            time = queue.peek()
+            if time == float("inf"):
                 raise self._server.stuck()
-            queue.step()
+            # SimGrid ends the actions due at one date in their creation order
+            # (HostL07Model::update_actions_state): a job's end and a message's arrival
+            # computed to the same date up to rounding come in the order they began
+            for seq, due, event in queue.pop_near(time, _SAME_DATE):
+                if event.live(seq):
+                    queue.now = max(queue.now, due)
+                    event.fire()
 
     def _server_start(self) -> None:
         """server_process: SIMULATION_BEGINS first, then receive."""
