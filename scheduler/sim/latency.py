@@ -170,6 +170,7 @@ class LatencyDriver:
         self.delays = delays
         self._parts = parts
         self._books = parts.books
+        parts.books.messages_take_time = True
         self._queue = parts.queue
         self._server = parts.server
         self._decisions = parts.decisions
