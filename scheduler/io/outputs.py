@@ -253,7 +253,9 @@ def schedule_fields(result: SimResult) -> dict[str, str]:
         "mean_slowdown": _mean(slowdowns),
         "mean_turnaround_time": _mean(turnarounds),
         "mean_waiting_time": _mean(waits),
-        "nb_computing_machines": result.nb_machines,
+        # Batsim's Machines::nb_machines(): compute machines (after --mmax) and storage
+        # hosts alike (export.cpp, JobsTracer::finalize)
+        "nb_computing_machines": result.nb_machines + result.nb_storage_machines,
         "nb_grouped_switches": 0,
         "nb_jobs": nb_jobs,
         "nb_jobs_finished": result.nb_jobs_finished,
@@ -285,27 +287,35 @@ def write_schedule_csv(path: str | os.PathLike[str], result: SimResult) -> None:
 
 @dataclass(frozen=True, slots=True)
 class OutputPaths:
-    """Where a run writes; :meth:`in_dir` (``DIR/jobs.csv``...) or Batsim's ``-e PREFIX``."""
+    """Where a run writes; :meth:`in_dir` (``DIR/jobs.csv``...) or Batsim's ``-e PREFIX``.
+
+    ``machine_states`` is Batsim's ``_machine_states.csv``
+    (:mod:`batpolicy.scheduler.io.machine_states`), None to not write it.
+    """
 
     jobs: Path
     schedule: Path
     metrics: Path
+    machine_states: Path | None = None
 
     @classmethod
     def in_dir(cls, directory: str | os.PathLike[str]) -> OutputPaths:
-        """``jobs.csv``, ``schedule.csv`` and ``metrics.json`` in ``directory``."""
+        """``jobs.csv``, ``schedule.csv``, ``machine_states.csv``, ``metrics.json`` in it."""
         d = Path(directory)
-        return cls(d / "jobs.csv", d / "schedule.csv", d / "metrics.json")
+        return cls(d / "jobs.csv", d / "schedule.csv", d / "metrics.json",
+                   d / "machine_states.csv")
 
     @classmethod
     def with_prefix(cls, prefix: str) -> OutputPaths:
         """Batsim's naming: ``PREFIX_jobs.csv``, ``PREFIX_schedule.csv``, ``..._metrics.json``."""
         return cls(Path(f"{prefix}_jobs.csv"), Path(f"{prefix}_schedule.csv"),
-                   Path(f"{prefix}_metrics.json"))
+                   Path(f"{prefix}_metrics.json"), Path(f"{prefix}_machine_states.csv"))
 
     def create_parents(self) -> None:
         """Make the output folders (an unwritable place fails here, before simulating)."""
-        for path in (self.jobs, self.schedule, self.metrics):
+        for path in (self.jobs, self.schedule, self.metrics, self.machine_states):
+            if path is None:
+                continue
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:

@@ -107,6 +107,8 @@ class SimResult:
 
     records: list[JobRecord] = field(default_factory=list)
     nb_machines: int = 0
+    #: Storage hosts (``role="storage"``): Batsim counts them in ``nb_computing_machines``.
+    nb_storage_machines: int = 0
     nb_jobs: int = 0
     nb_jobs_finished: int = 0
     nb_jobs_success: int = 0

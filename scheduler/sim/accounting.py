@@ -50,6 +50,7 @@ class Accounting:
         alloc = job.alloc
         if alloc is not None:
             books.machines.release(alloc, job.start, now)
+            books.machines.trace(now)
         runtime = now - job.start
         clocks = self._messages.stopped(job.id, now, runtime == 0 and job.state is _KILLED)
         if runtime == 0:

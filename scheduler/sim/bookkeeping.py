@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pyroaring import BitMap
@@ -189,7 +189,7 @@ class Machines:
     """
 
     __slots__ = ("names", "speeds", "n", "busy", "unavailable", "last_change", "busy_time",
-                 "unavailable_time", "unavailable_since", "windows", "_changes")
+                 "unavailable_time", "unavailable_since", "windows", "_changes", "on_states")
 
     def __init__(self, names: list[str], speeds: list[float]) -> None:
         n = len(names)
@@ -204,6 +204,9 @@ class Machines:
         self.unavailable_since: dict[int, float] = {}
         self.windows: list[tuple[float, float, MachineSet]] = []
         self._changes: list[tuple[float, MachineSet]] = []  # not yet in last_change
+        #: Told ``(time, counts by state)`` where Batsim writes a ``machine_states.csv``
+        #: row (:meth:`trace`; :mod:`batpolicy.scheduler.io.machine_states`), or None.
+        self.on_states: Callable[[float, dict[str, int]], None] | None = None
 
     def exist(self, alloc: MachineSet) -> bool:
         """Whether every machine of ``alloc`` exists. Runtime complexity: O(1)."""
@@ -220,6 +223,29 @@ class Machines:
     def unavailable_in(self, alloc: MachineSet) -> MachineSet:
         """Machines of ``alloc`` that are unavailable (for error messages)."""
         return alloc & self.unavailable
+
+    def counts(self) -> dict[str, int]:
+        """Compute machines by Batsim state: ``idle``, ``computing``, ``unavailable``.
+
+        A machine made unavailable while it computes is ``unavailable`` (Batsim's
+        ``server_on_event_machine_unavailable``). Runtime complexity: O(1) C-level counts.
+
+        >>> m = Machines(["a", "b", "c"], [1.0, 1.0, 1.0])
+        >>> m.occupy(MachineSet.span(0, 1)); _ = m.set_unavailable(MachineSet.of(1), 0.0)
+        >>> m.counts()
+        {'idle': 1, 'computing': 1, 'unavailable': 1}
+        """
+        busy, unavailable = self.busy, self.unavailable
+        down = len(unavailable)
+        computing = len(busy) - (busy.intersection_cardinality(unavailable) if down else 0)
+        return {"idle": self.n - computing - down, "computing": computing,
+                "unavailable": down}
+
+    def trace(self, now: float) -> None:
+        """Machines changed state for a job at ``now``: tell :attr:`on_states`, if any."""
+        listener = self.on_states
+        if listener is not None:
+            listener(now, self.counts())
 
     def occupy(self, alloc: MachineSet) -> None:
         """Mark the machines busy. Runtime complexity: one C-level union."""

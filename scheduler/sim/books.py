@@ -39,11 +39,14 @@ class Books:
     __slots__ = ("queue", "options", "platform", "machines", "speeds", "jobs", "tables",
                  "running", "registered", "static", "cursor", "_static_ids", "outbox",
                  "to_delete", "nb_open", "waiters", "registration_finished", "static_done",
-                 "events_done")
+                 "events_done", "messages_take_time")
 
     def __init__(self, queue: EventQueue, options: SimOptions, platform: Platform,
                  machines: Machines) -> None:
         self.queue = queue
+        #: Batsim's messages take time (the latency driver): no two actions end within
+        #: SimGrid's 1e-9 s of each other by accident (read by the job models).
+        self.messages_take_time = False
         self.options = options
         self.platform = platform  # job models read its groups and GPUs (placement)
         self.machines = machines

@@ -163,6 +163,22 @@ class EventQueue:
             else:
                 return
 
+    def pop_near(self, time: float, within: float) -> list[tuple[int, float, Event]]:
+        """Pop every entry due by ``time + within``, as (seq, time, event) in seq order.
+
+        For a driver that takes dates closer than ``within`` for one date and orders its
+        events by creation (:mod:`.latency`). Stale entries come too (test ``live``
+        before firing). Runtime complexity: O(k log n) for k entries popped.
+        """
+        queue = self._queue
+        limit = time + within
+        batch = []
+        while queue and queue[0][0] <= limit:
+            due, _priority, seq, event = heappop(queue)
+            batch.append((seq, due, event))
+        batch.sort(key=lambda entry: entry[0])
+        return batch
+
     def step(self) -> None:
         """Pop the next entry; if it is live, advance :attr:`now` to its time and fire it.
 

@@ -90,6 +90,7 @@ class DecisionApplier:
         now = self._queue.now
         alloc = d.alloc
         books.machines.occupy(alloc)
+        books.machines.trace(now)
         job.state = _RUNNING
         job.alloc = alloc
         job.start = now

@@ -105,6 +105,15 @@ class Simulator:
         """
         self.parts.ends.set_listener(listener)
 
+    def trace_machine_states(self, listener: Callable[[float, dict[str, int]], None] | None
+                             ) -> None:
+        """Tell ``listener(time, counts by state)`` where Batsim writes a machine-states row.
+
+        At every job start and end (:mod:`batpolicy.scheduler.io.machine_states`), e.g.
+        :meth:`~batpolicy.scheduler.io.machine_states.MachineStatesCsvWriter.write`.
+        """
+        self.parts.books.machines.on_states = listener
+
     def job_model_stats(self) -> dict[str, Any]:
         """Statistics of the job models that keep some (co-allocation penalty...)."""
         return self.parts.models.stats()

@@ -52,6 +52,10 @@ __all__ = ["LatencyDriver", "LatencySimulator", "MessageDelays", "make_simulator
 
 _NO_MORE_JOBS = t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value
 _NO_MORE_EVENTS = t.NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value
+#: Dates closer than this are one date for SimGrid (``sg_surf_precision``, the solver's).
+_SAME_DATE = 1e-9
+#: Decisions whose handler creates an actor (server.cpp: the job's, a killer, a waiter).
+_SPAWNING = (t.ExecuteJob, t.KillJob, t.CallMeLater)
 
 
 def make_simulator(workloads: Sequence[Workload], platform: Platform, *,
@@ -102,6 +106,11 @@ class _Put:
     on_receive: Callable[[], None]
     sender: _Actor | None = None
     server_was_waiting: bool = False
+    #: The server's handler creates an actor (a job, killer or waiter: a simcall), so the
+    #: server checks its mailbox one scheduling round later.
+    spawns: bool = False
+    #: When the sender posted it (its isend).
+    posted: float = 0.0
 
 
 Program = Generator[_Sleep | _Put, None, None]
@@ -161,6 +170,7 @@ class LatencyDriver:
         self.delays = delays
         self._parts = parts
         self._books = parts.books
+        parts.books.messages_take_time = True
         self._queue = parts.queue
         self._server = parts.server
         self._decisions = parts.decisions
@@ -172,6 +182,7 @@ class LatencyDriver:
         self._ended = False
         self._scheduler: Scheduler | None = None
         self._job_submitters = 0
+        self._reports_in_flight = 0  # job ends and kills put, not yet received
         self._event_submitters = 0
 
     @classmethod
@@ -192,6 +203,7 @@ class LatencyDriver:
     # ------------------------------------------------------------ the server's mailbox
     def post(self, put: _Put) -> None:
         """A blocking put on the server's mailbox: received at once if the server waits."""
+        put.posted = self.now
         if self._server_waiting:
             self._server_waiting = False
             put.server_was_waiting = True
@@ -215,16 +227,30 @@ class LatencyDriver:
             self._serve(put)
 
     def _serve(self, put: _Put) -> None:
-        """server_process: handle one message, maybe talk to the scheduler, receive again."""
+        """server_process: handle one message, maybe talk to the scheduler, receive again.
+
+        The server talks to a ready scheduler only if its mailbox looks empty. SimGrid runs
+        the actors woken at one date in sub-rounds: each runs until its next simcall, and
+        the simcalls (a put's isend among them) are handled after all of them ran
+        (``EngineImpl::run``); ``mailbox_empty`` is no simcall. So the server, woken in the
+        date's first sub-round, does not see the puts made at its own date (by the sender
+        of the message it got, a job that ended, a waiter): it looks as if these were not
+        there, unless its handler made a simcall (created an actor) and so looks one
+        sub-round later, after the first sub-round's puts were handled.
+        """
         put.on_receive()
-        if self._sched_ready and not self._mailbox and not self._ended:
+        mailbox = self._mailbox
+        seen = bool(mailbox) and (put.spawns or mailbox[0].posted < self.now - _SAME_DATE)
+        if self._sched_ready and not seen and not self._ended:
             if self._outbox:
                 self._send()
-            elif self._books.can_end():
+            elif not self._reports_in_flight and self._books.can_end():
+                # Batsim counts a job running until the server receives its completion
+                # (is_simulation_finished: nb_running_jobs), even one put at this date
                 self._server.end(self._scheduler)  # type: ignore[arg-type]
                 self._ended = True
-        if self._mailbox:
-            self._transfer(self._mailbox.popleft())
+        if mailbox:
+            self._transfer(mailbox.popleft())
         else:
             self._server_waiting = True
 
@@ -250,7 +276,8 @@ class LatencyDriver:
             stamp = decision.timestamp if decision.timestamp is not None else reply.now
             if stamp > self.now:
                 yield _Sleep(stamp - self.now)
-            yield _Put(master, self._applier(handler, decision))
+            yield _Put(master, self._applier(handler, decision),
+                       spawns=isinstance(decision, _SPAWNING))
         if reply.now > self.now:
             yield _Sleep(reply.now - self.now)
         yield _Put(master, self._on_sched_ready)
@@ -273,13 +300,19 @@ class LatencyDriver:
         self._decisions.perform_kills()
         done = outbox[before:]
         del outbox[before:]
-        self._report_later(self.delays.from_master, done)
+        # the killer is an actor the server creates: it puts KILLING_DONE one scheduling
+        # round later, after the puts of the actors woken with the server (the reply
+        # actor's next decision or SCHED_READY)
+        self.at(self.now, lambda: self._report_later(self.delays.from_master, done))
 
     def _report_later(self, delay: tuple[float, float], events: list[t.Event],
                       then: Callable[[], None] | None = None) -> None:
         """An actor without a continuation puts events for the server (stamped on arrival)."""
+        self._reports_in_flight += 1
+
         def on_receive() -> None:
             """The server receives the events, stamped now."""
+            self._reports_in_flight -= 1
             if then is not None:
                 then()
             self._outbox.extend(_restamp(events, wire_time(self.now)))
@@ -381,9 +414,16 @@ class LatencyDriver:
             self.at(0.0, _Actor(self, self._event_program(list(self._external_events))).step)
         self.at(0.0, self._server_start)
         while not self._ended:
-            if queue.peek() == float("inf"):
+            time = queue.peek()
+            if time == float("inf"):
                 raise self._server.stuck()
-            queue.step()
+            # SimGrid ends the actions due at one date in their creation order
+            # (HostL07Model::update_actions_state): a job's end and a message's arrival
+            # computed to the same date up to rounding come in the order they began
+            for seq, due, event in queue.pop_near(time, _SAME_DATE):
+                if event.live(seq):
+                    queue.now = max(queue.now, due)
+                    event.fire()
 
     def _server_start(self) -> None:
         """server_process: SIMULATION_BEGINS first, then receive."""

@@ -11,6 +11,17 @@ model (bandwidth sharing, placement-dependent runtime) plugs in without touching
 
 - ``delay``: sleeps ``delay`` seconds; if ``delay >= remaining walltime`` it sleeps the
   walltime instead and ends ``COMPLETED_WALLTIME_REACHED`` (``do_delay_task``);
+- a parallel task (the three ``parallel*`` types below) is waited for with the remaining
+  walltime as timeout (``task_execution.cpp``: ``ptask->wait_for``). SimGrid's L07 model
+  runs the timeout as a sleep action of the same model, started after the task, and ends
+  the actions due at one date in their start order (``ptask_L07.cpp``,
+  ``HostL07Model::update_actions_state``): a task ending exactly at the timeout completes
+  (``test_walltime::test_walltime2``, job 1010 on cluster512). But a sleep ends up to
+  1e-9 s early (``sg_surf_precision``) when the solver stops just before its date, i.e.
+  when another action ends there: on a zero-latency platform the jobs one reply starts
+  end picoseconds apart, and Batsim then reports the walltime reached (job 1010 on
+  ``zero_lat_cluster128.xml``, tests/data/batsched_walltime). The model follows the first
+  when Batsim's messages take time (the latency driver) and the second otherwise;
 - ``composed`` / ``sequence``: its ``seq`` of profiles, ``repeat`` times, the remaining
   walltime carried from one task to the next, with Batsim's arithmetic (each task's end
   is the previous end plus the task's duration); a task with ``ret != 0`` ends the
@@ -56,6 +67,8 @@ __all__ = ["JobModel", "ModelContext", "PlacementModel", "ProfileModel", "SpeedS
 #: Profile types whose tasks the models can run.
 LEAF_TYPES = frozenset({"delay", "parallel_homogeneous", "parallel_homogeneous_total",
                         "parallel"})
+#: Profile types Batsim runs as SimGrid parallel tasks (a task ending at the walltime completes).
+PTASK_TYPES = frozenset({"parallel_homogeneous", "parallel_homogeneous_total", "parallel"})
 #: Profile types that are sequences of other profiles.
 SEQUENCE_TYPES = frozenset({"composed", "sequence"})
 _NOT_SIMULATED = frozenset({"smpi", "usage_trace", "parallel_homogeneous_pfs",
@@ -237,7 +250,9 @@ class ProfileModel(JobModel):
             ret = int(profile.get("ret", 0))
             return t, remaining, _outcome(ret), ret
         duration = _leaf_duration(profile, job, ctx)
-        if remaining < 0 or duration < remaining:  # do_delay_task: walltime not reached
+        if remaining < 0 or duration < remaining or (
+                duration == remaining and profile["type"] in PTASK_TYPES
+                and getattr(ctx, "messages_take_time", False)):
             if remaining > 0:
                 remaining -= duration
             ret = int(profile.get("ret", 0))

@@ -82,8 +82,9 @@ class Parts:
         ends = MovingEnds(queue, books, [instant, *models.configured()])
         models.on_instant_model = ends.add_model
         messages = InstantMessages(platform)
-        result = SimResult(nb_machines=machines.n, batsim_version=(
-            options.batsim_version or f"batpolicy-{__version__}"))
+        result = SimResult(nb_machines=machines.n, nb_storage_machines=len(platform.storage),
+                           batsim_version=(options.batsim_version
+                                           or f"batpolicy-{__version__}"))
         accounting = Accounting(books, ends, messages, result, on_record)
         decisions = DecisionApplier(books, ends, accounting, models, messages)
         server = Server(books, models, accounting, ends, platform, machine_info)

@@ -7,6 +7,8 @@ run goes:
 - ``jobs.csv``: Batsim's ``_jobs.csv``, one row per job as it ends (flushed, so a run
   stopped by an error or Ctrl-C leaves its rows on disk);
 - ``schedule.csv``: Batsim's ``_schedule.csv``, written at the end, also after an error;
+- ``machine_states.csv``: Batsim's ``_machine_states.csv``, a row at each job start and
+  end (:mod:`~batpolicy.scheduler.io.machine_states`), when ``paths`` names it;
 - ``metrics.json``: :func:`~batpolicy.scheduler.io.metrics.run_metrics` (docs/metrics.md),
   and ``"error"`` when the run stopped on one;
 - optionally the whole conversation as a msgpack transcript (``record``).
@@ -28,6 +30,7 @@ from typing import Any
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
+from batpolicy.scheduler.io.machine_states import MachineStatesCsvWriter
 from batpolicy.scheduler.io.metrics import run_metrics, write_json
 from batpolicy.scheduler.io.model import Workload
 from batpolicy.scheduler.io.outputs import JobsCsvWriter, OutputPaths, write_schedule_csv
@@ -175,6 +178,10 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
             bar.job_ended(r.finish if r.finish is not None else r.submission_time)
 
         simulator = simulator_factory(on_record)
+        states = MachineStatesCsvWriter(paths.machine_states) \
+            if paths.machine_states is not None else None
+        if states is not None:
+            simulator.trace_machine_states(states.write)
         try:
             simulator.run(scheduler)
         except BaseException as exc:
@@ -185,6 +192,8 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
             # or a SIGTERM now waits for them)
             with outputs_first(stopping=error is not None):
                 bar.close()
+                if states is not None:
+                    states.close()
                 if close_record is not None:
                     close_record()
                 result = simulator.result()

@@ -28,7 +28,8 @@ from conftest import BATSIM_PREFIX, REPO
 pytestmark = pytest.mark.batsim
 
 #: test id prefix -> why fake-batsim differs from Batsim there (verdict expected != same).
-#: From bench/results/batsim_testsuite.txt; issue 33 (network model) and 34 (energy).
+#: From bench/results/batsim_testsuite.txt: all of issue 33's network model (the parallel-task
+#: model, compute sharing, pfs/data staging) and issue 34's energy.
 _COM = "communication of parallel profiles not simulated (SimGrid ptask_L07)"
 KNOWN: dict[str, str] = {
     "test_dynsubmit::test_dynsubmit[small-mixed-": _COM,
@@ -40,16 +41,10 @@ KNOWN: dict[str, str] = {
     "test_simple::test_basic1[small-mixed-": _COM,
     "test_submitorder::test_submitorder1[small-mixed-": _COM,
     "test_walltime::test_walltime1[cluster512-mixed-": _COM,
-    "test_kill::test_kill_progress[": "NOTIFY no_more_static_job_to_submit grouped with the "
-                                     "last submission (Batsim sends it in the next message)",
-    "test_submitorder::test_submitorder2[": "submissions at one instant grouped into messages "
-                                            "differently from Batsim",
-    "test_walltime::test_walltime2[": "runtime equal to walltime: Batsim completes a ptask",
-    "test_moldable_perf_degradation::": "several executors mapped onto one machine not slowed",
+    "test_moldable_perf_degradation::test_moldable_perf_degradation[small-compute1-filler-0.":
+        "several executors mapped onto one machine not slowed (SimGrid shares the host)",
     "test_resourcesharing::": "--enable-compute-sharing refused",
     "test_tuto_stencil::": "parallel_homogeneous_pfs with storage resources unsupported",
-    "test_simple::test_basic2[cluster512_pfs-": "storage machine not counted in schedule.csv's "
-                                                "nb_computing_machines",
     "test_energy::test_energy[": "--energy refused (no power model)",
     "test_energy::test_energy_minimal[": "--energy refused (no power model)",
     "test_usage_trace::": "--energy refused (no power model)",

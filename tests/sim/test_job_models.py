@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -73,6 +74,31 @@ def test_delay_profile_and_walltime_equality() -> None:
         (20.0, JobState.COMPLETED_WALLTIME_REACHED, -1)
     assert end(run(one_job({**delay, "ret": 3}), platform(1e9), MachineSet.of(0))) == \
         (20.0, JobState.COMPLETED_FAILED, 3)
+
+
+def test_a_parallel_task_ending_exactly_at_its_walltime() -> None:
+    """Batsim 4.2.1: ptask wait_for vs delay sleep, and SimGrid's 1e-9 s early timeout.
+
+    With Batsim's message latencies the task completes (test_walltime walltime2, job
+    1010 on cluster512); on a zero-latency platform the walltime is reached (job 1010 on
+    zero_lat_cluster128, tests/data/batsched_walltime).
+    """
+    from batpolicy.platforms.xml import read_platform
+    from batpolicy.scheduler.sim.latency import make_simulator
+
+    ptask = {"type": "parallel_homogeneous", "cpu": 1e10, "com": 0}
+    assert end(run(one_job(ptask, walltime=10.0), platform(1e9), MachineSet.of(0))) == \
+        (10.0, JobState.COMPLETED_WALLTIME_REACHED, -1)
+    small = read_platform(Path(__file__).resolve().parents[1] / "data" / "batsim421"
+                          / "small_platform.xml")
+    for profile, outcome in ((ptask, JobState.COMPLETED_SUCCESSFULLY),
+                             ({"type": "delay", "delay": 10}, JobState.COMPLETED_WALLTIME_REACHED)):
+        cpu = {"type": "parallel_homogeneous", "cpu": 10 * small.machines[0].speed, "com": 0}
+        runner = Runner(MachineSet.of(0))
+        sim = make_simulator([one_job(cpu if profile is ptask else profile, walltime=10.0)],
+                             small)
+        sim.run(runner)
+        assert end(runner)[1] is outcome
 
 
 def test_composed_profile_repeats_and_carries_the_walltime() -> None:

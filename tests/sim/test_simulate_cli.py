@@ -206,3 +206,25 @@ def test_simulate_record_writes_a_transcript_that_reads_back_and_replays(
         starts += sum(e["type"] == "EXECUTE_JOB" for e in reply["events"])
     assert replay.state.ended
     assert starts == 120
+
+
+def test_simulate_writes_batsims_machine_states_a_row_per_job_start_and_end(
+        tmp_path: Path) -> None:
+    """machine_states.csv as Batsim writes it (export.cpp MachineStateTracer)."""
+    out = tmp_path / "out"
+    assert cli.main(["simulate", "--policy", "easy", *recorded_inputs("walltime120"),
+                     "-o", str(out), "--quiet"]) == 0
+    header, *rows = (out / "machine_states.csv").read_text().splitlines()
+    assert header == "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"
+    jobs = read_jobs(out / "jobs.csv")
+    started = [j for j in jobs.values() if j["starting_time"]]
+    assert len(rows) == 2 * len(started)  # one row as each job starts, one as it ends
+    cells = [row.split(",") for row in rows]
+    times = [float(c[0]) for c in cells]
+    assert times == sorted(times)
+    assert times[0] == min(float(j["starting_time"]) for j in started)
+    assert times[-1] == pytest.approx(max(float(j["finish_time"]) for j in started), rel=1e-5)
+    nb_machines = int(cells[0][4]) + int(cells[0][5])
+    assert all(c[1:4] == ["0", "0", "0"] and int(c[4]) + int(c[5]) == nb_machines
+               for c in cells)
+    assert cells[-1][4:] == [str(nb_machines), "0"]  # all idle at the end

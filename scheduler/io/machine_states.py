@@ -1,0 +1,95 @@
+"""Batsim's ``_machine_states.csv``: how many compute machines are in each state, over time.
+
+Batsim 4.2.1 writes it by default (``--disable-machine-state-tracing`` turns it off;
+``export.cpp``, ``MachineStateTracer``): a header ``time,nb_sleeping,nb_switching_on,
+nb_switching_off,nb_idle,nb_computing`` (the states in that order, ``machines.cpp``'s
+``machine_state_to_string``), then one row each time machines change state because of a
+job or a power state, never at time 0 and never at the end:
+
+- a job starts: its machines become ``computing``, one row (``update_machines_on_job_run``),
+  so jobs started at one instant give one row each;
+- a job ends (completed, killed, walltime reached): its machines become ``idle`` (an
+  unavailable one stays unavailable), one row (``update_machines_on_job_end``);
+- a power state change asked or done (``server_on_pstate_modification``,
+  ``server_on_switched``): one row (energy, :mod:`batpolicy.scheduler.sim`'s energy part).
+
+The time is Batsim's clock with C's ``%g`` (6 significant digits). Only compute machines
+are counted (storage hosts have no state); unavailable machines (external events) count
+in none of the columns, as Batsim has no ``nb_unavailable`` column. Machines becoming
+(un)available write no row.
+
+:class:`MachineStatesCsvWriter` takes counts by state name (:data:`STATES`), so a
+simulator part that adds states (sleeping, switching) writes them without changing it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from types import TracebackType
+from typing import IO
+
+__all__ = ["HEADER", "STATES", "MachineStatesCsvWriter", "format_row"]
+
+#: Batsim's columns after ``time``, in its order (``MachineStateTracer::set_filename``).
+STATES = ("sleeping", "switching_on", "switching_off", "idle", "computing")
+HEADER = "time," + ",".join(f"nb_{state}" for state in STATES) + "\n"
+
+
+def format_row(time: float, counts: Mapping[str, int]) -> str:
+    """One row as Batsim writes it (C's ``"%g,%d,%d,%d,%d,%d"``); absent states count 0.
+
+    >>> format_row(0.0030000400000000002, {"idle": 511, "computing": 1}).strip()
+    '0.00300004,0,0,0,511,1'
+    """
+    return f"{time:g}," + ",".join(str(counts.get(state, 0)) for state in STATES) + "\n"
+
+
+class MachineStatesCsvWriter:
+    """Appends ``machine_states.csv`` rows, ``flush_every`` at a time and on close.
+
+    Runtime complexity: O(1) per row.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, flush_every: int = 4096) -> None:
+        self.path = path
+        self.flush_every = max(1, flush_every)
+        self.rows = 0
+        self._pending: list[str] = []
+        self._file: IO[str] | None = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        self._file.write(HEADER)
+        self._file.flush()
+
+    def write(self, time: float, counts: Mapping[str, int]) -> None:
+        """Append the row of the machine counts by state at ``time``."""
+        if self._file is None:
+            raise ValueError(f"{self.path}: writer is closed")
+        pending = self._pending
+        pending.append(format_row(time, counts))
+        self.rows += 1
+        if len(pending) >= self.flush_every:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the rows not yet on disk and flush the file."""
+        if self._file is None:
+            return
+        self._file.write("".join(self._pending))
+        self._pending.clear()
+        self._file.flush()
+
+    def close(self) -> None:
+        """Write the rows not yet on disk, flush and close (idempotent)."""
+        if self._file is not None:
+            try:
+                self.flush()
+            finally:
+                self._file.close()
+                self._file = None
+
+    def __enter__(self) -> MachineStatesCsvWriter:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
