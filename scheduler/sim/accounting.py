@@ -119,7 +119,7 @@ class Accounting:
         energy = self.energy
         if energy is not None:
             times = energy.state_time
-            result.consumed_joules = energy.at_last_job_end
+            result.consumed_joules = energy.consumed_joules()
             result.nb_grouped_switches = energy.nb_grouped_switches
             result.nb_machine_switches = energy.nb_machine_switches
             result.time_sleeping = times["sleeping"]

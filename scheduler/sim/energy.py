@@ -26,6 +26,7 @@ allocated host's speed the job uses, constant over the job.
 from __future__ import annotations
 
 import math
+from functools import partial
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -142,12 +143,18 @@ class EnergyPart:
         self._switches: list[tuple[MachineSet, set[int], int]] = []
         self._job_start: dict[str, float] = {}
         self._arrivals: list[tuple[int, int]] = []
+        #: How a machine's SWITCHED message reaches the server (the latency driver posts
+        #: it from the machine); None: at once, after every switch ending this instant.
+        self.deliver: Callable[[int, Callable[[], None]], None] | None = None
         self.energy_rows: list[str] = []
         self.pstate_rows: list[str] = [f"0,{MachineSet.span(0, n - 1)},"
                                        f"{hosts[0].initial}"] if n else []
         self._last_date = 0.0
         self._last_energy = 0.0
         self.at_last_job_end = 0.0
+        #: The energy when the first static job was submitted (Batsim's
+        #: ``energy_first_job_submission``); schedule.csv's consumed_joules counts from it.
+        self.at_first_submission: float | None = None
         self.nb_grouped_switches = 0
         self.nb_machine_switches = 0
         #: Time each machine spent in each state it left (Batsim's
@@ -194,6 +201,15 @@ class EnergyPart:
         self.state_time[self.state[m]] += now - self._state_since[m]
         self._state_since[m] = now
         self.state[m] = state
+
+    def first_submission(self) -> None:
+        """A job submitter takes its first job: remember the energy (once per run)."""
+        if self.at_first_submission is None:
+            self.at_first_submission = self.total()
+
+    def consumed_joules(self) -> float:
+        """schedule.csv's consumed_joules: last job end minus first submission (export.cpp)."""
+        return self.at_last_job_end - (self.at_first_submission or 0.0)
 
     # ------------------------------------------------------------ jobs
     def check_execute(self, job_id: str, alloc: MachineSet) -> None:
@@ -298,6 +314,9 @@ class EnergyPart:
         host = self.hosts[m]
         self.pstate[m] = target
         self._set_state(m, SLEEPING if host.kind(target) is PStateKind.SLEEP else IDLE, now)
+        if self.deliver is not None:  # the SWITCHED message travels to the server
+            self.deliver(m, partial(self._arrived, m, target))
+            return
         # Every switch ending at this instant sets its pstate before Batsim's server reads
         # the first SWITCHED message: the traces see them all (wattmin), then each arrival.
         if not self._arrivals:
