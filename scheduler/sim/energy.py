@@ -26,8 +26,8 @@ allocated host's speed the job uses, constant over the job.
 from __future__ import annotations
 
 import math
-from functools import partial
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, Protocol
 
 from batpolicy.errors import InvalidDecision
