@@ -50,9 +50,9 @@ KNOWN: dict[str, str] = {
     "test_tuto_stencil::": "parallel_homogeneous_pfs with storage resources unsupported",
     "test_simple::test_basic2[cluster512_pfs-": "storage machine not counted in schedule.csv's "
                                                 "nb_computing_machines",
-    "test_energy::test_energy[": "--energy refused (no power model)",
-    "test_energy::test_energy_minimal[": "--energy refused (no power model)",
-    "test_usage_trace::": "--energy refused (no power model)",
+    "test_energy::test_energy[energy128cluster-mixed-": _COM,
+    "test_energy::test_energy_minimal[energy128cluster-": _COM,
+    "test_usage_trace::": "usage_trace profiles not simulated",
 }
 
 
