@@ -18,6 +18,14 @@ order) or dicts with ``id``, ``subtime``, ``res``, ``runtime`` and optional ``wa
 and extra fields (``deadline``...), kept as Batsim would forward them. A policy is a
 registered name or an instance of your own :class:`~batpolicy.policies.base.Policy`.
 
+A pybatsim scheduler runs the same way, unmodified and in-process (docs/pybatsim.md):
+``"pybatsim:NAME"`` (pybatsim's bundled ``schedulers``), ``"pybatsim:path/to/my_sched.py"``,
+or the scheduler object or class itself; its launcher options go in
+``params={"options": {...}}``. Jobs may also be a Batsim JSON workload or SWF file, and
+``machines`` a SimGrid platform file::
+
+    s = simulate("pybatsim:easyBackfill", "workload.json", machines="platform.xml")
+
 For pytest, ``pytest_plugins = ["batpolicy.testing"]`` in your top-level ``conftest.py``
 (or ``from batpolicy.testing import run_policy`` in a test module) gives the
 ``run_policy`` fixture (the same :func:`simulate`).
@@ -27,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from os import PathLike
 from typing import Any
 
 from batpolicy.platforms.model import Platform
@@ -88,6 +97,24 @@ def decision_key(decision: t.Decision) -> tuple[Any, ...]:
     return (kind,)
 
 
+def _platform(machines: int | Platform | str | PathLike[str]) -> Platform:
+    if isinstance(machines, Platform):
+        return machines
+    if isinstance(machines, str | PathLike):
+        from batpolicy.platforms.xml import read_platform
+
+        return read_platform(machines)
+    return Platform.homogeneous(machines)
+
+
+def _read_jobs(jobs: Sequence[JobLike] | str | PathLike[str]) -> Workload:
+    if isinstance(jobs, str | PathLike):  # a file, read as `simulate -w FILE` reads it
+        from batpolicy.scheduler.io.inputs import InputSpec, read_workload
+
+        return read_workload(str(jobs), "w0", InputSpec())
+    return _workload(jobs)
+
+
 def _workload(jobs: Sequence[JobLike]) -> Workload:
     specs, profiles = [], {}
     for i, job in enumerate(jobs):
@@ -111,32 +138,44 @@ def _workload(jobs: Sequence[JobLike]) -> Workload:
     return workload
 
 
-def simulate(policy: str | Policy, jobs: Sequence[JobLike], *, machines: int | Platform = 4,
+def simulate(policy: str | Policy | Any, jobs: Sequence[JobLike] | str | PathLike[str], *,
+             machines: int | Platform | str | PathLike[str] = 4,
              params: Mapping[str, Any] | None = None, job_model: str = "profile",
              dynamic_jobs: bool | None = None, paranoid: bool = True) -> Schedule:
     """Run ``policy`` on ``jobs`` over ``machines`` identical machines (or a platform).
 
-    Invalid decisions raise :class:`~batpolicy.errors.InvalidDecision` naming the policy,
-    job and machines, as in a real run.
+    ``policy``: a registered name, a :class:`Policy`, or a pybatsim scheduler
+    (``"pybatsim:..."``, an object or class; :mod:`.scheduler.sim.pybatsim_testing`).
+    ``jobs``: inline jobs or a workload file; ``machines``: a count, a
+    :class:`Platform` or a platform file. Invalid decisions raise
+    :class:`~batpolicy.errors.InvalidDecision` naming the policy, job and machines, as
+    in a real run; an exception in a pybatsim scheduler a
+    :class:`~batpolicy.errors.PolicyError` naming the scheduler, event and time.
     """
     from batpolicy.policies.registry import make_policy
     from batpolicy.policies.toolkit.outcomes import JobOutcome, compute_metrics
     from batpolicy.scheduler.dispatch import Dispatcher
     from batpolicy.scheduler.sim.engine import Simulator
     from batpolicy.scheduler.sim.options import SimOptions
+    from batpolicy.scheduler.sim.pybatsim_testing import pybatsim_driver
     from batpolicy.scheduler.state import ClusterState
 
-    if isinstance(policy, str):
-        policy = make_policy(policy, params)
-    elif params:
-        raise TypeError("params go with a policy name; configure your instance directly")
-    platform = machines if isinstance(machines, Platform) else Platform.homogeneous(machines)
-    dynamic = policy.needs_dynamic_jobs if dynamic_jobs is None else dynamic_jobs
-    simulator = Simulator([_workload(jobs)], platform, options=SimOptions(
-        dynamic_jobs=dynamic, default_job_model=job_model))
+    platform = _platform(machines)
     # the policy sees the platform's groups, speeds and GPUs as `simulate -p FILE` shows them
     state = ClusterState(platform_file=platform)
-    result = simulator.run(Dispatcher(policy, state, paranoid=paranoid).handle)
+    driver = pybatsim_driver(policy, params, paranoid=paranoid, state=state)
+    if driver is not None:
+        scheduler, dynamic = driver, bool(dynamic_jobs)
+    else:
+        if isinstance(policy, str):
+            policy = make_policy(policy, params)
+        elif params:
+            raise TypeError("params go with a policy name; configure your instance directly")
+        dynamic = policy.needs_dynamic_jobs if dynamic_jobs is None else dynamic_jobs
+        scheduler = Dispatcher(policy, state, paranoid=paranoid).handle
+    simulator = Simulator([_read_jobs(jobs)], platform, options=SimOptions(
+        dynamic_jobs=dynamic, default_job_model=job_model))
+    result = simulator.run(scheduler)
     records = {r.job_id.split("!", 1)[1]: r for r in result.records}
     outcomes = [JobOutcome(r.submission_time, r.start, r.finish, r.requested_resources,
                            r.final_state is JobState.COMPLETED_SUCCESSFULLY)

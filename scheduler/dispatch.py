@@ -57,18 +57,21 @@ class Dispatcher:
         self._commit(request.now, out, self.policy.name)
         return t.Reply(request.now, tuple(out))
 
-    def shadow(self, request: t.Request, recorded: t.Reply) -> t.Reply:
+    def shadow(self, request: t.Request, recorded: t.Reply, *,
+               who: str = "recorded scheduler") -> t.Reply:
         """Answer ``request`` but apply another scheduler's ``recorded`` reply instead.
 
         Our decisions are checked against the state (so they must be valid), then the
         recorded ones are checked and applied: replaying a conversation recorded with
         another scheduler asks our policy what it would do at every step of that run.
+        ``who`` names that other scheduler in errors (a pybatsim scheduler run in-process
+        is checked this way: :mod:`batpolicy.scheduler.sim.pybatsim_driver`).
         """
         out = self._decide(request)
         if self.state.ended:
             return t.Reply(request.now, ())
         check_decisions(self.state, out, self.policy.name)
-        self._commit(request.now, list(recorded.decisions), "recorded scheduler")
+        self._commit(request.now, list(recorded.decisions), who)
         return t.Reply(request.now, tuple(out))
 
     def move_expected_end(self, job_id: str, end: float) -> None:

@@ -306,7 +306,12 @@ def _print_summary(metrics: dict[str, Any]) -> None:
 def _simulate(args: argparse.Namespace) -> int:
     from batpolicy.policies.registry import make_policy, parse_params
     from batpolicy.scheduler.dispatch import Dispatcher
+    from batpolicy.scheduler.sim.pybatsim_loader import is_pybatsim
 
+    if is_pybatsim(args.policy):  # an unmodified pybatsim scheduler, in-process
+        from batpolicy.scheduler.sim.pybatsim_cli import simulate_pybatsim
+
+        return simulate_pybatsim(args, _run, _sim_options)
     policy = make_policy(args.policy, parse_params(args.param))
     dynamic = policy.needs_dynamic_jobs
     if dynamic and not args.enable_dynamic_jobs:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import BatpolicyError, ConfigError
-from batpolicy.scheduler.app.campaign.spec import Campaign, RunSpec, transform_spec
+from batpolicy.scheduler.app.campaign.spec import Campaign, RunSpec, transform_spec, with_seed
 
 #: Modules whose files count in a policy's code hash (plug-ins add their own package).
 POLICY_PACKAGE = "batpolicy.policies"
@@ -61,11 +61,17 @@ def run_problem(spec: RunSpec, policies: Any) -> str | None:
     >>> run_problem(RunSpec("easy"), POLICIES) is None
     True
     """
-    from batpolicy.scheduler.app.campaign.task import _with_seed
     from batpolicy.scheduler.io.presets import preset
+    from batpolicy.scheduler.sim.pybatsim_loader import is_pybatsim
     from batpolicy.scheduler.sim.registry import make_job_model
 
-    if spec.policy not in policies:
+    if is_pybatsim(spec.policy):  # refused before the run when it is not a scheduler
+        from batpolicy.scheduler.sim.pybatsim_loader import load_scheduler, pybatsim_options
+        try:
+            load_scheduler(pybatsim_options(spec.policy, dict(spec.params)))
+        except BatpolicyError as exc:
+            return str(exc)
+    elif spec.policy not in policies:
         return f"unknown policy '{spec.policy}' (known: {', '.join(sorted(policies))})"
     for kind, paths in (("workload", spec.workloads), ("events", spec.events),
                         ("platform", (spec.platform,) if spec.platform else ())):
@@ -73,7 +79,8 @@ def run_problem(spec: RunSpec, policies: Any) -> str | None:
             if not os.path.isfile(path):
                 return f"{kind} file not found: {path}"
     try:
-        policies[spec.policy](_with_seed(spec, dict(spec.params)))
+        if not is_pybatsim(spec.policy):
+            policies[spec.policy](with_seed(spec, dict(spec.params)))
         make_job_model(spec.job_model)
         if spec.preset is not None:
             preset(spec.preset, **dict(spec.preset_params))
@@ -93,7 +100,12 @@ def policy_code_hash(name: str) -> str:
     True
     """
     from batpolicy.policies.registry import available_policies
+    from batpolicy.scheduler.sim.pybatsim_loader import is_pybatsim
 
+    if is_pybatsim(name):  # a pybatsim scheduler: the scheduler's own file when it is one
+        target = Path(name.split(":", 1)[1])
+        data = target.read_bytes() if target.is_file() else name.encode()
+        return hashlib.sha256(data).hexdigest()[:12]
     return code_hash(available_policies()[name])
 
 

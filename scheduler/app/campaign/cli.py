@@ -18,10 +18,12 @@ def _campaign(args: argparse.Namespace) -> int:
     from batpolicy.scheduler.app.campaign.executors import make_executor
     from batpolicy.scheduler.app.campaign.runner import pending, run_campaign
     from batpolicy.scheduler.app.campaign.spec import load_campaign
+    from batpolicy.scheduler.sim.pybatsim_loader import is_pybatsim
 
     campaign = load_campaign(args.file, args.output)
     policies = available_policies()
-    unknown = sorted({s.policy for s in campaign.runs} - set(policies))
+    unknown = sorted({s.policy for s in campaign.runs if not is_pybatsim(s.policy)}
+                     - set(policies))
     if unknown:
         raise ConfigError(f"{args.file}: unknown policy {', '.join(unknown)} "
                           f"(known: {', '.join(sorted(policies))})")

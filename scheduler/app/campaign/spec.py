@@ -378,3 +378,14 @@ def transform_spec(spec: RunSpec) -> Any:
     table = dict(spec.transform)
     seed = table.pop("sample_seed", 0)
     return TransformSpec(**table, seed=seed)
+
+
+def with_seed(spec: RunSpec, params: dict[str, Any]) -> dict[str, Any]:
+    """Give the policy the run's seed when it declares a ``seed`` parameter."""
+    from batpolicy.policies.registry import available_policies
+
+    cls = available_policies().get(spec.policy)
+    if spec.seed is not None and cls is not None and "seed" not in params and \
+            any(p.name == "seed" for p in cls.parameters):
+        return {**params, "seed": spec.seed}
+    return params

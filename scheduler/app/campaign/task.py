@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import BatpolicyError
-from batpolicy.scheduler.app.campaign.spec import RunSpec, transform_spec
+from batpolicy.scheduler.app.campaign.spec import RunSpec, transform_spec, with_seed
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +88,8 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     from batpolicy.scheduler.io.outputs import OutputPaths
     from batpolicy.scheduler.sim.engine import Simulator
     from batpolicy.scheduler.sim.options import SimOptions
+    from batpolicy.scheduler.sim.pybatsim_cli import make_pybatsim_scheduler, pybatsim_logging
+    from batpolicy.scheduler.sim.pybatsim_loader import is_pybatsim
     from batpolicy.scheduler.sim.run import output_layout, run_simulation
 
     started_at = utc_now()
@@ -98,10 +100,19 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     timings: dict[str, Any] = {}
     try:
         params = dict(spec.params)
-        policy = make_policy(spec.policy, _with_seed(spec, params))
+        if is_pybatsim(spec.policy):  # an unmodified pybatsim scheduler, in-process
+            scheduler, describe = make_pybatsim_scheduler(spec.policy, params)
+            policy, stats, count = None, None, lambda: scheduler.nb_decisions
+        else:
+            policy = make_policy(spec.policy, with_seed(spec, params))
+            dispatcher = Dispatcher(policy)
+            scheduler, stats = dispatcher.handle, policy.stats
+            describe = {"policy": spec.policy, "params": dict(policy.params)}
+            count = lambda: dispatcher.nb_decisions  # noqa: E731
         flags = dict(spec.flags)
         options = SimOptions(
-            dynamic_jobs=bool(flags.get("enable_dynamic_jobs")) or policy.needs_dynamic_jobs,
+            dynamic_jobs=bool(flags.get("enable_dynamic_jobs")) or (
+                policy is not None and policy.needs_dynamic_jobs),
             acknowledge_dynamic_jobs=bool(flags.get("acknowledge_dynamic_jobs")),
             profile_reuse=bool(flags.get("enable_profile_reuse")),
             forward_profiles=bool(flags.get("forward_profiles")),
@@ -120,17 +131,17 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
             events=spec.events, lenient=spec.lenient, max_jobs=spec.max_jobs,
             start=spec.start, end=spec.end, transform=transform, size=spec.size,
             extra_machines=spec.extra_machines), read=read_cached)
-        dispatcher = Dispatcher(policy)
         extra_columns, groups = output_layout(workloads, platform, options)  # as `simulate`
-        report = run_simulation(
-            lambda on_record: Simulator(workloads, platform, events=events, options=options,
-                                        on_record=on_record),
-            dispatcher.handle, OutputPaths.in_dir(folder),
-            nb_jobs=sum(len(w.jobs) for w in workloads), tau=spec.tau, progress=False,
-            describe={"policy": spec.policy, "params": dict(policy.params),
-                      "provenance": _provenance(spec, workloads, platform, started_at)},
-            policy_stats=policy.stats, nb_decisions=lambda: dispatcher.nb_decisions,
-            extra_columns=extra_columns, groups=groups)
+        with pybatsim_logging(verbose=False):  # pybatsim logs every message at INFO
+            report = run_simulation(
+                lambda on_record: Simulator(workloads, platform, events=events,
+                                            options=options, on_record=on_record),
+                scheduler, OutputPaths.in_dir(folder),
+                nb_jobs=sum(len(w.jobs) for w in workloads), tau=spec.tau, progress=False,
+                describe={**describe,
+                          "provenance": _provenance(spec, workloads, platform, started_at)},
+                policy_stats=stats, nb_decisions=count,
+                extra_columns=extra_columns, groups=groups)
         row["status"] = "ok"
         row.update(_flat_metrics(report.metrics, timings))
     except (BatpolicyError, OSError) as exc:
@@ -192,17 +203,6 @@ def _synthesize(spec: RunSpec, folder: Path) -> tuple[Path, Path | None]:
     if make is None:
         return path, None
     return path, write_platform(machines(make(spec.seed or 0)), folder / "platform.xml")
-
-
-def _with_seed(spec: RunSpec, params: dict[str, Any]) -> dict[str, Any]:
-    """Give the policy the run's seed when it declares a ``seed`` parameter."""
-    from batpolicy.policies.registry import available_policies
-
-    cls = available_policies().get(spec.policy)
-    if spec.seed is not None and cls is not None and "seed" not in params and \
-            any(p.name == "seed" for p in cls.parameters):
-        return {**params, "seed": spec.seed}
-    return params
 
 
 def _flat_spec(spec: RunSpec) -> dict[str, Any]:
