@@ -89,7 +89,8 @@ def test_sleep_and_wake_take_their_virtual_pstates_time_and_energy(tmp_path: Pat
         if any(isinstance(e, t.SimulationBegins) for e in events):
             return (t.SetResourceState(MachineSet.of((0, 1)), "1"), t.CallMeLater(5.0))
         if any(isinstance(e, t.RequestedCall) for e in events):
-            return (t.SetResourceState(MachineSet.of(0), "0"), t.Query(None, {"consumed_energy": {}}))
+            return (t.SetResourceState(MachineSet.of(0), "0"),
+                    t.Query(None, {"consumed_energy": {}}))
         changed = [e for e in events if isinstance(e, t.ResourceStateChanged)]
         if changed and changed[0].state == "0":
             return (t.ExecuteJob("w0!0", MachineSet.of(0)),)
