@@ -6,8 +6,13 @@ idle, 9.75 W asleep, 6.1 s to switch off, 151.52 s to switch on.
 
 from __future__ import annotations
 
+import csv
 import gzip
+import json
+import os
 import shutil
+import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -17,11 +22,14 @@ from batpolicy.platforms.model import Platform
 from batpolicy.platforms.xml import read_platform
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.daemon import ServeOptions, serve
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.io.model import JobSpec, Workload
 from batpolicy.scheduler.io.result import SimResult
 from batpolicy.scheduler.sim import SimOptions, Simulator
 from batpolicy.scheduler.state import ClusterState
+
+from clirun import free_port
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "batsim421_energy"
 
@@ -78,3 +86,47 @@ def test_power_off_needs_an_energy_platform() -> None:
     sim = Simulator([workload()], Platform.homogeneous(128))
     with pytest.raises(BatpolicyError, match="sleep_pstates"):
         sim.run(Dispatcher(make_policy("poweroff"), ClusterState()).handle)
+
+
+BATSIM = Path(os.environ.get("BATSIM", "/opt/batsim-4.2.1/bin/batsim"))
+
+
+@pytest.mark.batsim
+@pytest.mark.skipif(not BATSIM.is_file(), reason=f"no Batsim at {BATSIM}")
+def test_serve_beside_real_batsim_with_energy_equals_simulate(platform_path: Path,
+                                                              tmp_path: Path) -> None:
+    """Serve --policy poweroff beside Batsim -E: Batsim's jobs.csv and energy are simulate's."""
+    w = workload()
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"nb_res": 128, "jobs": [j.raw for j in w.jobs],
+                                "profiles": w.profiles}))
+    params = {"idle_timeout": 30.0, "keep_awake": 16}
+    port = free_port()
+    dispatcher = Dispatcher(make_policy("poweroff", params), paranoid=True)
+    options = ServeOptions(endpoint=f"tcp://127.0.0.1:{port}", timeout_s=60)
+    status: list[int] = []
+    thread = threading.Thread(target=lambda: status.append(serve(dispatcher, options)))
+    thread.start()
+    try:
+        batsim = subprocess.run([str(BATSIM), "-p", str(platform_path), "-w", str(path), "-E",
+                                 "-e", str(tmp_path / "out"), "-s", f"tcp://127.0.0.1:{port}"],
+                                capture_output=True, text=True, timeout=180)
+    finally:
+        thread.join(timeout=60)
+    assert batsim.returncode == 0, batsim.stderr[-2000:]
+    assert status == [0]
+    ours = run("poweroff", platform_path, **params)
+    with open(tmp_path / "out_jobs.csv") as f:
+        theirs = {r["job_id"]: r for r in csv.DictReader(f)}
+    assert len(theirs) == len(ours.records) == 6
+    for record in ours.records:
+        row = theirs[record.job_id.split("!", 1)[1]]
+        assert float(row["starting_time"]) == pytest.approx(record.start, abs=1e-6)
+        assert float(row["finish_time"]) == pytest.approx(record.finish, abs=1e-6)
+        assert row["allocated_resources"] == str(record.alloc)
+        assert float(row["consumed_energy"]) == pytest.approx(record.consumed_energy, rel=1e-6)
+    with open(tmp_path / "out_schedule.csv") as f:
+        schedule = next(csv.DictReader(f))
+    assert float(schedule["consumed_joules"]) == pytest.approx(ours.consumed_joules, rel=1e-6)
+    assert (tmp_path / "out_pstate_changes.csv").read_text().splitlines()[1:] and \
+        int(schedule["nb_machine_switches"]) == ours.nb_machine_switches
