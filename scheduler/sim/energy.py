@@ -20,7 +20,9 @@
 
 A host's load comes from the job model through :class:`HostLoad` (the job model's
 ``host_load(job, ctx)`` if it has one, else :func:`profile_load`): the share of each
-allocated host's speed the job uses, constant over the job.
+allocated host's speed the job uses, from its start. A model whose rates change while
+jobs run (SimGrid's parallel-task network sharing) tells the new loads at that instant
+with :meth:`EnergyPart.set_loads` (``Parts.energy``, None without ``-E``).
 """
 
 from __future__ import annotations
@@ -231,6 +233,13 @@ class EnergyPart:
             self.busy[m] += 1
             if self.state[m] == IDLE:
                 self._set_state(m, COMPUTING, now)
+
+    def set_loads(self, loads: Mapping[int, float]) -> None:
+        """Hosts' loads change now (the energy so far is integrated at the old ones). O(k)."""
+        now = self._queue.now
+        for m, load in loads.items():
+            self._update(m, now)
+            self.load[m] = float(load)
 
     def job_ended(self, job: Any) -> float:
         """A job ends: its hosts' energy read with its load, the load dropped (``e`` row).
