@@ -51,7 +51,7 @@ KNOWN: dict[str, str] = {
     "test_simple::test_basic2[cluster512_pfs-": "storage machine not counted in schedule.csv's "
                                                 "nb_computing_machines",
     "test_energy::test_energy[energy128cluster-mixed-": _COM,
-    "test_energy::test_energy_minimal[energy128cluster-": _COM,
+    "test_energy::test_energy_minimal[energy128cluster-energymini50-": _COM,
     "test_usage_trace::": "usage_trace profiles not simulated",
 }
 
