@@ -15,11 +15,13 @@ load-driven node shutdown; batsched's ``energy_bf_idle_sleeper`` is Batsim's exa
    them, hence before the head's reservation on the awake machines.
 
 It needs Batsim's ``-E`` (``simulate --energy``, or real Batsim with ``-E``) and a
-platform with ``sleep_pstates``.
+platform with ``sleep_pstates``; on a platform without, it warns and the inner policy
+schedules alone.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -31,6 +33,8 @@ from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.view import PolicyView
 
 __all__ = ["PowerOff"]
+
+log = logging.getLogger(__name__)
 
 #: The inner policies the layer composes with.
 INNER = ("easy", "conservative", "fcfs")
@@ -71,9 +75,11 @@ class PowerOff(Policy):
         machines = state.platform.machines
         text = machines[0].properties.get("sleep_pstates") if machines else None
         if not text:
-            raise ConfigError("poweroff: the platform's machines have no sleep_pstates "
-                              "property (an energy platform is needed)")
-        self._sleep_pstate = str(text).split(",")[0].split(":")[0].strip()
+            log.warning("poweroff: the platform's machines have no sleep_pstates property "
+                        "(an energy platform is needed): no machine is switched off, "
+                        "'%s' schedules alone", self.params["policy"])
+        else:
+            self._sleep_pstate = str(text).split(",")[0].split(":")[0].strip()
         return self.inner.on_simulation_begins(state)
 
     def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
@@ -119,6 +125,8 @@ class PowerOff(Policy):
         Runtime complexity: the inner policy's, plus O(machines).
         """
         decisions = list(self.inner.decide(now, state))
+        if self._sleep_pstate is None:  # no energy platform: the inner policy alone
+            return decisions
         started: set[int] = set()
         for d in decisions:
             if isinstance(d, t.ExecuteJob):

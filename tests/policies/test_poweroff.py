@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.errors import BatpolicyError
 from batpolicy.platforms.model import Platform
 from batpolicy.platforms.xml import read_platform
 from batpolicy.policies.registry import make_policy
@@ -82,10 +81,15 @@ def test_keep_awake_machines_serve_at_once(platform_path: Path) -> None:
     assert waits["w0!3"] == pytest.approx(151.52)  # 128 machines: 64 must wake
 
 
-def test_power_off_needs_an_energy_platform() -> None:
-    sim = Simulator([workload()], Platform.homogeneous(128))
-    with pytest.raises(BatpolicyError, match="sleep_pstates"):
-        sim.run(Dispatcher(make_policy("poweroff"), ClusterState()).handle)
+def test_without_an_energy_platform_the_inner_policy_schedules_alone(
+        caplog: pytest.LogCaptureFixture) -> None:
+    def jobs_of(policy: str) -> list[tuple[object, ...]]:
+        sim = Simulator([workload()], Platform.homogeneous(128))
+        result = sim.run(Dispatcher(make_policy(policy), ClusterState()).handle)
+        return [(r.job_id, r.start, r.alloc) for r in result.records]
+
+    assert jobs_of("poweroff") == jobs_of("easy")
+    assert "no sleep_pstates" in caplog.text
 
 
 BATSIM = Path(os.environ.get("BATSIM", "/opt/batsim-4.2.1/bin/batsim"))
