@@ -37,11 +37,22 @@ def summary(rows: list[dict]) -> list[str]:
         sel = [r for r in rows if r["applicable"] and r.get("energy") == pick]
         same_outcome = sum(r["verdict"] != "OUTCOME" for r in sel)
         clean = [r for r in sel if r["batsim"] == "ok" and r["fake"] == "ok"]
-        same_jobs = sum(r["verdict"] in ("same", "SCHEDULE", "MSTATES") for r in clean)
+        same_jobs = sum(r["verdict"] in ("same", "SCHEDULE", "MSTATES", "ENERGY", "PSTATES")
+                        for r in clean)
         all_same = sum(r["verdict"] == "same" for r in clean)
         out.append(f"{label}: {len(sel)} cases; same outcome {same_outcome}/{len(sel)}; "
                    f"same jobs {same_jobs}/{len(clean)} of those both ended cleanly; "
                    f"jobs + schedule.csv + machine states all equal {all_same}/{len(clean)}")
+        if pick:
+            compared = [r["comparison"] for r in clean if "comparison" in r
+                        and r["comparison"].get("same_energy") is not None]
+            out.append(f"energy: {len(compared)} cases with energy outputs on both sides; "
+                       "energy within 0.1 % (consumed_joules, jobs, every consumed_energy.csv "
+                       f"row) {sum(bool(c['same_energy']) for c in compared)}/{len(compared)}; "
+                       "consumed_joules to the printed digit "
+                       f"{sum(bool(c['exact_energy']) for c in compared)}/{len(compared)}; "
+                       "pstate_changes.csv identical "
+                       f"{sum(bool(c['same_pstates']) for c in compared)}/{len(compared)}")
     return out
 
 

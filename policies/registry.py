@@ -36,6 +36,7 @@ _LOCATIONS: dict[str, str] = {
     "tabu": "deadline:Tabu",
     "nstep": "nstep:NStep",
     "coalloc": "coalloc:Coalloc",
+    "poweroff": "poweroff:PowerOff",
 }
 
 

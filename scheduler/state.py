@@ -62,6 +62,14 @@ _END_KEY = attrgetter("expected_end", "seq")
 _NO_EXTRA: dict[str, Any] = {}
 
 
+def _sleep_pstates(properties: Mapping[str, Any]) -> frozenset[str]:
+    """The sleep pstates of Batsim's ``sleep_pstates`` host property (``sleep:off:on,...``)."""
+    text = properties.get("sleep_pstates")
+    if not text:
+        return frozenset()
+    return frozenset(part.split(":")[0].strip() for part in str(text).split(","))
+
+
 def _add_running(running: list[Job], job: Job) -> None:
     """Insert ``job`` in ``running``, kept sorted by :data:`_END_KEY`.
 
@@ -141,7 +149,7 @@ class ClusterState:
             t.RegistrationFinished: self._do_registration_finished,
             t.ContinueRegistration: self._do_continue_registration,
             t.SetJobMetadata: self._do_set_metadata,
-            t.SetResourceState: _ignore,
+            t.SetResourceState: self._do_set_resource_state,
             t.ChangeJobState: self._do_change_job_state,
             t.Query: _ignore,
             t.Answer: _ignore,
@@ -312,9 +320,30 @@ class ClusterState:
                 _set_kill_requested(job, False)
 
     def _on_resource_state(self, ev: t.ResourceStateChanged) -> None:
+        """A switch ended: a machine in a sleep pstate is ``sleeping``, else ``idle``.
+
+        Waking machines (available, not running a job) become free.
+        """
+        woken = []
         for rid in ev.resources:
             if 0 <= rid < len(self.resources):
-                self.resources[rid].power_state = "idle" if ev.state == "0" else f"pstate{ev.state}"
+                resource = self.resources[rid]
+                if ev.state in _sleep_pstates(resource.properties):
+                    resource.power_state = "sleeping"
+                else:
+                    resource.power_state = "idle"
+                    woken.append(rid)
+        if woken:
+            self._free |= MachineSet(woken) - self._unavailable - self.busy_machines()
+
+    def _do_set_resource_state(self, d: t.SetResourceState) -> None:
+        """Machines sent to a sleep pstate are switching off: nothing starts there any more."""
+        going = [rid for rid in d.resources if 0 <= rid < len(self.resources)
+                 and d.state in _sleep_pstates(self.resources[rid].properties)]
+        for rid in going:
+            self.resources[rid].power_state = "switching_off"
+        if going:
+            self._free -= MachineSet(going)
 
     def _on_requested_call(self, ev: t.RequestedCall) -> None:
         self.pending_calls = [c for c in self.pending_calls if c > ev.timestamp]

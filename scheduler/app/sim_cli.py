@@ -76,6 +76,11 @@ def _add_batsim_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--forward-unknown-events", action="store_true",
                    help="send --events entries of types Batsim does not know to the "
                         "scheduler")
+    g.add_argument("-E", "--energy", action="store_true",
+                   help="model energy as Batsim's -E: power states from the platform's "
+                        "wattage_per_state, wattage_off and sleep_pstates properties, "
+                        "SET_RESOURCE_STATE and QUERY consumed_energy accepted; writes "
+                        "consumed_energy.csv and pstate_changes.csv")
     g.add_argument("--mmax", type=int, metavar="N", help="use the first N machines only")
     g.add_argument("--sched-cfg", default="", metavar="TEXT",
                    help="forwarded to the scheduler in SIMULATION_BEGINS")
@@ -136,7 +141,7 @@ def _sim_options(args: argparse.Namespace, *, dynamic: bool = False) -> SimOptio
                       profile_reuse=args.enable_profile_reuse,
                       forward_profiles=args.forward_profiles_on_submission,
                       forward_unknown_events=args.forward_unknown_events,
-                      mmax=args.mmax, sched_config=args.sched_cfg,
+                      mmax=args.mmax, sched_config=args.sched_cfg, energy=args.energy,
                       **_job_models(args.job_model))
 
 

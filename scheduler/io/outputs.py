@@ -131,11 +131,12 @@ def format_job_row(record: JobRecord, extra_columns: tuple[str, ...] = ()) -> st
     alloc = "" if record.alloc is None else format_intervals(record.alloc)
     return _ROW % (name, workload, record.profile, submitted, record.requested_resources,
                    walltime, _STATE_CELLS[record.final_state], start, runtime, end,
-                   start - submitted, turnaround, stretch, alloc, record.metadata, suffix)
+                   start - submitted, turnaround, stretch, alloc, record.consumed_energy,
+                   record.metadata, suffix)
 
 
 #: A jobs.csv row, one C-level formatting of its cells (an f-string cost 1 µs more a row).
-_ROW = '%s,%s,%s,%f,%s,%f,%s,%f,%f,%f,%f,%f,%f,%s,-1.000000,"%s"%s\n'
+_ROW = '%s,%s,%s,%f,%s,%f,%s,%f,%f,%f,%f,%f,%f,%s,%f,"%s"%s\n'
 #: The row of a job that never started (rejected): its run's cells are empty.
 _REJECTED_ROW = '%s,%s,%s,%f,%s,%f,%s,,,,,,,,,"%s"%s\n'
 
@@ -245,7 +246,7 @@ def schedule_fields(result: SimResult) -> dict[str, str]:
 
     values: dict[str, object] = {
         "batsim_version": result.batsim_version,
-        "consumed_joules": 0.0,
+        "consumed_joules": result.consumed_joules,
         "makespan": result.makespan,
         "max_slowdown": max(slowdowns, default=0.0),
         "max_turnaround_time": max(turnarounds, default=0.0),
@@ -256,21 +257,21 @@ def schedule_fields(result: SimResult) -> dict[str, str]:
         # Batsim's Machines::nb_machines(): compute machines (after --mmax) and storage
         # hosts alike (export.cpp, JobsTracer::finalize)
         "nb_computing_machines": result.nb_machines + result.nb_storage_machines,
-        "nb_grouped_switches": 0,
+        "nb_grouped_switches": result.nb_grouped_switches,
         "nb_jobs": nb_jobs,
         "nb_jobs_finished": result.nb_jobs_finished,
         "nb_jobs_killed": result.nb_jobs_killed,
         "nb_jobs_rejected": result.nb_jobs_rejected,
         "nb_jobs_success": result.nb_jobs_success,
-        "nb_machine_switches": 0,
+        "nb_machine_switches": result.nb_machine_switches,
         "scheduling_time": result.scheduling_time,
         "simulation_time": result.simulation_time,
         "success_rate": result.nb_jobs_success / nb_jobs if nb_jobs else 0.0,
         "time_computing": result.time_computing,
         "time_idle": result.time_idle,
-        "time_sleeping": 0.0,
-        "time_switching_off": 0.0,
-        "time_switching_on": 0.0,
+        "time_sleeping": result.time_sleeping,
+        "time_switching_off": result.time_switching_off,
+        "time_switching_on": result.time_switching_on,
         "time_unavailable": result.time_unavailable,
     }
     return {key: f"{value:f}" if isinstance(value, float) else str(value)

@@ -50,6 +50,8 @@ class JobRecord:
     fields: JobFields = EMPTY_FIELDS
     #: Cells of the extra ``jobs.csv`` columns a job model fills (co-allocation penalty...).
     model_cells: Mapping[str, str] | None = None
+    #: Joules the job's machines consumed while it ran (Batsim's -E), -1 without energy.
+    consumed_energy: float = -1.0
 
     @property
     def workload(self) -> str:
@@ -124,6 +126,13 @@ class SimResult:
     end_time: float = 0.0
     complete: bool = False
     batsim_version: str = ""
+    #: Batsim's -E totals (schedule.csv); 0 without energy.
+    consumed_joules: float = 0.0
+    nb_grouped_switches: int = 0
+    nb_machine_switches: int = 0
+    time_sleeping: float = 0.0
+    time_switching_off: float = 0.0
+    time_switching_on: float = 0.0
 
     def job(self, job_id: str) -> JobRecord:
         """The record of ``job_id``. Runtime complexity: O(n)."""

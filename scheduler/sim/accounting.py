@@ -17,6 +17,7 @@ from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.io.result import NULL_RUNTIME, JobRecord, SimResult
 from batpolicy.scheduler.sim.bookkeeping import SimJob
 from batpolicy.scheduler.sim.books import Books
+from batpolicy.scheduler.sim.energy import EnergyPart
 from batpolicy.scheduler.sim.instant import MovingEnds
 from batpolicy.scheduler.sim.message_clock import InstantMessages
 
@@ -30,7 +31,7 @@ _KILLED = JobState.COMPLETED_KILLED
 class Accounting:
     """Job records and run totals (:attr:`result`, kept up to date as jobs end)."""
 
-    __slots__ = ("_books", "_ends", "_messages", "result_so_far", "on_record")
+    __slots__ = ("_books", "_ends", "_messages", "result_so_far", "on_record", "energy")
 
     def __init__(self, books: Books, ends: MovingEnds, messages: InstantMessages,
                  result: SimResult, on_record: Callable[[JobRecord], None] | None) -> None:
@@ -40,6 +41,8 @@ class Accounting:
         #: The totals, updated as jobs end; :meth:`result` completes the machine times.
         self.result_so_far = result
         self.on_record = on_record
+        #: The energy part with Batsim's -E (:mod:`.energy`), else None.
+        self.energy: EnergyPart | None = None
 
     def finish(self, job: SimJob, now: float) -> None:
         """Bookkeeping of a job that stopped running (completed, killed, changed)."""
@@ -51,6 +54,7 @@ class Accounting:
         if alloc is not None:
             books.machines.release(alloc, job.start, now)
             books.machines.trace(now)
+        consumed = -1.0 if self.energy is None else self.energy.job_ended(job)
         runtime = now - job.start
         clocks = self._messages.stopped(job.id, now, runtime == 0 and job.state is _KILLED)
         if runtime == 0:
@@ -58,15 +62,17 @@ class Accounting:
             # killed at the instant it started: a few of Batsim's message times (issue 17)
             if clocks is not None and clocks[1] > clocks[0]:
                 job.start, runtime = clocks[0], clocks[1] - clocks[0]
-        self.record(job, runtime, now)
+        self.record(job, runtime, now, consumed)
 
-    def record(self, job: SimJob, runtime: float | None, finish: float | None) -> None:
+    def record(self, job: SimJob, runtime: float | None, finish: float | None,
+               consumed_energy: float = -1.0) -> None:
         """The job's jobs.csv row (``runtime`` None: rejected); the job is then closed."""
         result = self.result_so_far
         state = job.state
         record = JobRecord(job.id, job.profile, job.subtime, job.res, job.walltime, state,
                            None if runtime is None else job.start, runtime, finish, job.alloc,
-                           job.metadata, job.return_code, job.fields)
+                           job.metadata, job.return_code, job.fields,
+                           consumed_energy=consumed_energy)
         cells = getattr(job.model, "record_extra", None)
         if cells is not None:
             record.model_cells = cells(job, runtime)
@@ -111,6 +117,17 @@ class Accounting:
         result.time_unavailable = machines.unavailable_time
         result.time_idle = max(machines.last_change_sum() - result.time_computing
                                - machines.unavailable_time, 0.0)
+        energy = self.energy
+        if energy is not None:
+            times = energy.state_time
+            result.consumed_joules = energy.consumed_joules()
+            result.nb_grouped_switches = energy.nb_grouped_switches
+            result.nb_machine_switches = energy.nb_machine_switches
+            result.time_sleeping = times["sleeping"]
+            result.time_switching_off = times["switching_off"]
+            result.time_switching_on = times["switching_on"]
+            result.time_idle = times["idle"]
+            result.time_computing = times["computing"]
         result.nb_jobs = len(result.records) + books.nb_open
         result.end_time = books.queue.now
         return result

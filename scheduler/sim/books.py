@@ -39,7 +39,7 @@ class Books:
     __slots__ = ("queue", "options", "platform", "machines", "speeds", "jobs", "tables",
                  "running", "registered", "static", "cursor", "_static_ids", "outbox",
                  "to_delete", "nb_open", "waiters", "registration_finished", "static_done",
-                 "events_done", "messages_take_time")
+                 "events_done", "messages_take_time", "switching")
 
     def __init__(self, queue: EventQueue, options: SimOptions, platform: Platform,
                  machines: Machines) -> None:
@@ -66,6 +66,8 @@ class Books:
         self.registration_finished = False
         self.static_done = True
         self.events_done = True
+        #: Machines switching on or off (Batsim's -E): the run cannot end meanwhile.
+        self.switching = 0
 
     @property
     def now(self) -> float:
@@ -101,7 +103,7 @@ class Books:
     def can_end(self) -> bool:
         """PROTOCOL.md §1.10: inputs done, registration finished, nothing open or pending."""
         return (self.static_done and self.events_done and self.nb_open == 0
-                and self.waiters == 0
+                and self.waiters == 0 and self.switching == 0
                 and (not self.options.dynamic_jobs or self.registration_finished))
 
     def waiting_ids(self) -> list[str]:

@@ -27,6 +27,7 @@ from batpolicy.scheduler.sim.actors import Reactions, Waiter
 from batpolicy.scheduler.sim.bookkeeping import ProfileTable, SimJob
 from batpolicy.scheduler.sim.books import Books
 from batpolicy.scheduler.sim.core import CALL
+from batpolicy.scheduler.sim.energy import EnergyPart, profile_load
 from batpolicy.scheduler.sim.instant import MovingEnds
 from batpolicy.scheduler.sim.message_clock import InstantMessages
 from batpolicy.scheduler.sim.model_choice import ModelChoice
@@ -51,7 +52,7 @@ class DecisionApplier:
     """
 
     __slots__ = ("_books", "_queue", "_ends", "_accounting", "_models", "_messages",
-                 "handlers", "kills", "_kill_groups", "waiters")
+                 "handlers", "kills", "_kill_groups", "waiters", "energy")
 
     def __init__(self, books: Books, ends: MovingEnds, accounting: Accounting,
                  models: ModelChoice, messages: InstantMessages) -> None:
@@ -64,6 +65,8 @@ class DecisionApplier:
         self.kills: list[SimJob] = []  # asked, not yet performed
         self._kill_groups: list[int] = []
         self.waiters: Reactions | None = None
+        #: The energy part with Batsim's -E (:mod:`.energy`), else None.
+        self.energy: EnergyPart | None = None
         #: Decision type -> its handler (a type Batsim does not accept has none).
         self.handlers: dict[type, Callable[[Any], None]] = {
             t.ExecuteJob: self._do_execute, t.RejectJob: self._do_reject,
@@ -89,6 +92,9 @@ class DecisionApplier:
         job = v.check_execute(books, d)
         now = self._queue.now
         alloc = d.alloc
+        energy = self.energy
+        if energy is not None:
+            energy.check_execute(job.id, alloc)
         books.machines.occupy(alloc)
         books.machines.trace(now)
         job.state = _RUNNING
@@ -97,6 +103,10 @@ class DecisionApplier:
         books.running[job.id] = job
         self._messages.started(job.id, now)
         self._ends.start(job, now)
+        if energy is not None:
+            load = getattr(job.model, "host_load", None)
+            energy.job_started(job, load(job, books) if load is not None
+                               else profile_load(job, books, books.speeds))
 
     def _do_reject(self, d: t.RejectJob) -> None:
         job = v.check_reject(self._books, d)
@@ -226,13 +236,17 @@ class DecisionApplier:
 
     def _do_set_resource_state(self, d: t.SetResourceState) -> None:
         v.check_set_resource_state(self._books, d)
-        self._books.outbox.append(t.ResourceStateChanged(wire_time(self._queue.now),
-                                                         d.resources, d.state))
+        try:
+            target = int(d.state)
+        except ValueError:
+            raise v.fail("SET_RESOURCE_STATE", f"state {d.state!r} is not a pstate number",
+                         self._queue.now, resources=d.resources) from None
+        self.energy.request(d.resources, target)  # type: ignore[union-attr]  # -E checked
 
     def _do_query(self, d: t.Query) -> None:
         v.check_query(self._books, d)
-        self._books.outbox.append(t.Answer(wire_time(self._queue.now),
-                                           {"consumed_energy": 0.0}))
+        self._books.outbox.append(t.Answer(wire_time(self._queue.now), {
+            "consumed_energy": self.energy.total()}))  # type: ignore[union-attr]
 
     def _do_to_job_msg(self, d: t.ToJobMsg) -> None:
         v.check_to_job_msg(self._books, d)

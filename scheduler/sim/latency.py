@@ -184,6 +184,12 @@ class LatencyDriver:
         self._job_submitters = 0
         self._reports_in_flight = 0  # job ends and kills put, not yet received
         self._event_submitters = 0
+        if parts.energy is not None:  # switch actors report from their machine
+            parts.energy.deliver = self._switched
+
+    def _switched(self, machine: int, on_receive: Callable[[], None]) -> None:
+        """switch_on/off_machine_process: SWITCHED_ON/OFF put from the machine."""
+        self.post(_Put(self.delays.from_machine(machine), on_receive))
 
     @classmethod
     def factory(cls, delays: MessageDelays) -> Callable[[Parts, list[Any]], LatencyDriver]:
@@ -324,6 +330,7 @@ class LatencyDriver:
         yield _Put(master, lambda: None)  # SUBMITTER_HELLO
         current = self.now
         batch: list[JobSpec] = []
+        energy = self._parts.energy
         for spec in specs:
             if spec.subtime > current:
                 if batch:
@@ -331,6 +338,8 @@ class LatencyDriver:
                     batch = []
                 yield _Sleep(spec.subtime - current)
                 current = self.now
+            if energy is not None:
+                energy.first_submission()
             batch.append(spec)
         if batch:
             yield _Put(master, self._submission(batch))

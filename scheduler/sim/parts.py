@@ -37,6 +37,7 @@ from batpolicy.scheduler.sim.bookkeeping import Machines
 from batpolicy.scheduler.sim.books import Books, by_submission
 from batpolicy.scheduler.sim.core import EventQueue
 from batpolicy.scheduler.sim.decisions import DecisionApplier
+from batpolicy.scheduler.sim.energy import EnergyPart, build_energy
 from batpolicy.scheduler.sim.instant import InstantModel, MovingEnds
 from batpolicy.scheduler.sim.message_clock import InstantMessages
 from batpolicy.scheduler.sim.model_choice import ModelChoice
@@ -58,6 +59,7 @@ class Parts:
     accounting: Accounting
     decisions: DecisionApplier
     server: Server
+    energy: EnergyPart | None = None
 
     @classmethod
     def build(cls, workloads: Sequence[Workload], platform: Platform, options: SimOptions,
@@ -90,7 +92,13 @@ class Parts:
         server = Server(books, models, accounting, ends, platform, machine_info)
         books.static = by_submission(server.load(workloads))
         books.static_done = not workloads
-        return cls(queue, books, models, ends, messages, accounting, decisions, server)
+        energy = None
+        if options.energy:  # Batsim's -E: power states, switches, energy (.energy)
+            energy = build_energy(platform, machine_info, books,
+                                  server.on_speed_change)
+            decisions.energy = accounting.energy = energy
+        return cls(queue, books, models, ends, messages, accounting, decisions, server,
+                   energy)
 
     def bind(self, driver: Reactions) -> None:
         """Make ``driver`` the target of job completions and CALL_ME_LATER wake-ups."""

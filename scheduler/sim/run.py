@@ -199,6 +199,9 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
                 result = simulator.result()
                 wall = time.perf_counter() - began
                 write_schedule_csv(paths.schedule, result)
+                energy = simulator.parts.energy
+                if energy is not None:  # Batsim's -E traces, beside jobs.csv
+                    energy.write(str(paths.jobs)[:-len("jobs.csv")])
                 metrics = run_metrics(result, wall, tau, error, describe, policy_stats,
                                       nb_decisions, groups)
                 model_stats = simulator.job_model_stats()

@@ -172,6 +172,9 @@ class ZeroLatencyDriver:
             i += 1
         if i == books.cursor:
             return  # already submitted by _submit_at_start
+        energy = self._parts.energy
+        if energy is not None:
+            energy.first_submission()
         self._parts.server.submit_static(static[books.cursor:i])
         books.cursor = i
         if i < n:

@@ -45,6 +45,8 @@ SETUPS: dict[str, dict[str, Any]] = {
                 "preset_params": (("clusters", 2), ("jobs", 120)),
                 "platform": str(INPUTS / "mc2x100_1gbps.xml"), "job_model": "bandwidth",
                 "seed": 1},
+    "poweroff": {"max_jobs": 120, "platform": str(INPUTS / "energy128.xml"),
+                 "flags": (("energy", True),)},
 }
 
 

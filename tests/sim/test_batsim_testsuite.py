@@ -45,9 +45,9 @@ KNOWN: dict[str, str] = {
         "several executors mapped onto one machine not slowed (SimGrid shares the host)",
     "test_resourcesharing::": "--enable-compute-sharing refused",
     "test_tuto_stencil::": "parallel_homogeneous_pfs with storage resources unsupported",
-    "test_energy::test_energy[": "--energy refused (no power model)",
-    "test_energy::test_energy_minimal[": "--energy refused (no power model)",
-    "test_usage_trace::": "--energy refused (no power model)",
+    "test_energy::test_energy[energy128cluster-mixed-": _COM,
+    "test_energy::test_energy_minimal[energy128cluster-energymini50-": _COM,
+    "test_usage_trace::": "usage_trace profiles not simulated",
 }
 
 

@@ -35,8 +35,8 @@ with the run's ``seed`` and ``preset_params``), ``platform``, ``nb_res``, ``even
 tables of keys that vary together, see :func:`_expand`), ``tau``, ``seed`` (handed to the
 policy as parameter ``seed`` when it declares one, and recorded), ``label`` (free text),
 and Batsim's flags ``enable_dynamic_jobs``, ``acknowledge_dynamic_jobs``,
-``enable_profile_reuse``, ``forward_profiles``, ``mmax``. Relative paths are relative to
-the campaign file.
+``enable_profile_reuse``, ``forward_profiles``, ``mmax``, ``energy`` (``-E``). Relative
+paths are relative to the campaign file.
 
 Every run has a stable id (a hash of what defines it), so a rerun finds what is done.
 """
@@ -321,7 +321,7 @@ def _spec(run: Mapping[str, Any], base: Path, path: Path, index: int) -> RunSpec
 
     workloads = [run["workload"]] if "workload" in run else list(run.get("workloads", []))
     flags = {k: run[k] for k in ("enable_dynamic_jobs", "acknowledge_dynamic_jobs",
-                                 "enable_profile_reuse", "forward_profiles", "mmax")
+                                 "enable_profile_reuse", "forward_profiles", "mmax", "energy")
              if k in run}
     params = dict(run.get("params", {}))
     return RunSpec(

@@ -116,7 +116,8 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
             acknowledge_dynamic_jobs=bool(flags.get("acknowledge_dynamic_jobs")),
             profile_reuse=bool(flags.get("enable_profile_reuse")),
             forward_profiles=bool(flags.get("forward_profiles")),
-            mmax=flags.get("mmax"), default_job_model=spec.job_model)
+            mmax=flags.get("mmax"), energy=bool(flags.get("energy")),
+            default_job_model=spec.job_model)
         inputs, platform_path = spec.workloads, spec.platform
         if spec.preset is not None:  # generated here: the run's inputs stay in its folder
             workload_path, drawn_for = _synthesize(spec, folder)

@@ -1,0 +1,384 @@
+"""Energy as Batsim 4.2.1 computes it with ``-E``: pstates, switches, SimGrid's host power.
+
+:class:`EnergyPart` is the engine part that exists only when energy is on
+(:attr:`SimOptions.energy <.options.SimOptions>`). It follows:
+
+- SimGrid 3.32 ``src/plugins/host_energy.cpp``: each host's energy is integrated
+  between updates at the power of its pstate and load (:meth:`HostPower.watts
+  <batpolicy.platforms.power.HostPower.watts>`); Batsim reads every host's energy at
+  each job start and end and each pstate request, so every host is brought up to date
+  then, and a job's load counts up to and including the instant it ends;
+- Batsim ``server.cpp`` (``server_on_pstate_modification``, ``server_on_switched``) and
+  ``pstate.cpp``: a computation pstate is set at once; a sleep pstate is reached through
+  the switch-off virtual pstate, waking through the switch-on virtual pstate of the
+  sleep pstate left, each taking the time of one flop at that pstate's speed at its
+  all-cores power; RESOURCE_STATE_CHANGED is sent once every machine of the request has
+  arrived; machines switching or asleep cannot run jobs;
+- Batsim ``export.cpp``: ``_consumed_energy.csv`` rows (``s`` job start, ``e`` job end,
+  ``p`` pstate request and arrival) and ``_pstate_changes.csv`` rows (-1: switching to a
+  computation pstate, -2: to a sleep pstate).
+
+A host's load comes from the job model through :class:`HostLoad` (the job model's
+``host_load(job, ctx)`` if it has one, else :func:`profile_load`): the share of each
+allocated host's speed the job uses, from its start. A model whose rates change while
+jobs run (SimGrid's parallel-task network sharing) tells the new loads at that instant
+with :meth:`EnergyPart.set_loads` (``Parts.energy``, None without ``-E``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any, Protocol
+
+from batpolicy.errors import InvalidDecision
+from batpolicy.platforms.power import HostPower, PStateKind, host_power, pstate_speeds
+from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
+from batpolicy.scheduler.sim.actors import SimEvent
+from batpolicy.scheduler.sim.core import COMPLETION
+from batpolicy.scheduler.sim.wire import wire_time
+
+__all__ = ["EnergyPart", "HostLoad", "build_energy", "profile_load"]
+
+# Batsim's machine states (machines.cpp), as _machine_states.csv names them.
+IDLE, COMPUTING, SWITCHING_ON, SWITCHING_OFF, SLEEPING = (
+    "idle", "computing", "switching_on", "switching_off", "sleeping")
+
+
+class HostLoad(Protocol):
+    """What a job model may tell the energy part: the load of each host it runs on."""
+
+    def host_load(self, job: Any, ctx: Any) -> Mapping[int, float] | float:
+        """Share (0..1) of each allocated host's speed ``job`` uses, or one share for all."""
+
+
+def _flops(profile: Mapping[str, Any], n: int, ctx: Any, workload: str) -> list[float]:
+    """Flops each of the ``n`` hosts computes for ``profile`` (in allocation order)."""
+    kind = profile.get("type")
+    if kind == "parallel_homogeneous":
+        return [float(profile.get("cpu", 0.0))] * n
+    if kind == "parallel_homogeneous_total":
+        return [float(profile.get("cpu", 0.0)) / max(n, 1)] * n
+    if kind == "parallel":
+        cpu = [float(c) for c in profile.get("cpu") or ()]
+        return (cpu + [0.0] * n)[:n]
+    if kind in ("composed", "sequence"):
+        names = profile.get("seq") or profile.get("sequence") or []
+        repeat = int(profile.get("repeat", profile.get("nb", 1)))
+        total = [0.0] * n
+        for name in names:
+            part = _flops(ctx.profile_definition(workload, name), n, ctx, workload)
+            total = [a + b for a, b in zip(total, part, strict=True)]
+        return [repeat * f for f in total]
+    return [0.0] * n  # delay and the rest: the host sleeps, no load
+
+
+def profile_load(job: Any, ctx: Any, speeds: Sequence[float]) -> dict[int, float]:
+    """The mean share of each host's speed a job uses: its flops there over speed x duration.
+
+    Delay profiles use none (SimGrid's host stays idle). Exact for one parallel task and
+    for ``idle:all_cores`` power figures (power linear in the load); an average over a
+    sequence mixing delays and computations otherwise.
+    """
+    alloc = list(job.alloc)
+    duration = job.end - job.start
+    flops = _flops(job.profile_data, len(alloc), ctx, job.workload)
+    if not duration > 0.0:
+        return {}
+    return {m: min(1.0, f / (speeds[m] * duration)) for m, f in zip(alloc, flops, strict=True)
+            if f > 0.0}
+
+
+class SwitchDone(SimEvent):
+    """A machine's switch-on or switch-off ends (its one flop is computed)."""
+
+    __slots__ = ("machine", "target")
+
+    def __init__(self, sim: Any, machine: int, target: int) -> None:
+        super().__init__(sim)
+        self.machine = machine
+        self.target = target
+
+    def fire(self) -> None:
+        """The machine reaches its target pstate."""
+        self.sim.on_switched(self.machine, self.target)
+
+
+class Arrivals(SimEvent):
+    """The server reads the switches that ended at this instant."""
+
+    __slots__ = ()
+
+    def fire(self) -> None:
+        """Each arrival, in the order the switches ended."""
+        self.sim.on_arrivals()
+
+
+#: After the switches and job completions of an instant, before the end-of-input notices.
+ARRIVALS = COMPLETION + 0.5
+
+
+class EnergyPart:
+    """Power states, switches, per-host energy and Batsim's energy traces (module docstring).
+
+    Runtime complexity: O(hosts) per job start, job end and pstate request (Batsim reads
+    every host's energy then), O(1) per switch.
+    """
+
+    def __init__(self, books: Any, hosts: Sequence[HostPower],
+                 on_speed: Callable[[MachineSet, float], None] | None = None) -> None:
+        self._books = books
+        self._queue = books.queue
+        self.hosts = list(hosts)
+        n = len(hosts)
+        self._outbox = books.outbox
+        self._on_speed = on_speed
+        self.pstate = [h.initial for h in hosts]
+        self.load = [0.0] * n
+        self.energy = [0.0] * n
+        self.last = [0.0] * n
+        self.state = [IDLE] * n
+        self.busy = [0] * n
+        #: (all machines, machines still switching, target pstate) of each open request
+        self._switches: list[tuple[MachineSet, set[int], int]] = []
+        self._job_start: dict[str, float] = {}
+        self._arrivals: list[tuple[int, int]] = []
+        #: How a machine's SWITCHED message reaches the server (the latency driver posts
+        #: it from the machine); None: at once, after every switch ending this instant.
+        self.deliver: Callable[[int, Callable[[], None]], None] | None = None
+        self.energy_rows: list[str] = []
+        self.pstate_rows: list[str] = [f"0,{MachineSet.span(0, n - 1)},"
+                                       f"{hosts[0].initial}"] if n else []
+        self._last_date = 0.0
+        self._last_energy = 0.0
+        self.at_last_job_end = 0.0
+        #: The energy when the first static job was submitted (Batsim's
+        #: ``energy_first_job_submission``); schedule.csv's consumed_joules counts from it.
+        self.at_first_submission: float | None = None
+        self.nb_grouped_switches = 0
+        self.nb_machine_switches = 0
+        #: Time each machine spent in each state it left (Batsim's
+        #: ``Machine::update_machine_state``: the state a machine is in at the end is not
+        #: counted, as in Batsim's schedule.csv).
+        self.state_time = {IDLE: 0.0, COMPUTING: 0.0, SWITCHING_ON: 0.0, SWITCHING_OFF: 0.0,
+                           SLEEPING: 0.0}
+        self._state_since = [0.0] * n
+
+    # ------------------------------------------------------------ energy
+    def _power(self, m: int) -> float:
+        host, ps = self.hosts[m], self.pstate[m]
+        if self.state[m] in (SWITCHING_ON, SWITCHING_OFF):
+            return host.all_cores[ps]  # computing its one flop
+        return host.watts(ps, self.load[m])
+
+    def _update(self, m: int, now: float) -> None:
+        last = self.last[m]
+        if last < now:
+            self.energy[m] += self._power(m) * (now - last)
+            self.last[m] = now
+
+    def total(self) -> float:
+        """Energy of every host so far (joules), as Batsim's QUERY answer. O(hosts)."""
+        now = self._queue.now
+        for m in range(len(self.hosts)):
+            self._update(m, now)
+        return math.fsum(self.energy)
+
+    def wattmin(self) -> float:
+        """Sum of each host's epsilon power at its pstate (Batsim's ``total_wattmin``)."""
+        return math.fsum(h.epsilon[p] for h, p in zip(self.hosts, self.pstate, strict=True))
+
+    def _entry(self, kind: str) -> float:
+        now = self._queue.now
+        energy = self.total()
+        dt = now - self._last_date
+        epower = f"{(energy - self._last_energy) / dt:f}" if dt > 0 else "NA"
+        self.energy_rows.append(f"{now:f},{energy:f},{kind},{self.wattmin():f},{epower}")
+        self._last_date, self._last_energy = now, energy
+        return energy
+
+    def _set_state(self, m: int, state: str, now: float) -> None:
+        self.state_time[self.state[m]] += now - self._state_since[m]
+        self._state_since[m] = now
+        self.state[m] = state
+
+    def first_submission(self) -> None:
+        """A job submitter takes its first job: remember the energy (once per run)."""
+        if self.at_first_submission is None:
+            self.at_first_submission = self.total()
+
+    def consumed_joules(self) -> float:
+        """schedule.csv's consumed_joules: last job end minus first submission (export.cpp)."""
+        return self.at_last_job_end - (self.at_first_submission or 0.0)
+
+    # ------------------------------------------------------------ jobs
+    def check_execute(self, job_id: str, alloc: MachineSet) -> None:
+        """Batsim's check that every allocated machine can compute (idle or computing)."""
+        for m in alloc:
+            if self.state[m] not in (IDLE, COMPUTING):
+                raise InvalidDecision(
+                    f"EXECUTE_JOB at t={self._queue.now}: job '{job_id}': invalid allocation "
+                    f"({alloc}): machine {m} cannot compute jobs now (its state is "
+                    f"'{self.state[m]}', Batsim aborts)", job_id=job_id)
+
+    def job_started(self, job: Any, load: Mapping[int, float] | float) -> None:
+        """A job starts: energy read (``s`` row), then its hosts carry its load."""
+        now = self._queue.now
+        self._entry("s")
+        self._job_start[job.id] = math.fsum(self.energy[m] for m in job.alloc)
+        for m in job.alloc:
+            self.load[m] = load if isinstance(load, float) else float(load.get(m, 0.0))
+            self.busy[m] += 1
+            if self.state[m] == IDLE:
+                self._set_state(m, COMPUTING, now)
+
+    def set_loads(self, loads: Mapping[int, float]) -> None:
+        """Hosts' loads change now (the energy so far is integrated at the old ones). O(k)."""
+        now = self._queue.now
+        for m, load in loads.items():
+            self._update(m, now)
+            self.load[m] = float(load)
+
+    def job_ended(self, job: Any) -> float:
+        """A job ends: its hosts' energy read with its load, the load dropped (``e`` row).
+
+        Returns the job's consumed energy (joules).
+        """
+        now = self._queue.now
+        for m in job.alloc:
+            self._update(m, now)
+        before = self._job_start.pop(job.id, None)
+        if before is None:  # set RUNNING by CHANGE_JOB_STATE: never started here
+            return -1.0
+        consumed = math.fsum(self.energy[m] for m in job.alloc) - before
+        for m in job.alloc:
+            self.load[m] = 0.0
+            self.busy[m] -= 1
+            if self.busy[m] == 0 and self.state[m] == COMPUTING:
+                self._set_state(m, IDLE, now)
+        #: schedule.csv's consumed_joules: the energy at the last job end (Batsim's
+        #: ``energy_last_job_completion``), not at the end of the simulation.
+        self.at_last_job_end = self._entry("e")
+        return consumed
+
+    # ------------------------------------------------------------ pstates
+    def request(self, machines: MachineSet, target: int) -> None:
+        """SET_RESOURCE_STATE: check as Batsim does, then switch (module docstring)."""
+        now = self._queue.now
+        where = f"SET_RESOURCE_STATE at t={now} ({machines} to '{target}')"
+        for m in machines:
+            host = self.hosts[m]
+            if not host.has(target):
+                raise InvalidDecision(f"{where}: machine {m} has no pstate {target} (it has "
+                                      f"{len(host.speeds)}; Batsim aborts)")
+            if self.state[m] in (SWITCHING_ON, SWITCHING_OFF):
+                raise InvalidDecision(f"{where}: machine {m} is still {self.state[m]} "
+                                      "(Batsim cannot switch it again)")
+            kind, current = host.kind(target), host.kind(self.pstate[m])
+            if kind is PStateKind.TRANSITION:
+                raise InvalidDecision(f"{where}: pstate {target} of machine {m} is a virtual "
+                                      "transition pstate (Batsim aborts)")
+            if current is PStateKind.SLEEP and kind is not PStateKind.COMPUTATION:
+                raise InvalidDecision(f"{where}: machine {m} sleeps; it can only go to a "
+                                      "computation pstate (Batsim aborts)")
+            if kind is PStateKind.SLEEP and self.busy[m]:
+                raise InvalidDecision(f"{where}: machine {m} runs a job; it cannot sleep "
+                                      "(Batsim aborts)")
+        self._switches.append((machines, set(machines), target))
+        self._entry("p")
+        first = self.hosts[machines.min()].kind(target)
+        self.pstate_rows.append(f"{_time_cell(now)},{machines},"
+                                f"{-1 if first is PStateKind.COMPUTATION else -2}")
+        self.nb_grouped_switches += 1
+        self.nb_machine_switches += len(machines)
+        for m in machines:
+            host = self.hosts[m]
+            current = host.kind(self.pstate[m])
+            if current is PStateKind.COMPUTATION and host.kind(target) is PStateKind.COMPUTATION:
+                self._update(m, now)
+                self.pstate[m] = target
+                if self._on_speed is not None:
+                    self._on_speed(MachineSet.of(m), host.speeds[target])
+                self._arrived(m, target)
+                continue
+            self._update(m, now)
+            if current is PStateKind.COMPUTATION:  # to sleep: through switch-off
+                virtual = host.sleep[target].switch_off
+                self._set_state(m, SWITCHING_OFF, now)
+            else:  # waking: through the switch-on of the sleep pstate left
+                virtual = host.sleep[self.pstate[m]].switch_on
+                self._set_state(m, SWITCHING_ON, now)
+            self.pstate[m] = virtual
+            self._books.switching += 1
+            self._queue.schedule(SwitchDone(self, m, target), COMPLETION,
+                                 at=now + 1.0 / host.speeds[virtual])
+
+    def on_switched(self, m: int, target: int) -> None:
+        """A switch-on or switch-off ends: the machine is in ``target``."""
+        now = self._queue.now
+        self._update(m, now)
+        self._books.switching -= 1
+        host = self.hosts[m]
+        self.pstate[m] = target
+        self._set_state(m, SLEEPING if host.kind(target) is PStateKind.SLEEP else IDLE, now)
+        if self.deliver is not None:  # the SWITCHED message travels to the server
+            self.deliver(m, partial(self._arrived, m, target))
+            return
+        # Every switch ending at this instant sets its pstate before Batsim's server reads
+        # the first SWITCHED message: the traces see them all (wattmin), then each arrival.
+        if not self._arrivals:
+            self._queue.schedule(Arrivals(self), ARRIVALS)
+        self._arrivals.append((m, target))
+
+    def on_arrivals(self) -> None:
+        """Batsim's server receives the SWITCHED messages of this instant, in order."""
+        arrivals, self._arrivals = self._arrivals, []
+        for m, target in arrivals:
+            self._arrived(m, target)
+
+    def _arrived(self, m: int, target: int) -> None:
+        for i, (machines, left, goal) in enumerate(self._switches):
+            if goal == target and m in left:
+                left.discard(m)
+                if not left:
+                    del self._switches[i]
+                    now = self._queue.now
+                    self.pstate_rows.append(f"{_time_cell(now)},{machines},{target}")
+                    self._entry("p")
+                    self._outbox.append(t.ResourceStateChanged(wire_time(now), machines,
+                                                               str(target)))
+                return
+
+    def available(self, m: int) -> bool:
+        """Whether machine ``m`` can run a job (idle or computing)."""
+        return self.state[m] in (IDLE, COMPUTING)
+
+    # ------------------------------------------------------------ outputs
+    def write(self, stem: str) -> None:
+        """Write ``STEMconsumed_energy.csv`` and ``STEMpstate_changes.csv`` (stem ``PREFIX_``)."""
+        with open(f"{stem}consumed_energy.csv", "w", encoding="utf-8") as out:
+            out.write("time,energy,event_type,wattmin,epower\n")
+            out.writelines(row + "\n" for row in self.energy_rows)
+        with open(f"{stem}pstate_changes.csv", "w", encoding="utf-8") as out:
+            out.write("time,machine_id,new_pstate\n")
+            out.writelines(row + "\n" for row in self.pstate_rows)
+
+
+def _time_cell(now: float) -> str:
+    """A time as Batsim's pstate tracer writes it (C++ stream default: 6 significant digits)."""
+    return f"{now:.6g}"
+
+
+def build_energy(platform: Any, machine_info: Sequence[Any], books: Any,
+                 on_speed: Callable[[MachineSet, float], None] | None = None) -> EnergyPart:
+    """The energy part for the machines kept, their power read from the platform file."""
+    source = getattr(platform, "source", None)
+    speeds = pstate_speeds(source) if source else {}
+    hosts = []
+    for machine in machine_info:
+        props = {**machine.zone_properties, **machine.properties}
+        listed, initial = speeds.get(machine.name, ((float(machine.speed),), 0))
+        hosts.append(host_power(machine.name, props, listed, source=source, initial=initial))
+    return EnergyPart(books, hosts, on_speed)

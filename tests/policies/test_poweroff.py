@@ -1,0 +1,136 @@
+"""The power-off layer (policies/poweroff.py) in the embedded simulator with energy on.
+
+Platform: Batsim's energy_platform_homogeneous_no_net_128.xml (vendored, gzipped): 95 W
+idle, 9.75 W asleep, 6.1 s to switch off, 151.52 s to switch on.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from batpolicy.platforms.model import Platform
+from batpolicy.platforms.xml import read_platform
+from batpolicy.policies.registry import make_policy
+from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.daemon import ServeOptions, serve
+from batpolicy.scheduler.dispatch import Dispatcher
+from batpolicy.scheduler.io.model import JobSpec, Workload
+from batpolicy.scheduler.io.result import SimResult
+from batpolicy.scheduler.sim import SimOptions, Simulator
+from batpolicy.scheduler.state import ClusterState
+
+from clirun import free_port
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "batsim421_energy"
+
+
+@pytest.fixture(scope="module")
+def platform_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("poweroff") / "energy128.xml"
+    with gzip.open(DATA / "energy_platform_homogeneous_no_net_128.xml.gz", "rb") as src, \
+            open(target, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return target
+
+
+def workload() -> Workload:
+    """Bursts of 64-machine jobs of 100 s, 1000 s apart, with a 128-machine job among them."""
+    jobs, t = [], 0.0
+    for i in range(6):
+        res = 128 if i == 3 else 64
+        jobs.append(JobSpec(f"w0!{i}", t, res, "d", 200.0,
+                            {"id": i, "subtime": t, "res": res, "walltime": 200.0,
+                             "profile": "d"}))
+        t += 1000.0
+    return Workload("w0", jobs, {"d": {"type": "delay", "delay": 100.0}})
+
+
+def run(policy: str, platform_path: Path, **params: object) -> SimResult:
+    platform = read_platform(platform_path)
+    state = ClusterState(platform_file=platform)
+    handle = Dispatcher(make_policy(policy, params), state).handle
+    sim = Simulator([workload()], platform, options=SimOptions(energy=True))
+    return sim.run(handle)
+
+
+def test_power_off_saves_energy_and_every_job_runs(platform_path: Path) -> None:
+    easy = run("easy", platform_path)
+    off = run("poweroff", platform_path, idle_timeout=30.0)
+    assert all(r.final_state is JobState.COMPLETED_SUCCESSFULLY for r in off.records)
+    assert len(off.records) == len(easy.records) == 6
+    assert off.consumed_joules < 0.3 * easy.consumed_joules
+    assert off.nb_machine_switches > 0
+    # the machines wake when the queue needs them: a job waits at most one switch-on
+    for record in off.records:
+        assert record.start - record.submission_time <= 151.52 + 1e-6  # type: ignore[operator]
+
+
+def test_keep_awake_machines_serve_at_once(platform_path: Path) -> None:
+    off = run("poweroff", platform_path, idle_timeout=30.0, keep_awake=64)
+    waits = {r.job_id: r.start - r.submission_time for r in off.records}  # type: ignore[operator]
+    assert waits["w0!0"] == waits["w0!1"] == 0.0   # 64 machines stay awake
+    assert waits["w0!3"] == pytest.approx(151.52)  # 128 machines: 64 must wake
+
+
+def test_without_an_energy_platform_the_inner_policy_schedules_alone(
+        caplog: pytest.LogCaptureFixture) -> None:
+    def jobs_of(policy: str) -> list[tuple[object, ...]]:
+        sim = Simulator([workload()], Platform.homogeneous(128))
+        result = sim.run(Dispatcher(make_policy(policy), ClusterState()).handle)
+        return [(r.job_id, r.start, r.alloc) for r in result.records]
+
+    assert jobs_of("poweroff") == jobs_of("easy")
+    assert "no sleep_pstates" in caplog.text
+
+
+BATSIM = Path(os.environ.get("BATSIM", "/opt/batsim-4.2.1/bin/batsim"))
+
+
+@pytest.mark.batsim
+@pytest.mark.skipif(not BATSIM.is_file(), reason=f"no Batsim at {BATSIM}")
+def test_serve_beside_real_batsim_with_energy_equals_simulate(platform_path: Path,
+                                                              tmp_path: Path) -> None:
+    """Serve --policy poweroff beside Batsim -E: Batsim's jobs.csv and energy are simulate's."""
+    w = workload()
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"nb_res": 128, "jobs": [j.raw for j in w.jobs],
+                                "profiles": w.profiles}))
+    params = {"idle_timeout": 30.0, "keep_awake": 16}
+    port = free_port()
+    dispatcher = Dispatcher(make_policy("poweroff", params), paranoid=True)
+    options = ServeOptions(endpoint=f"tcp://127.0.0.1:{port}", timeout_s=60)
+    status: list[int] = []
+    thread = threading.Thread(target=lambda: status.append(serve(dispatcher, options)))
+    thread.start()
+    try:
+        batsim = subprocess.run([str(BATSIM), "-p", str(platform_path), "-w", str(path), "-E",
+                                 "-e", str(tmp_path / "out"), "-s", f"tcp://127.0.0.1:{port}"],
+                                capture_output=True, text=True, timeout=180)
+    finally:
+        thread.join(timeout=60)
+    assert batsim.returncode == 0, batsim.stderr[-2000:]
+    assert status == [0]
+    ours = run("poweroff", platform_path, **params)
+    with open(tmp_path / "out_jobs.csv") as f:
+        theirs = {r["job_id"]: r for r in csv.DictReader(f)}
+    assert len(theirs) == len(ours.records) == 6
+    for record in ours.records:
+        row = theirs[record.job_id.split("!", 1)[1]]
+        assert float(row["starting_time"]) == pytest.approx(record.start, abs=1e-6)
+        assert float(row["finish_time"]) == pytest.approx(record.finish, abs=1e-6)
+        assert row["allocated_resources"] == str(record.alloc)
+        assert float(row["consumed_energy"]) == pytest.approx(record.consumed_energy, rel=1e-6)
+    with open(tmp_path / "out_schedule.csv") as f:
+        schedule = next(csv.DictReader(f))
+    assert float(schedule["consumed_joules"]) == pytest.approx(ours.consumed_joules, rel=1e-6)
+    assert (tmp_path / "out_pstate_changes.csv").read_text().splitlines()[1:] and \
+        int(schedule["nb_machine_switches"]) == ours.nb_machine_switches
