@@ -1,0 +1,209 @@
+"""SimGrid 3.32's fair-bottleneck linear system, the solver ``ptask_L07`` runs by default.
+
+Batsim 4.2.1 sets ``host/model:ptask_L07`` and nothing else; ``ptask_L07.cpp`` then
+builds its system with the ``host/solver`` option, whose default is ``fairbottleneck``
+(``surf_host_model_init_ptask_L07``, with selective update). This module follows
+``src/kernel/lmm/fair_bottleneck.cpp`` (``FairBottleneck::do_solve``) and the parts of
+``src/kernel/lmm/System.cpp`` it relies on:
+
+- a :class:`Variable` (one per action) has a sharing penalty (0 while disabled: an
+  action still paying its latency), a bound (``-1``: none) and one :class:`Element`
+  per constraint it uses, with a consumption weight;
+- a :class:`Constraint` (a CPU or a link) has a bound (flop/s or byte/s) and a sharing
+  policy: ``SHARED`` (the weights of its variables add up) or ``FATPIPE`` (each
+  variable gets the whole bound);
+- ``System::expand``: a second expansion of a variable on the same constraint adds to
+  its element (``SHARED``) or keeps the larger weight (``FATPIPE``)
+  (``expand_add_to_elem``), unless ``force_creation`` (the CPUs of a parallel task: a
+  host listed twice gives two elements); new elements go to the front of the
+  constraint's enabled set (``expand_create_elem``);
+- the solve runs rounds until every variable is saturated: each constraint shares its
+  remaining capacity equally between its unsaturated variables (``FATPIPE``: one
+  share), each variable grows by its smallest share over its weights (or up to its
+  bound), each constraint's remaining capacity shrinks by ``weight * increment`` of
+  every enabled element (``double_update`` with ``sg_maxmin_precision`` = 1e-5) and a
+  constraint with nothing left saturates its variables. Like SimGrid, a variable that
+  left the round keeps its last increment, which its constraints keep subtracting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Constraint", "Element", "FairBottleneck", "MAXMIN_PRECISION", "SURF_PRECISION",
+           "Variable", "double_update"]
+
+#: ``sg_maxmin_precision`` (``System.cpp``): ``--cfg=maxmin/precision``.
+MAXMIN_PRECISION = 1e-5
+#: ``sg_surf_precision`` (``System.cpp``): ``--cfg=surf/precision``.
+SURF_PRECISION = 1e-9
+_DBL_MAX = 1.7976931348623157e308
+
+SHARED = "SHARED"
+FATPIPE = "FATPIPE"
+
+
+def double_update(value: float, delta: float, precision: float) -> float:
+    """``value - delta``, zeroed below ``precision`` (``surf_interface.hpp``, ``double_update``)."""
+    value -= delta
+    return 0.0 if value < precision else value
+
+
+@dataclass(slots=True, eq=False)
+class Element:
+    """A variable's use of a constraint (``lmm::Element``)."""
+
+    constraint: Constraint
+    variable: Variable
+    weight: float
+
+
+@dataclass(slots=True, eq=False)
+class Constraint:
+    """A resource of capacity ``bound`` (``lmm::Constraint``)."""
+
+    bound: float
+    policy: str = SHARED
+    id: Any = None
+    elements: list[Element] = field(default_factory=list)  # enabled and disabled, newest first
+    remaining: float = 0.0
+    usage: float = 0.0
+
+
+@dataclass(slots=True, eq=False)
+class Variable:
+    """An action's rate (``lmm::Variable``): ``value`` after a solve."""
+
+    penalty: float = 1.0
+    bound: float = -1.0
+    id: Any = None
+    elements: list[Element] = field(default_factory=list)
+    value: float = 0.0
+    mu: float = 0.0
+
+
+class FairBottleneck:
+    """The variables and constraints of one system and their solve.
+
+    Runtime complexity of :meth:`solve`: O(rounds x elements), rounds <= variables.
+    """
+
+    def __init__(self) -> None:
+        self.variables: dict[int, Variable] = {}  # insertion-ordered, keyed by id()
+        self.modified = False
+
+    def variable_new(self, ident: Any, penalty: float = 1.0, bound: float = -1.0) -> Variable:
+        """A new variable (``System::variable_new``)."""
+        var = Variable(penalty, bound, ident)
+        self.variables[id(var)] = var
+        self.modified = True
+        return var
+
+    def variable_free(self, var: Variable) -> None:
+        """Remove ``var`` and its elements (``System::variable_free``)."""
+        for elem in var.elements:
+            elem.constraint.elements.remove(elem)
+        var.elements.clear()
+        del self.variables[id(var)]
+        self.modified = True
+
+    def expand(self, cnst: Constraint, var: Variable, weight: float,
+               force_creation: bool = False) -> None:
+        """Make ``var`` use ``cnst`` with ``weight`` (``System::expand``)."""
+        self.modified = True
+        if not force_creation:
+            for elem in var.elements:
+                if elem.constraint is cnst:
+                    if cnst.policy == FATPIPE:
+                        elem.weight = max(elem.weight, weight)
+                    else:
+                        elem.weight += weight
+                    return
+        elem = Element(cnst, var, weight)
+        var.elements.append(elem)
+        cnst.elements.insert(0, elem)
+
+    def update_variable_penalty(self, var: Variable, penalty: float) -> None:
+        """Enable (penalty > 0) or disable (0) ``var`` (``System::update_variable_penalty``)."""
+        if penalty != var.penalty:
+            var.penalty = penalty
+            self.modified = True
+
+    def update_variable_bound(self, var: Variable, bound: float) -> None:
+        """Set ``var``'s bound (``System::update_variable_bound``)."""
+        var.bound = bound
+        self.modified = True
+
+    def solve(self) -> None:
+        """Compute every variable's ``value`` if something changed (``System::solve``)."""
+        if self.modified:
+            self._do_solve()
+            self.modified = False
+
+    def _do_solve(self) -> None:
+        """``FairBottleneck::do_solve``, round for round."""
+        saturated: dict[int, Variable] = {}
+        constraints: dict[int, Constraint] = {}
+        for var in self.variables.values():
+            var.value = 0.0
+            if var.penalty > 0.0 and any(e.weight != 0.0 for e in var.elements):
+                saturated[id(var)] = var
+            elif var.penalty > 0.0:
+                var.value = 1.0
+            if var.penalty > 0.0 or any(e.weight > 0 for e in var.elements):
+                for elem in var.elements:
+                    constraints.setdefault(id(elem.constraint), elem.constraint)
+        cnst_list = list(constraints.values())
+        for cnst in cnst_list:
+            cnst.remaining = cnst.bound
+            cnst.usage = 0.0
+        while True:
+            kept: list[Constraint] = []
+            for cnst in cnst_list:
+                nb = 0
+                for elem in cnst.elements:
+                    if elem.variable.penalty > 0 and elem.weight > 0 and \
+                            id(elem.variable) in saturated:
+                        nb += 1
+                if nb > 0 and cnst.policy == FATPIPE:
+                    nb = 1
+                if nb == 0:
+                    cnst.remaining = 0.0
+                    cnst.usage = 0.0
+                else:
+                    cnst.usage = cnst.remaining / nb
+                    kept.append(cnst)
+            cnst_list = kept
+            for key, var in list(saturated.items()):
+                min_inc = _DBL_MAX
+                for elem in var.elements:
+                    if elem.weight > 0:
+                        min_inc = min(min_inc, elem.constraint.usage / elem.weight)
+                if var.bound > 0:
+                    min_inc = min(min_inc, var.bound - var.value)
+                var.mu = min_inc
+                var.value += min_inc
+                if var.value == var.bound:
+                    del saturated[key]
+            kept = []
+            for cnst in cnst_list:
+                if cnst.policy != FATPIPE:
+                    for elem in cnst.elements:
+                        if elem.variable.penalty > 0:
+                            cnst.remaining = double_update(
+                                cnst.remaining, elem.weight * elem.variable.mu, MAXMIN_PRECISION)
+                else:
+                    for elem in cnst.elements:
+                        if elem.variable.penalty > 0:
+                            cnst.usage = min(cnst.usage, elem.weight * elem.variable.mu)
+                    cnst.remaining = double_update(cnst.remaining, cnst.usage, MAXMIN_PRECISION)
+                if cnst.remaining <= 0.0:
+                    for elem in cnst.elements:
+                        if elem.variable.penalty > 0 and elem.weight > 0:
+                            saturated.pop(id(elem.variable), None)
+                else:
+                    kept.append(cnst)
+            cnst_list = kept
+            if not saturated:
+                break
