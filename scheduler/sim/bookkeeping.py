@@ -38,7 +38,7 @@ class SimJob:
     __slots__ = ("id", "workload", "subtime", "res", "walltime", "profile", "profile_data",
                  "raw", "dynamic", "state", "alloc", "start", "end", "end_seq", "outcome",
                  "return_code", "metadata", "kill_requested", "model", "mstate", "reported",
-                 "fields")
+                 "fields", "mapping", "storage_mapping")
 
     def __init__(self, job_id: str, workload: str, subtime: float, res: int,
                  walltime: float | None, profile: str, profile_data: dict[str, Any],
@@ -65,6 +65,8 @@ class SimJob:
         self.mstate: Any = None
         self.reported = False
         self.fields = parse_job_fields(raw)
+        self.mapping: dict[int, int] | None = None  # EXECUTE_JOB's executor -> alloc index
+        self.storage_mapping: dict[str, int] | None = None  # EXECUTE_JOB's label -> machine
 
     @property
     def name(self) -> str:

@@ -43,6 +43,8 @@ class DecisionHandlers:
         self.machines.occupy(alloc)
         job.state = _RUNNING
         job.alloc = alloc
+        job.mapping = d.mapping
+        job.storage_mapping = d.storage_mapping
         job.start = now
         self._running[job.id] = job
         self._start_rank[job.id] = (now, self._instant.rank(now))

@@ -80,6 +80,15 @@ _REJECTED = JobState.REJECTED
 _SUCCESS = JobState.COMPLETED_SUCCESSFULLY
 
 
+def _default_model(options: SimOptions, workloads: Sequence[Workload]) -> str:
+    """The default job model: ``ptask`` (SimGrid's parallel tasks, as Batsim) for Batsim
+    JSON workloads, whose jobs may move data or map executors; else the option's."""
+    if options.default_job_model == "profile" and any(
+            (w.source or "").endswith(".json") for w in workloads):
+        return "ptask"
+    return options.default_job_model
+
+
 def _submission_key(job: JobSpec) -> tuple[float, str]:
     return (job.subtime, job.id)
 
@@ -116,7 +125,7 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
         self._workload_paths: dict[str, str] = {}
         self._begin_profiles: dict[str, dict[str, Any]] = {}
         self._models: dict[str, JobModel] = {}
-        self._default_model = make_job_model(self.options.default_job_model)
+        self._default_model = make_job_model(_default_model(self.options, workloads))
         for name, spec in self.options.job_models.items():
             self._models[name] = make_job_model(spec)
         self._named: dict[str, JobModel] = {}  # per-job ``job_model`` fields

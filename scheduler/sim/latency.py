@@ -431,6 +431,8 @@ class LatencySimulator(Simulator):
                     list(self._external_events))).step)
             self.at(0.0, self._server_start)
             while not self._ended:
+                if self._dirty and queue.peek() > queue.now:
+                    self._end_of_instant()  # once per instant, after its starts and ends
                 if queue.peek() == float("inf"):
                     raise self._stuck()
                 queue.step()

@@ -448,9 +448,12 @@ def make_job_model(spec: str | JobModel) -> JobModel:
     cls = JOB_MODELS.get(spec)
     if cls is not None:
         return cls()
+    if spec == "ptask":  # SimGrid's parallel-task model, apart: it builds on this module
+        from batpolicy.scheduler.sim.ptask.jobmodel import PtaskModel
+        return PtaskModel()
     # the co-allocation models (bandwidth, fixed-penalty[:factor], ideal) live apart
     from batpolicy.scheduler.sim.coalloc_models import COALLOC_MODELS, make_coalloc_model
     if spec.partition(":")[0] in COALLOC_MODELS:
         return make_coalloc_model(spec)
-    known = ", ".join(sorted([*JOB_MODELS, *COALLOC_MODELS]))
+    known = ", ".join(sorted([*JOB_MODELS, *COALLOC_MODELS, "ptask"]))
     raise ConfigError(f"unknown job model {spec!r} (known: {known})")

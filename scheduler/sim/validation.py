@@ -101,9 +101,9 @@ def check_execute(view: BatsimView, d: t.ExecuteJob) -> SimJob:
     if options > 1:
         raise fail(_EXECUTE_JOB, "'data' holds job_id, alloc and at most one of mapping, "
                    "storage_mapping, additional_io_job", now, d.job_id, alloc)
-    if d.storage_mapping is not None or d.additional_io_job is not None:
-        raise fail(_EXECUTE_JOB, "storage_mapping / additional_io_job need storage or I/O "
-                   "profiles, which the embedded simulator does not model", now, d.job_id, alloc)
+    if d.additional_io_job is not None:
+        raise fail(_EXECUTE_JOB, "additional_io_job needs I/O profiles, which the embedded "
+                   "simulator does not model", now, d.job_id, alloc)
     if not alloc:
         raise fail(_EXECUTE_JOB, "the allocation is empty", now, d.job_id, alloc)
     machines = view.machines
