@@ -81,8 +81,11 @@ _SUCCESS = JobState.COMPLETED_SUCCESSFULLY
 
 
 def _default_model(options: SimOptions, workloads: Sequence[Workload]) -> str:
-    """The default job model: ``ptask`` (SimGrid's parallel tasks, as Batsim) for Batsim
-    JSON workloads, whose jobs may move data or map executors; else the option's."""
+    """The default job model: ``ptask`` for Batsim JSON workloads, else the option's.
+
+    ``ptask`` runs Batsim's jobs as SimGrid parallel tasks (data moves, executors mapped
+    onto one machine) and the others in closed form.
+    """
     if options.default_job_model == "profile" and any(
             (w.source or "").endswith(".json") for w in workloads):
         return "ptask"
