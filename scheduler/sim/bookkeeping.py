@@ -187,7 +187,7 @@ class Machines:
     """
 
     __slots__ = ("names", "speeds", "n", "busy", "unavailable", "last_change", "busy_time",
-                 "unavailable_time", "unavailable_since", "windows", "_changes")
+                 "unavailable_time", "unavailable_since", "windows", "_changes", "_sharers")
 
     def __init__(self, names: list[str], speeds: list[float]) -> None:
         n = len(names)
@@ -202,6 +202,7 @@ class Machines:
         self.unavailable_since: dict[int, float] = {}
         self.windows: list[tuple[float, float, MachineSet]] = []
         self._changes: list[tuple[float, MachineSet]] = []  # not yet in last_change
+        self._sharers: dict[int, int] = {}  # machine -> jobs on it, with compute sharing
 
     def exist(self, alloc: MachineSet) -> bool:
         """Whether every machine of ``alloc`` exists. Runtime complexity: O(1)."""
@@ -220,12 +221,31 @@ class Machines:
         return alloc & self.unavailable
 
     def occupy(self, alloc: MachineSet) -> None:
-        """Mark the machines busy. Runtime complexity: one C-level union."""
+        """Mark the machines busy. Runtime complexity: one C-level union.
+
+        O(len(alloc)) once machines are shared: compute sharing counts the jobs on each.
+        """
+        shared = alloc & self.busy
+        if shared or self._sharers:
+            for m in alloc:
+                self._sharers[m] = self._sharers.get(m, 1 if m in shared else 0) + 1
         self.busy |= alloc
 
     def release(self, alloc: MachineSet, start: float, now: float) -> None:
-        """Free the machines of a job run from ``start`` to ``now``. One C-level difference."""
-        self.busy -= alloc
+        """Free the machines of a job run from ``start`` to ``now``. One C-level difference.
+
+        A machine that other jobs still share stays busy.
+        """
+        if self._sharers:
+            still = []
+            for m in alloc:
+                left = self._sharers.pop(m, 1) - 1
+                if left > 0:
+                    self._sharers[m] = left
+                    still.append(m)
+            self.busy -= alloc - MachineSet(still) if still else alloc
+        else:
+            self.busy -= alloc
         self.busy_time += (now - start) * len(alloc)
         self._changed(now, alloc)
 

@@ -86,8 +86,8 @@ def _default_model(options: SimOptions, workloads: Sequence[Workload]) -> str:
     ``ptask`` runs Batsim's jobs as SimGrid parallel tasks (data moves, executors mapped
     onto one machine) and the others in closed form.
     """
-    if options.default_job_model == "profile" and any(
-            (w.source or "").endswith(".json") for w in workloads):
+    if options.default_job_model == "profile" and (options.compute_sharing or any(
+            (w.source or "").endswith(".json") for w in workloads)):
         return "ptask"
     return options.default_job_model
 
@@ -416,7 +416,7 @@ class Simulator(DecisionHandlers, Accounting, MovingEnds):
         return t.SimulationBegins(
             timestamp=0.0, nb_resources=len(resources) + len(storage),
             nb_compute_resources=len(resources), nb_storage_resources=len(storage),
-            allow_compute_sharing=False, allow_storage_sharing=True,
+            allow_compute_sharing=self.options.compute_sharing, allow_storage_sharing=True,
             config=self.options.config(), compute_resources=resources,
             storage_resources=storage,  # Batsim keeps workloads in a std::map: sorted by name
             workloads={name: self._workload_paths[name] for name in sorted(self._workload_paths)},

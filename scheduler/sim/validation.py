@@ -110,7 +110,8 @@ def check_execute(view: BatsimView, d: t.ExecuteJob) -> SimJob:
     if not machines.exist(alloc):
         raise fail(_EXECUTE_JOB, f"the allocation names machines that do not exist (the "
                    f"platform has machines 0-{machines.n - 1})", now, d.job_id, alloc)
-    if not machines.all_free(alloc):
+    if not machines.all_free(alloc) and not (view.options.compute_sharing
+                                             and not machines.unavailable_in(alloc)):
         busy = machines.busy_in(alloc)
         if busy:
             owners = sorted(j.id for j in view.jobs.values()

@@ -29,6 +29,7 @@ from batpolicy.scheduler.sim.ptask.l07 import L07Model
 from batpolicy.scheduler.sim.ptask.runner import JobRunner
 from batpolicy.scheduler.sim.ptask.tasks import (
     COMMUNICATING,
+    SEQUENCES,
     check_ptask_profile,
     communicates,
     leaf_task,
@@ -38,6 +39,7 @@ from batpolicy.scheduler.sim.routes import UnsupportedRoute, read_routes
 
 __all__ = ["PtaskModel", "needs_ptask"]
 
+_EMPTY = {"type": "delay", "delay": 0}
 #: A planned end no job reaches: the end of a job without walltime until its tasks end.
 FAR = 1e300
 _SUCCESS = JobState.COMPLETED_SUCCESSFULLY
@@ -89,22 +91,23 @@ class PtaskModel(JobModel, InstantModel):
     # ------------------------------------------------------------------ checks
     def check(self, workload: str, name: str, profiles: Mapping[str, dict[str, Any]]) -> None:
         """Batsim's checks of the profile and of its tasks' amounts."""
-        kind = profiles.get(name, {}).get("type") if isinstance(profiles.get(name), dict) \
-            else None
-        if kind not in COMMUNICATING:
-            check_profile(workload, name, profiles)
         self._check_tree(workload, name, profiles, 0)
 
     def _check_tree(self, workload: str, name: str, profiles: Mapping[str, Any],
                     depth: int) -> None:
+        """:func:`check_profile` on each leaf (the storage ones apart), then the amounts."""
         profile = profiles.get(name)
-        if not isinstance(profile, dict) or depth > 20:
-            return
-        if profile.get("type") in ("composed", "sequence"):
+        kind = profile.get("type") if isinstance(profile, dict) else None
+        if kind in SEQUENCES and depth <= 20:
+            # the sequence's own fields, its leaves replaced by an empty delay
+            check_profile(workload, name, {**{str(s): _EMPTY for s in profile.get("seq", ())
+                                              if str(s) in profiles}, name: profile})
             for sub in profile.get("seq", ()):
                 self._check_tree(workload, str(sub), profiles, depth + 1)
-        else:
-            check_ptask_profile(profile, f"{workload}!{name}")
+            return
+        if kind not in COMMUNICATING:
+            check_profile(workload, name, profiles)
+        check_ptask_profile(profile, f"{workload}!{name}")
 
     # ------------------------------------------------------------------ the shared model
     def _setup(self, ctx: Any) -> JobRunner:
@@ -133,10 +136,23 @@ class PtaskModel(JobModel, InstantModel):
         return self._runner
 
     def _is_mine(self, job: Any, ctx: Any) -> bool:
+        """Whether the job needs the shared model.
+
+        It moves data, maps executors onto one machine, or computes on machines other
+        jobs may share.
+        """
         executors = _executors(job)
-        if self.compute_sharing or len(set(executors)) != len(executors):
+        if len(set(executors)) != len(executors):
             return True
-        return communicates(job.profile_data, lambda n: ctx.profile_definition(job.workload, n))
+
+        def definition(n: str) -> Mapping[str, Any]:
+            return ctx.profile_definition(job.workload, n)
+        if communicates(job.profile_data, definition):
+            return True
+        if self.compute_sharing or ctx.options.compute_sharing:
+            return any(p.get("type") != "delay"
+                       for _, _, p in program(job.profile, job.profile_data, definition))
+        return False
 
     # ------------------------------------------------------------------ JobModel
     def start(self, job: Any, now: float, ctx: Any) -> float:
