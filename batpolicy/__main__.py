@@ -1,5 +1,5 @@
 """``python -m batpolicy`` runs the command line."""
 
-from batpolicy.scheduler.cli import console
+from batpolicy.scheduler.app.cli import console
 
 console()

@@ -18,6 +18,9 @@ __all__ = ["lazy_getattr"]
 def lazy_getattr(package: str, table: Mapping[str, str]) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``package``: ``name`` from submodule ``table[name]``.
 
+    A ``table`` value that starts with ``batpolicy.`` is a module's full name (a name the
+    package re-exports from another room).
+
     >>> get = lazy_getattr("batpolicy", {"InputError": "errors"})
     >>> get("InputError").__name__
     'InputError'
@@ -29,6 +32,7 @@ def lazy_getattr(package: str, table: Mapping[str, str]) -> Callable[[str], Any]
         module = table.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(import_module(f"{package}.{module}"), name)
+        full = module if module.startswith("batpolicy.") else f"{package}.{module}"
+        return getattr(import_module(full), name)
 
     return __getattr__

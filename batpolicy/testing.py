@@ -34,7 +34,7 @@ from batpolicy.policies.base import Policy
 from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.sim.result import JobRecord
+from batpolicy.scheduler.io.result import JobRecord
 
 __all__ = ["Schedule", "decision_key", "run_policy", "simulate"]
 
@@ -120,8 +120,8 @@ def simulate(policy: str | Policy, jobs: Sequence[JobLike], *, machines: int | P
     job and machines, as in a real run.
     """
     from batpolicy.policies.registry import make_policy
+    from batpolicy.policies.toolkit.outcomes import JobOutcome, compute_metrics
     from batpolicy.scheduler.dispatch import Dispatcher
-    from batpolicy.scheduler.metrics import JobOutcome, compute_metrics
     from batpolicy.scheduler.sim.engine import Simulator
     from batpolicy.scheduler.sim.options import SimOptions
     from batpolicy.scheduler.state import ClusterState

@@ -104,8 +104,8 @@ def simulate(run: Run) -> Outcome:
     stats = policy.stats()
     return Outcome(run, statistics.fmean(values), statistics.fmean(values[:half]),
                    statistics.fmean(values[half:]), model.get("mean_coalloc_penalty", 1.0),
-                   model.get("coallocated_share", 0.0), stats["module_time_median_us"],
-                   stats["module_time_p99_us"], time.perf_counter() - began)
+                   model.get("coallocated_share", 0.0), 1e3 * stats["module_time_ms.p50"],
+                   1e3 * stats["module_time_ms.p99"], time.perf_counter() - began)
 
 
 def _line(o: Outcome) -> str:

@@ -124,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             waited = batsched_time(Path(f"{out}_schedule.csv"))
             lines.append(f"{name:<16} {r['messages']:>5} {r['executes']:>5} {r['rejects']:>4}  "
                          f"{r['identical']:<18} {waited:>10.2f} "
-                         f"{r['replay_s']:>7.2f} {r['decision_ms_p50']:>7.2f} "
-                         f"{r['decision_ms_p99']:>7.2f} {r['decision_ms_max']:>7.2f}")
+                         f"{r['replay_s']:>7.2f} {r['decision_time_ms.p50']:>7.2f} "
+                         f"{r['decision_time_ms.p99']:>7.2f} {r['decision_time_ms.max']:>7.2f}")
             print(lines[-1], flush=True)
     if not args.quick:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,

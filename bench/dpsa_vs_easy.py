@@ -122,9 +122,9 @@ def drive(handle: Any, m: int, workload: Workload) -> None:
 def simulate(policy_name: str, m: int, workload: Workload, driver: str) -> dict[str, Any]:
     """One run: mean bounded slowdown (τ = 10 s), mean wait, utilisation, policy stats."""
     from batpolicy.policies.registry import make_policy
+    from batpolicy.policies.toolkit.outcomes import JobOutcome, compute_metrics
     from batpolicy.scheduler.dispatch import Dispatcher
     from batpolicy.scheduler.jobs import JobStatus
-    from batpolicy.scheduler.metrics import JobOutcome, compute_metrics
 
     logging.getLogger("batpolicy").setLevel(logging.WARNING)
     policy = make_policy(policy_name)
@@ -199,8 +199,8 @@ def table(results: dict[tuple[str, str], dict[str, Any]], traces: dict[str, tupl
                 continue
             s = r["stats"]
             cells.append(f"{s.get('nb_dpsa_decisions', 0):>6} "
-                         f"{s.get('decision_time_median_ms', 0):>6.2f}/"
-                         f"{s.get('decision_time_p99_ms', 0):<6.2f} "
+                         f"{s.get('decision_time_ms.p50', 0):>6.2f}/"
+                         f"{s.get('decision_time_ms.p99', 0):<6.2f} "
                          f"{s.get('nb_started_by_search', 0):>6} {r['seconds']:>6.0f}s")
         lines.append(f"{trace:<36} " + " ".join(f"{c:>32}" for c in cells))
     return lines

@@ -95,8 +95,8 @@ def main() -> None:
         lines.append(f"| {seed} | {plain['stat.search_nodes_total']} | "
                      f"{pruned['stat.search_nodes_total']} | "
                      f"{plain['stat.nb_search_cut']} / {pruned['stat.nb_search_cut']} | "
-                     f"{float(timings[plain['run_id']]['stat.decision_time_median_ms']):.2f} | "
-                     f"{float(timings[pruned['run_id']]['stat.decision_time_median_ms']):.2f} | "
+                     f"{float(timings[plain['run_id']]['stat.decision_time_ms.p50']):.2f} | "
+                     f"{float(timings[pruned['run_id']]['stat.decision_time_ms.p50']):.2f} | "
                      f"{same} |")
     lines += ["", "Decisions differ only where a search was cut by its time or node bound "
               "(anytime: the best k so far); uncut, branch-and-bound chooses the same k "

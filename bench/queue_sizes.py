@@ -1,6 +1,6 @@
 """The policies' waiting queue at growing lengths: JobQueue's sorted list or a SortedKeyList.
 
-``JobQueue`` (policies/queue.py) keeps its jobs in one plain list sorted with C-level
+``JobQueue`` (policies/toolkit/queue.py) keeps its jobs in one plain list sorted with C-level
 ``bisect``/``insort``: a few calls per add or remove where ``sortedcontainers``'
 ``SortedKeyList`` costs about ten Python-level ones, at the price of one O(n) C-level
 move of pointers. This prints, for a FCFS queue of ``n`` waiting jobs, the µs per
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from sortedcontainers import SortedKeyList
 
-from batpolicy.policies.queue import JobQueue
+from batpolicy.policies.toolkit.queue import JobQueue
 from batpolicy.scheduler.jobs import Job
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

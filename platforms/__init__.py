@@ -3,7 +3,7 @@
 from batpolicy.lazy import lazy_getattr
 
 #: Public name -> submodule that defines it, loaded on first access (PEP 562), so that
-#: building the command line (which imports :mod:`.cli`) loads no model.
+#: building the command line (which imports this package) loads no model.
 _LAZY = dict.fromkeys(("Group", "Link", "Machine", "Platform"), "model")
 
 __all__ = sorted(_LAZY)

@@ -9,7 +9,7 @@ Each decision:
 2. Reserve for the first job that does not fit: its *shadow time* is the earliest
    time enough machines are expected free (running jobs end at start + walltime), and
    the reservation holds the lowest machine ids free then
-   (:mod:`batpolicy.policies.reservation`).
+   (:mod:`batpolicy.policies.toolkit.reservation`).
 3. Backfill, in queue order, every other job that fits now and either ends (by its
    walltime) at or before the shadow time, or uses only machines the reservation does
    not need (the *extra* machines).
@@ -18,19 +18,20 @@ Only the newly submitted jobs can be backfilled when nothing was released since 
 last decision (the state only got tighter), which is what makes a decision cheap;
 after a completion or a change of machine availability the whole queue is scanned (for a
 long FCFS queue, by a vectorised search of the next job that may start,
-:meth:`~batpolicy.policies.queue.JobQueue.next_backfill`).
+:meth:`~batpolicy.policies.toolkit.queue.JobQueue.next_backfill`).
 Jobs larger than the platform, or asking for no machine, are rejected on submission.
 
 Options: ``order=sjf|ljf|smallest|largest`` sorts the queue by walltime (shortest or
 longest first) or by size instead of FCFS; ``no_walltime=run`` runs jobs without a
 walltime (batsched's easy_bf, the default, rejects them);
 ``on_unavailable=kill|requeue`` kills (and requeues a copy of) the jobs running on machines
-that become unavailable (:mod:`batpolicy.policies.unavailable`; default ``keep``, as Batsim);
-``allocator=`` chooses the machines (:mod:`batpolicy.scheduler.allocation`; default
+that become unavailable (:mod:`batpolicy.policies.toolkit.unavailable`; default ``keep``, as
+Batsim);
+``allocator=`` chooses the machines (:mod:`batpolicy.policies.toolkit.allocation`; default
 ``lowest``, batsched's) and ``one_group=true`` keeps every job inside one platform group.
 With a group-aware allocator a job fits when the allocator finds it machines, and the
 head's reservation holds the machines the allocator would give it at the shadow time
-(:func:`~batpolicy.policies.reservation.plan_allocated_reservation`): EASY's guarantee
+(:func:`~batpolicy.policies.toolkit.reservation.plan_allocated_reservation`): EASY's guarantee
 holds exactly, since backfilled jobs still only use reserved machines until the shadow
 time.
 """
@@ -38,17 +39,17 @@ time.
 from __future__ import annotations
 
 from batpolicy.policies.base import PLACEMENT_PARAMETERS, Decisions, Parameter, Placement, Policy
-from batpolicy.policies.orders import ORDERS
-from batpolicy.policies.queue import VECTOR_MIN, JobQueue
-from batpolicy.policies.reservation import (
+from batpolicy.policies.toolkit.allocation import allocate_or_lowest
+from batpolicy.policies.toolkit.orders import ORDERS
+from batpolicy.policies.toolkit.queue import VECTOR_MIN, JobQueue
+from batpolicy.policies.toolkit.reservation import (
     Reservation,
     reserve_head,
     start_heads,
 )
-from batpolicy.policies.unavailable import MODES, Evacuation
+from batpolicy.policies.toolkit.unavailable import MODES, Evacuation
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
-from batpolicy.scheduler.allocation import allocate_or_lowest
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.view import PolicyView
 
@@ -152,7 +153,7 @@ class EasyBackfilling(Policy):
         shadow = reservation.shadow_time
         reserved = reservation.machines
         # Long FCFS queues: the next job that may start is found by a vectorised scan
-        # (policies.queue) instead of visiting every queued job; same jobs, same order.
+        # (toolkit.queue) instead of visiting every queued job; same jobs, same order.
         vector = rescan and queue.indexed and len(queue) >= VECTOR_MIN
         # The extra machines (free, not reserved): the scan needs their count; otherwise
         # computed when a job that would end after the shadow time first needs them

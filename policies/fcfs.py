@@ -18,7 +18,7 @@ walltime (shortest or longest first) or by size instead of by submission; the he
 that order blocks the others as in FCFS (no backfilling). The default ``fcfs`` is
 batsched's.
 
-Placement: ``allocator=`` chooses the machines (:mod:`batpolicy.scheduler.allocation`;
+Placement: ``allocator=`` chooses the machines (:mod:`batpolicy.policies.toolkit.allocation`;
 default ``lowest``, batsched's); with a group-aware allocator the head starts when the
 allocator finds it machines, and ``one_group=true`` rejects jobs larger than every group.
 """
@@ -39,10 +39,10 @@ from batpolicy.policies.base import (
     Placement,
     Policy,
 )
-from batpolicy.policies.orders import ORDERS
+from batpolicy.policies.toolkit.allocation import take_lowest
+from batpolicy.policies.toolkit.orders import ORDERS
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
-from batpolicy.scheduler.allocation import take_lowest
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.view import PolicyView
 

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import BatpolicyError, InvalidDecision, PolicyError, clip
-from batpolicy.policies.base import Policy
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.checker import check_decisions
+from batpolicy.scheduler.contract import Policy
 from batpolicy.scheduler.state import ClusterState
 from batpolicy.scheduler.view import PolicyView
 
@@ -70,6 +70,22 @@ class Dispatcher:
         check_decisions(self.state, out, self.policy.name)
         self._commit(request.now, list(recorded.decisions), "recorded scheduler")
         return t.Reply(request.now, tuple(out))
+
+    def move_expected_end(self, job_id: str, end: float) -> None:
+        """A driver's hint, not a Batsim message: running job ``job_id`` now ends at ``end``.
+
+        Batsim never tells a scheduler when a job will end; only the embedded simulator
+        knows (its job models and once-per-instant hook, :mod:`batpolicy.scheduler.sim.instant`)
+        and, with ``simulate --expected-ends model``, passes each moved planned end here
+        (``Simulator.set_end_hint``), after each instant. The state's expected end of the
+        job moves (:meth:`ClusterState.move_expected_end`), so the policy's view follows;
+        a job the state does not hold as running is left alone. Runtime complexity:
+        O(log r) comparisons and one O(r) C-level move, r running jobs.
+        """
+        state = self.state
+        job = state.jobs.get(job_id)
+        if job is not None and job.start is not None and job.id in state.running:
+            state.move_expected_end(job, end)
 
     def _commit(self, now: float, out: list[t.Decision], who: str) -> None:
         state = self.state

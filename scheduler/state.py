@@ -66,7 +66,7 @@ def _add_running(running: list[Job], job: Job) -> None:
     A plain list with C-level bisection (and key) rather than a ``SortedKeyList``, whose
     add and remove cost about ten Python-level calls each: one start and one end per
     job is most of the messages. Runtime complexity: O(log r) comparisons and one O(r)
-    C-level move of pointers: the trade of :class:`~batpolicy.policies.queue.JobQueue`
+    C-level move of pointers: the trade of :class:`~batpolicy.policies.toolkit.queue.JobQueue`
     (about even with a ``SortedKeyList`` at 4,000 entries, 2.2× dearer at 16,000, 8.5× at
     100,000: ``bench/queue_sizes.py``).
     """

@@ -42,6 +42,8 @@ _PASSTHROUGH_FLAGS = {
 _VALUE_FLAGS = {"--events", "--mmax", "--sched-cfg"}
 #: Workloads whose profiles need SMPI (MPI traces replayed by SimGrid): not applicable.
 _SMPI_WORKLOADS = ("test_smpi_", "test_walltime_smpi")
+#: Batsim's test modules about energy (their cases are counted apart).
+ENERGY_TESTS = ("test_energy::", "test_usage_trace::")
 #: jobs.csv columns compared, and the tolerance on times (s).
 JOB_COLUMNS = ("final_state", "allocated_resources", "success")
 TIME_COLUMNS = ("starting_time", "finish_time")
@@ -65,6 +67,12 @@ class Case:
     def batsim_args(self) -> list[str]:
         """The Batsim command's arguments after ``batsim``."""
         return shlex.split(self.batcmd)[1:]
+
+    @property
+    def is_energy(self) -> bool:
+        """An energy case (issue 34's): Batsim's energy tests, or run with ``--energy``."""
+        return self.test.startswith(ENERGY_TESTS) or bool(
+            {"--energy", "-E"} & set(self.batsim_args))
 
     def why_not_applicable(self) -> str | None:
         """Why the case cannot run on fake-batsim + a ZeroMQ scheduler, or None."""
@@ -280,8 +288,8 @@ def run_case(case: Case, side: str, out_dir: Path, *, batsim_prefix: Path,
                 bp.kill()
                 bp.wait()
                 run.error = "simulator timeout"
-            try:
-                run.scheduler_rc = sp.wait(timeout=10)
+            try:  # a scheduler whose simulator failed may wait for it forever
+                run.scheduler_rc = sp.wait(timeout=10 if run.simulator_rc == 0 else 2)
             except subprocess.TimeoutExpired:
                 run.error = run.error or "scheduler did not exit"
         finally:
@@ -411,8 +419,7 @@ def case_result(case: Case, root: Path, *, batsim_prefix: Path,
     c = compare(real, fake)
     row.update(batsim=real.outcome(), fake=fake.outcome(), verdict=c.verdict,
                diffs=c.diffs[:6], batsim_s=round(real.seconds, 2),
-               fake_s=round(fake.seconds, 2), energy="--energy" in case.batsim_args
-               or "-E" in case.batsim_args, comparison=asdict(c))
+               fake_s=round(fake.seconds, 2), energy=case.is_energy, comparison=asdict(c))
     return row
 
 

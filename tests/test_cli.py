@@ -39,7 +39,7 @@ def test_version_names_the_interpreter_and_its_build() -> None:
 
 _PROBE = """
 import sys
-from batpolicy.scheduler.cli import main
+from batpolicy.scheduler.app.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit:
@@ -74,7 +74,7 @@ def test_serve_fcfs_starts_without_numpy() -> None:
 
 def test_transform_size_choices_are_the_readers() -> None:
     # the parser names them without importing the SWF reader
-    from batpolicy.scheduler.io.cli import SIZES
+    from batpolicy.scheduler.app.io_cli import SIZES
     from batpolicy.scheduler.io.swf import SIZE_FIELDS
 
     assert SIZES == SIZE_FIELDS

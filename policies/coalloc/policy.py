@@ -34,11 +34,10 @@ from __future__ import annotations
 
 import logging
 import math
-from array import array
 from typing import Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.base import Decisions, Parameter, Policy, percentile
+from batpolicy.policies.base import Decisions, Parameter, Policy
 from batpolicy.policies.coalloc import modules as mod
 from batpolicy.policies.coalloc.modules import ClusterInfo
 from batpolicy.policies.coalloc.satisfy import (
@@ -47,12 +46,13 @@ from batpolicy.policies.coalloc.satisfy import (
     solve_dp,
     solve_fewest,
 )
+from batpolicy.policies.toolkit.allocation import take_lowest
+from batpolicy.policies.toolkit.bandwidth import link_demands
+from batpolicy.policies.toolkit.timing import DecisionTimer
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
-from batpolicy.scheduler.allocation import take_lowest
-from batpolicy.scheduler.bandwidth import link_demands
 from batpolicy.scheduler.jobs import Job
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.view import PolicyView
 
 log = logging.getLogger(__name__)
 
@@ -93,36 +93,36 @@ class Coalloc(Policy):
         self._demands: dict[str, dict[Any, float]] = {}  # running job -> eq. 1 per link
         self._rejects: list[Job] = []
         self._changed = True
-        self._times = array("d")  # wall seconds per co-allocation module call (Step 4)
+        self.module_timer = DecisionTimer()  # each co-allocation module call (Step 4)
         self._counts = {"local": 0, "migrated": 0, "coallocated": 0, "rejected": 0,
                         "module_calls": 0, "module_refusals": 0, "a1_nodes": 0}
 
     # ------------------------------------------------------------------- hooks
-    def on_simulation_begins(self, state: ClusterState) -> Decisions:
+    def on_simulation_begins(self, state: PolicyView) -> Decisions:
         """Read the clusters (groups) and their uplinks from the platform."""
         self._groups = None
         return None
 
-    def on_job_submitted(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
         """Queue the job (state keeps it waiting) or mark it for rejection."""
         if job.res <= 0 or job.res > state.nb_machines or not self._can_ever_run(job, state):
             self._rejects.append(job)
         self._changed = True
         return None
 
-    def on_job_completed(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
         """Nodes and link bandwidth were released."""
         self._demands.pop(job.id, None)
         self._changed = True
         return None
 
-    def on_resources_changed(self, event: Any, state: ClusterState) -> Decisions:
+    def on_resources_changed(self, event: Any, state: PolicyView) -> Decisions:
         """Machine availability changed."""
         self._changed = True
         return None
 
     # ------------------------------------------------------------------ decide
-    def _clusters(self, state: ClusterState) -> list[tuple[str, MachineSet, float | None]]:
+    def _clusters(self, state: PolicyView) -> list[tuple[str, MachineSet, float | None]]:
         if self._groups is None:
             groups = list(state.platform.groups.values())
             if groups:
@@ -131,7 +131,7 @@ class Coalloc(Policy):
                 self._groups = [(_ALL, state.all_machines, None)]
         return self._groups
 
-    def _can_ever_run(self, job: Job, state: ClusterState) -> bool:
+    def _can_ever_run(self, job: Job, state: PolicyView) -> bool:
         module = self.params["module"]
         groups = self._clusters(state)
         if module == "none":  # Migration only: one whole cluster or never
@@ -154,7 +154,7 @@ class Coalloc(Policy):
                     job.id, origin)
         return False
 
-    def _loads(self, state: ClusterState) -> dict[Any, float]:
+    def _loads(self, state: PolicyView) -> dict[Any, float]:
         """Eq. 1 summed per link over the running jobs. O(running jobs x clusters)."""
         loads: dict[Any, float] = {}
         demands = self._demands
@@ -166,7 +166,7 @@ class Coalloc(Policy):
                 loads[link] = loads.get(link, 0.0) + need
         return loads
 
-    def _job_demands(self, job: Job, alloc: MachineSet | None, state: ClusterState
+    def _job_demands(self, job: Job, alloc: MachineSet | None, state: PolicyView
                      ) -> dict[Any, float]:
         ppbw = job.ppbw
         if not ppbw or alloc is None:
@@ -175,7 +175,7 @@ class Coalloc(Policy):
                   if (k := len(alloc & machines))}
         return link_demands(counts, float(ppbw))
 
-    def decide(self, now: float, state: ClusterState) -> list[Decision]:
+    def decide(self, now: float, state: PolicyView) -> list[Decision]:
         """§5 template over the FPFS walk of the waiting queue (see the module docstring)."""
         out: list[Decision] = [RejectJob(job.id) for job in self._rejects]
         rejected = {job.id for job in self._rejects}
@@ -235,7 +235,7 @@ class Coalloc(Policy):
             return None
         began = self.clock()
         mapping = self._coallocate(job, n, infos, module)  # Step 4
-        self._times.append(self.clock() - began)
+        self.module_timer.add(self.clock() - began)
         self._counts["module_calls"] += 1
         if mapping is None:
             self._counts["module_refusals"] += 1
@@ -280,16 +280,15 @@ class Coalloc(Policy):
 
     # ------------------------------------------------------------------- stats
     def stats(self) -> dict[str, Any]:
-        """Jobs placed by each step and the co-allocation module's decision time (µs).
+        """Jobs placed by each step and the co-allocation module's decision time.
 
-        Times cover one Step 4 call (the module itself, as Table 1 of §6.4 measures),
-        nearest-rank percentiles of wall time; 0 when the module never ran.
+        ``module_time_ms`` (docs/metrics.md) times one Step 4 call (the module itself, as
+        Table 1 of §6.4 measures).
 
         >>> s = Coalloc({"module": "a1"}).stats()
-        >>> s["coalloc_module"], s["nb_module_calls"], s["module_time_p99_us"]
+        >>> s["coalloc_module"], s["nb_module_calls"], s["module_time_ms.p99"]
         ('a1', 0, 0.0)
         """
-        times = sorted(self._times)
         c = self._counts
         return {
             "coalloc_module": self.params["module"],
@@ -299,9 +298,7 @@ class Coalloc(Policy):
             "nb_rejected": c["rejected"],
             "nb_module_calls": c["module_calls"],
             "nb_module_refusals": c["module_refusals"],
-            "module_time_median_us": percentile(times, 50) * 1e6,
-            "module_time_p99_us": percentile(times, 99) * 1e6,
-            "module_time_mean_us": (sum(times) / len(times) * 1e6) if times else 0.0,
+            **self.module_timer.summary("module_time_ms"),
             "a1_search_nodes_mean": c["a1_nodes"] / c["module_calls"]
             if c["module_calls"] and self.params["module"] == "a1" else 0.0,
         }

@@ -4,7 +4,7 @@ Klusáček, Matyska & Rudová, *Local Search for Deadline Driven Grid Scheduling
 Modules: :mod:`.common` (job facts, the plan kept in step with the events, starting the
 jobs due now), :mod:`.mtedf` (Fig. 1), :mod:`.tabu` (Fig. 2 and 3), :mod:`.edf` (the
 queue-based earliest-deadline-first baseline of §4). The schedule itself is
-:mod:`batpolicy.scheduler.plan`, shared with other schedule-based policies.
+:mod:`batpolicy.policies.toolkit.plan`, shared with other schedule-based policies.
 """
 
 from batpolicy.policies.deadline.edf import Edf

@@ -3,7 +3,7 @@
 Klusáček, Matyska & Rudová, *Local Search for Deadline Driven Grid Scheduling*, 2007,
 §2–3. A job j has a release date r_j, a deadline d_j, a processing time p_{i,j} that
 depends on the speed of machine i, and needs R_j CPUs of one machine. The schedule
-(:class:`~batpolicy.scheduler.plan.Plan`) holds one resource schedule per machine;
+(:class:`~batpolicy.policies.toolkit.plan.Plan`) holds one resource schedule per machine;
 "jobs already sent to resources are not affected by the scheduling process" (§3).
 
 :class:`PlannedPolicy` keeps the plan in step with the events (arrivals are placed by
@@ -35,12 +35,12 @@ from typing import Any
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Decisions, Parameter, Policy
+from batpolicy.policies.toolkit.allocation import take_lowest
+from batpolicy.policies.toolkit.groups import MachineGroup, machine_groups
+from batpolicy.policies.toolkit.plan import MachinePlan, Plan, PlannedJob
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
-from batpolicy.scheduler.allocation import take_lowest
-from batpolicy.scheduler.groups import MachineGroup, machine_groups
 from batpolicy.scheduler.jobs import Job, JobStatus
-from batpolicy.scheduler.plan import MachinePlan, Plan, PlannedJob
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.view import PolicyView
 
 __all__ = ["PlannedPolicy", "job_deadline", "reference_work"]
 
@@ -116,7 +116,7 @@ class PlannedPolicy(Policy):
         self.completed_tardiness = 0.0  # T_C
 
     # ------------------------------------------------------------------ hooks
-    def on_simulation_begins(self, state: ClusterState) -> Decisions:
+    def on_simulation_begins(self, state: PolicyView) -> Decisions:
         """Build one empty resource schedule per machine (group of hosts of one speed)."""
         self.groups = machine_groups(state)
         ref = self.params["reference_speed"]
@@ -127,7 +127,7 @@ class PlannedPolicy(Policy):
         self._max_cpus = max((g.cpus for g in self.groups), default=0)
         return None
 
-    def on_job_submitted(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
         """Queue the arrival for :meth:`place`, or reject it if no machine can ever run it."""
         if 0 < job.res <= self._max_cpus:
             self._new.append(job)
@@ -135,7 +135,7 @@ class PlannedPolicy(Policy):
             self._rejected.append(job)
         return None
 
-    def on_job_completed(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
         """Free the job's CPUs in its machine's schedule; count U_C and T_C (§3)."""
         self.plan.finish(job.id)
         deadline = job_deadline(job)
@@ -144,14 +144,14 @@ class PlannedPolicy(Policy):
             self.completed_tardiness += job.finish - deadline
         return None
 
-    def on_resources_changed(self, event: Event, state: ClusterState) -> Decisions:
+    def on_resources_changed(self, event: Event, state: PolicyView) -> Decisions:
         """Machines' usable CPU counts follow host availability."""
         for machine in self.plan.machines:
             machine.set_capacity(len(machine.hosts - state.unavailable))
         return None
 
     # ------------------------------------------------------------------ decide
-    def decide(self, now: float, state: ClusterState) -> list[Decision]:
+    def decide(self, now: float, state: PolicyView) -> list[Decision]:
         """Reject impossible jobs, place arrivals, improve, start the jobs due now."""
         out: list[Decision] = [RejectJob(job.id) for job in self._rejected]
         self._rejected.clear()
@@ -164,7 +164,7 @@ class PlannedPolicy(Policy):
         out.extend(self._start_due(now, state))
         return out
 
-    def planned_job(self, job: Job, state: ClusterState) -> PlannedJob:
+    def planned_job(self, job: Job, state: PolicyView) -> PlannedJob:
         """The plan's view of a job (work at reference speed, walltime, deadline)."""
         work = reference_work(job, state.profile_of(job), self.params["runtime"],
                               self.params["reference_speed"])
@@ -182,7 +182,7 @@ class PlannedPolicy(Policy):
         """Optimise the plan after arrivals (nothing by default)."""
         return None
 
-    def _start_due(self, now: float, state: ClusterState) -> list[Decision]:
+    def _start_due(self, now: float, state: PolicyView) -> list[Decision]:
         """Start every planned job whose planned start is now, on its machine's lowest free hosts.
 
         §3: the policy selects jobs from the schedule. Runtime complexity: O(n) plus
@@ -207,5 +207,5 @@ class PlannedPolicy(Policy):
 
     def stats(self) -> dict[str, Any]:
         """U_C and T_C of the completed jobs, as the policy counted them."""
-        return {"completed_late": self.completed_late,
-                "completed_tardiness": self.completed_tardiness}
+        return {"nb_completed_late": self.completed_late,
+                "total_completed_tardiness": self.completed_tardiness}

@@ -8,7 +8,7 @@ every job with one; equal deadlines keep submission order.
 
 ``one_group=true`` keeps each job inside one machine (a group of hosts of one speed, §2):
 the head starts on the fastest machine that has enough free hosts
-(:func:`~batpolicy.scheduler.groups.take_within_one_group`); a job larger than every
+(:func:`~batpolicy.policies.toolkit.groups.take_within_one_group`); a job larger than every
 machine is rejected. Otherwise the lowest free host ids are taken, as batsched does.
 """
 
@@ -16,17 +16,17 @@ from __future__ import annotations
 
 from batpolicy.policies.base import Decisions, Parameter, Policy
 from batpolicy.policies.deadline.common import job_deadline
-from batpolicy.policies.queue import JobQueue
-from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
-from batpolicy.scheduler.allocation import take_lowest
-from batpolicy.scheduler.groups import (
+from batpolicy.policies.toolkit.allocation import take_lowest
+from batpolicy.policies.toolkit.groups import (
     MachineGroup,
     fastest_first,
     machine_groups,
     take_within_one_group,
 )
+from batpolicy.policies.toolkit.queue import JobQueue
+from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
 from batpolicy.scheduler.jobs import Job, JobStatus
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.view import PolicyView
 
 __all__ = ["Edf", "edf_key"]
 
@@ -54,7 +54,7 @@ class Edf(Policy):
         self._groups: list[MachineGroup] = []
         self._largest = 0
 
-    def on_simulation_begins(self, state: ClusterState) -> Decisions:
+    def on_simulation_begins(self, state: PolicyView) -> Decisions:
         """Read the machines when jobs must stay inside one."""
         if self.params["one_group"]:
             self._groups = fastest_first(machine_groups(state))
@@ -63,7 +63,7 @@ class Edf(Policy):
             self._largest = state.nb_machines
         return None
 
-    def on_job_submitted(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
         """Queue the job by deadline, or reject it if it can never run."""
         if 0 < job.res <= self._largest:
             self.queue.add(job)
@@ -71,7 +71,7 @@ class Edf(Policy):
             self._rejected.append(job)
         return None
 
-    def decide(self, now: float, state: ClusterState) -> list[Decision]:
+    def decide(self, now: float, state: PolicyView) -> list[Decision]:
         """Start the earliest-deadline jobs while the head fits."""
         out: list[Decision] = [RejectJob(job.id) for job in self._rejected]
         self._rejected.clear()

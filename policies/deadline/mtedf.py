@@ -10,11 +10,11 @@ Mapping to Fig. 1 (lines counted from ``Procedure MTEDF``):
 - l. 7 ``while (k < m and T_best > 0)``: machines in platform order (the paper's
   k = 1..m); see the stopping rule below;
 - l. 9 ``place job into res_schedule on position l such that d_{l-1} <= d_l < d_{l+1}``:
-  :meth:`~batpolicy.scheduler.plan.MachinePlan.edf_position` (after every job with the
+  :meth:`~batpolicy.policies.toolkit.plan.MachinePlan.edf_position` (after every job with the
   same or an earlier deadline: FIFO among equal deadlines);
 - l. 10–11 ``T_expected``, ``U_expected``: only machine k's terms change, so the
   comparison uses machine k's change in (U, T)
-  (:meth:`~batpolicy.scheduler.plan.MachinePlan.evaluate_insert`, on a scratch copy of
+  (:meth:`~batpolicy.policies.toolkit.plan.MachinePlan.evaluate_insert`, on a scratch copy of
   its profile, so l. 16 ``remove job`` is implicit);
 - l. 12–15 strict lexicographic improvement: the *first* machine wins ties;
 - l. 17 the job is placed on ``res_schedule_best`` at its EDF position.
@@ -36,7 +36,7 @@ import math
 from typing import Any
 
 from batpolicy.policies.deadline.common import PlannedPolicy
-from batpolicy.scheduler.plan import Plan, PlannedJob
+from batpolicy.policies.toolkit.plan import Plan, PlannedJob
 
 __all__ = ["MtEdf", "mt_edf"]
 
@@ -48,7 +48,7 @@ def mt_edf(plan: Plan, job: PlannedJob) -> int | None:
     jobs, EDF position l_k and profile size p; at best one machine is tried.
 
     >>> from batpolicy.protocol.intervals import MachineSet
-    >>> from batpolicy.scheduler.plan import MachinePlan
+    >>> from batpolicy.policies.toolkit.plan import MachinePlan
     >>> plan = Plan([MachinePlan("slow", MachineSet.span(0, 1), 0.5),
     ...              MachinePlan("fast", MachineSet.of(2), 1.0)])
     >>> mt_edf(plan, PlannedJob("a", 1, 10.0, deadline=15.0))  # late on slow (20 > 15)

@@ -51,7 +51,7 @@ from typing import Any
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Parameter
 from batpolicy.policies.deadline.mtedf import MtEdf
-from batpolicy.scheduler.plan import Plan
+from batpolicy.policies.toolkit.plan import Plan
 
 __all__ = ["Tabu", "TabuStats", "move_job", "tabu_search"]
 

@@ -47,7 +47,7 @@ it: short jobs end by the shadow time, long ones avoid its machines) and only th
 jobs are searched — after an optimal decision no older job fits what is left, or adding
 it would have used more machines, and a set containing it cannot fit either.
 
-Placement: ``allocator=`` and ``one_group=`` (:mod:`batpolicy.scheduler.allocation`;
+Placement: ``allocator=`` and ``one_group=`` (:mod:`batpolicy.policies.toolkit.allocation`;
 default ``lowest``, the paper's "least available feasible machines first" on the lowest
 ids). With a group-aware allocator, heads start and the reservation is planned as in
 EASY (:func:`.reservation.plan_allocated_reservation`: the head's machines are ones it
@@ -61,7 +61,6 @@ shortcut above is off (its argument is about counts).
 from __future__ import annotations
 
 import logging
-from array import array
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
@@ -72,20 +71,20 @@ from batpolicy.policies.base import (
     Parameter,
     Placement,
     Policy,
-    percentile,
 )
 from batpolicy.policies.dpsa.exact import solve_exact
 from batpolicy.policies.dpsa.problem import Instance
 from batpolicy.policies.dpsa.search import search_exhaustive
-from batpolicy.policies.queue import JobQueue
-from batpolicy.policies.reservation import (
+from batpolicy.policies.toolkit.allocation import take_lowest
+from batpolicy.policies.toolkit.queue import JobQueue
+from batpolicy.policies.toolkit.reservation import (
     Reservation,
     reserve_head,
     start_heads,
 )
+from batpolicy.policies.toolkit.timing import DecisionTimer
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, Event, ExecuteJob, RejectJob
-from batpolicy.scheduler.allocation import take_lowest
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.view import PolicyView
 
@@ -143,8 +142,8 @@ class Dpsa(Policy):
         self.incremental = True
         #: The reservation made at the last decision (None: no job waits for machines).
         self.last_reservation: Reservation | None = None
-        self._times = array("d")  # wall seconds of each DPSA decision (l. 3-12, l. 8 reached)
-        self._fill_times = array("d")  # the part of it after the reservation (l. 9-12)
+        self.decision_timer = DecisionTimer()  # each DPSA decision (l. 3-12, l. 8 reached)
+        self.fill_timer = DecisionTimer()  # the part of it after the reservation (l. 9-12)
         self._eligible = 0
         self._by_search = 0
         self._searches = 0
@@ -207,8 +206,8 @@ class Dpsa(Policy):
         filling = self.clock()
         out.extend(self._fill(now, head, free, reservation, candidates, platform))
         ended = self.clock()
-        self._times.append(ended - began)
-        self._fill_times.append(ended - filling)
+        self.decision_timer.add(ended - began)
+        self.fill_timer.add(ended - filling)
         return out
 
     def _fill(self, now: float, head: Job, free: MachineSet, reservation: Reservation,
@@ -300,24 +299,19 @@ class Dpsa(Policy):
         l. 3-12, its *fill* time l. 9-12 (eligible jobs, search, mapping). A *search* is
         an OptimizeUtilization call (l. 11, at least one eligible job); it is *cut* when
         the exhaustive search's time or node bound stopped it (never in ``exact`` mode).
-        Times are wall milliseconds, nearest-rank percentiles; 0 when there was none.
+        Times: ``decision_time_ms`` and ``fill_time_ms`` (docs/metrics.md).
 
         >>> s = Dpsa().stats()
-        >>> s["nb_dpsa_decisions"], s["decision_time_p99_ms"], s["nb_search_cut"]
+        >>> s["nb_dpsa_decisions"], s["decision_time_ms.p99"], s["nb_search_cut"]
         (0, 0.0, 0)
         """
-        times = sorted(self._times)
-        fill = sorted(self._fill_times)
         searches = self._searches
         return {
             "dpsa_variant": self.name,
             "dpsa_search": self.params["search"],
-            "nb_dpsa_decisions": len(times),
-            "decision_time_median_ms": percentile(times, 50) * 1000,
-            "decision_time_p99_ms": percentile(times, 99) * 1000,
-            "decision_time_max_ms": (times[-1] if times else 0.0) * 1000,
-            "fill_time_median_ms": percentile(fill, 50) * 1000,
-            "fill_time_p99_ms": percentile(fill, 99) * 1000,
+            "nb_dpsa_decisions": len(self.decision_timer),
+            **self.decision_timer.summary("decision_time_ms"),
+            **self.fill_timer.summary("fill_time_ms"),
             "nb_searches": searches,
             "mean_eligible_jobs": self._eligible / searches if searches else 0.0,
             "nb_started_by_search": self._by_search,

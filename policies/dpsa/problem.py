@@ -67,22 +67,6 @@ class Instance:
         return sum(self.sizes[i] for i in chosen)
 
 
-def better(inst: Instance, a: tuple[int, ...], b: tuple[int, ...]) -> bool:
-    """True if solution ``a`` beats ``b``: more utilisation, then the smaller index tuple.
-
-    This is the order the paper's pre-order search with a strict ``>`` at l. 16 induces:
-    among equal utilisation the first solution found wins, and that is the one whose
-    sorted indices are lexicographically smallest (no equal-utilisation solution is a
-    prefix of another, sizes being positive).
-
-    >>> inst = Instance((3, 2, 2, 1), (False,) * 4, free=4, unreserved=0)
-    >>> better(inst, (1, 2), (0, 3)), better(inst, (0, 3), (1, 2)), better(inst, (0,), (1, 2))
-    (False, True, False)
-    """
-    ua, ub = inst.utilisation(a), inst.utilisation(b)
-    return ua > ub or (ua == ub and tuple(sorted(a)) < tuple(sorted(b)))
-
-
 def reduce_items(inst: Instance) -> tuple[Instance, list[int]]:
     """Drop items no optimal tie-broken solution uses; return (reduced instance, old indices).
 

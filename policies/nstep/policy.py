@@ -41,10 +41,11 @@ from typing import Any
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Decisions, Parameter, Policy, percentile
 from batpolicy.policies.nstep.search import ANY, GPU, MPI, PendingJob, Snapshot, best_prefix
+from batpolicy.policies.toolkit.timing import DecisionTimer
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, ExecuteJob, JobState, RejectJob
 from batpolicy.scheduler.jobs import Job
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.view import PolicyView
 
 MODES = ("none", "step0", "soft", "hard")
 
@@ -78,12 +79,12 @@ class NStep(Policy):
         self._expected: dict[str, tuple[float, tuple[int, ...]]] = {}
         self._utilities: list[float] = []
         self._killed = 0
-        self._times: list[float] = []
+        self.decision_timer = DecisionTimer()  # the searches (l. of best_prefix)
         self._nodes: list[int] = []
         self._cut = 0
 
     # ------------------------------------------------------------------- hooks
-    def on_simulation_begins(self, state: ClusterState) -> Decisions:
+    def on_simulation_begins(self, state: PolicyView) -> Decisions:
         """Racks from the platform's groups (one rack when it has none)."""
         groups = [g for g in state.platform.groups.values() if g.kind == "rack"] or \
             list(state.platform.groups.values())
@@ -93,7 +94,7 @@ class NStep(Policy):
                           for rack in self._racks)
         return None
 
-    def on_job_completed(self, job: Job, state: ClusterState) -> Decisions:
+    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
         """Count the job's utility: U_max − turnaround (0 if it did not succeed)."""
         self._expected.pop(job.id, None)
         ok = job.final_state is JobState.COMPLETED_SUCCESSFULLY and job.finish is not None
@@ -101,7 +102,7 @@ class NStep(Policy):
         return None
 
     # ------------------------------------------------------------------ decide
-    def decide(self, now: float, state: ClusterState) -> list[Decision]:
+    def decide(self, now: float, state: PolicyView) -> list[Decision]:
         """Kill jobs that can earn nothing more, then start the chosen prefix."""
         out: list[Decision] = []
         pending = []
@@ -135,7 +136,7 @@ class NStep(Policy):
                 deadline=began + bound / 1000.0 if bound > 0 else None, clock=self.clock)
             self._nodes.append(stats.nodes)
             self._cut += stats.cut
-        self._times.append(self.clock() - began)
+        self.decision_timer.add(self.clock() - began)
         for start in chain[:k]:
             alloc = MachineSet()
             for r, count in enumerate(start.take):
@@ -164,7 +165,7 @@ class NStep(Policy):
         raw = job.raw or {}
         return float(raw.get("umax", self.params["umax"]))
 
-    def _pending(self, job: Job, state: ClusterState) -> PendingJob:
+    def _pending(self, job: Job, state: PolicyView) -> PendingJob:
         """The search's copy of a waiting job: kind, runtimes, U_max."""
         raw = job.raw or {}
         kind = str(raw.get("job_type", ANY)).lower()
@@ -189,7 +190,6 @@ class NStep(Policy):
         >>> NStep().stats()["average_utility"]
         0.0
         """
-        times = sorted(self._times)
         nodes = sorted(self._nodes)
         n = len(self._utilities)
         return {
@@ -202,6 +202,5 @@ class NStep(Policy):
             "search_nodes_median": percentile(nodes, 50),
             "search_nodes_max": nodes[-1] if nodes else 0,
             "nb_search_cut": self._cut,
-            "decision_time_median_ms": percentile(times, 50) * 1000,
-            "decision_time_p99_ms": percentile(times, 99) * 1000,
+            **self.decision_timer.summary("decision_time_ms"),
         }

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 #: Job kinds and what they prefer (§1 and the issue: MPI jobs want one rack, GPU jobs the
 #: GPU rack; other jobs have no preference).
@@ -249,8 +249,3 @@ def best_prefix(snap: Snapshot, *, depth: int, hard: bool = False, prune: bool =
     except _Stop:
         stats.cut = True
     return best_k, chain, stats
-
-
-def with_time(snap: Snapshot, now: float) -> Snapshot:
-    """The same snapshot at another time (tests and tools)."""
-    return replace(snap, now=now)

@@ -8,8 +8,9 @@ redirection group.
 - :mod:`.policy` — the ``redirection`` policy (Algorithm 1) and its parameters;
 - :mod:`.counters` — Algorithm 2: counters, the two filters, the conflict policy;
 - :mod:`.groups` — the α split, platform growth, the per-group view of the state;
-- :mod:`.copies` — kill and restart through Batsim 4.2 (REGISTER_JOB/PROFILE, metadata)
-  and the accounting of each user job once.
+- :mod:`batpolicy.policies.toolkit.copies` (shared with the toolkit's unavailability rule) —
+  kill and restart through Batsim 4.2 (REGISTER_JOB/PROFILE, metadata) and the accounting
+  of each user job once.
 
 ``docs/redirection.md`` explains the design and how to run it on Batsim and offline.
 """

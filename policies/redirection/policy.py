@@ -18,7 +18,8 @@ Algorithm 1 (``SCHEDULER(SP1, SP2, j)``), where it lives:
 - l. 11: schedule the principal group with SP1, l. 12: the redirection group with SP2
   (``decide``, through two :class:`~.groups.GroupView`).
 
-Algorithm 2 is in :mod:`.counters`; the protocol side of kill-and-restart in :mod:`.copies`.
+Algorithm 2 is in :mod:`.counters`; the protocol side of kill-and-restart in
+:mod:`batpolicy.policies.toolkit.copies`.
 
 Deviations and readings (each also in ``docs/redirection.md``):
 
@@ -48,20 +49,20 @@ from typing import Any, cast
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import PLACEMENT_PARAMETERS, Decisions, Parameter, Policy
-from batpolicy.policies.redirection.copies import (
+from batpolicy.policies.redirection.counters import CONFLICTS, FILTERS, PressureCounters, choose
+from batpolicy.policies.redirection.groups import GroupView, grown_size, split_machines
+from batpolicy.policies.toolkit.copies import (
     COPY_KEY,
     CopyPlanner,
     metadata_value,
     user_job_outcomes,
     wasted_processor_seconds,
 )
-from batpolicy.policies.redirection.counters import CONFLICTS, FILTERS, PressureCounters, choose
-from batpolicy.policies.redirection.groups import GroupView, grown_size, split_machines
+from batpolicy.policies.toolkit.outcomes import compute_metrics
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.clock import Clock
 from batpolicy.scheduler.jobs import Job
-from batpolicy.scheduler.metrics import compute_metrics
 from batpolicy.scheduler.view import PolicyView
 
 log = logging.getLogger(__name__)

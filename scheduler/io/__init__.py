@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from batpolicy.scheduler.io.model import Workload
 
 #: Public name -> submodule that defines it, loaded on first access (PEP 562), so that
-#: building the command line (which imports :mod:`.cli`) loads no reader.
+#: building the command line (which imports this package) loads no reader.
 _LAZY = {"read_batsim_workload": "batsim_json", "ExternalEvent": "events",
          "read_events": "events", "JobSpec": "model", "Workload": "model", "read_swf": "swf"}
 

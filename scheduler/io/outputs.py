@@ -26,14 +26,17 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from batpolicy.errors import ConfigError
 from batpolicy.protocol.intervals import format_intervals
 from batpolicy.protocol.types import JobState
-from batpolicy.scheduler.sim.result import NULL_RUNTIME, JobRecord, SimResult
+from batpolicy.scheduler.io.result import NULL_RUNTIME, JobRecord, SimResult
 
-__all__ = ["JOBS_COLUMNS", "SCHEDULE_COLUMNS", "JobsCsvWriter", "format_job_row",
+__all__ = ["JOBS_COLUMNS", "SCHEDULE_COLUMNS", "JobsCsvWriter", "OutputPaths", "format_job_row",
            "schedule_fields", "write_jobs_csv", "write_schedule_csv"]
 
 #: ``jobs.csv`` columns, in Batsim 4.2.1's order (the documentation swaps two of them).
@@ -278,3 +281,33 @@ def write_schedule_csv(path: str | os.PathLike[str], result: SimResult) -> None:
     with open(path, "w", encoding="utf-8", newline="") as out:
         out.write(",".join(SCHEDULE_COLUMNS) + "\n")
         out.write(",".join(fields[key] for key in SCHEDULE_COLUMNS) + "\n")
+
+
+@dataclass(frozen=True, slots=True)
+class OutputPaths:
+    """Where a run writes; :meth:`in_dir` (``DIR/jobs.csv``...) or Batsim's ``-e PREFIX``."""
+
+    jobs: Path
+    schedule: Path
+    metrics: Path
+
+    @classmethod
+    def in_dir(cls, directory: str | os.PathLike[str]) -> OutputPaths:
+        """``jobs.csv``, ``schedule.csv`` and ``metrics.json`` in ``directory``."""
+        d = Path(directory)
+        return cls(d / "jobs.csv", d / "schedule.csv", d / "metrics.json")
+
+    @classmethod
+    def with_prefix(cls, prefix: str) -> OutputPaths:
+        """Batsim's naming: ``PREFIX_jobs.csv``, ``PREFIX_schedule.csv``, ``..._metrics.json``."""
+        return cls(Path(f"{prefix}_jobs.csv"), Path(f"{prefix}_schedule.csv"),
+                   Path(f"{prefix}_metrics.json"))
+
+    def create_parents(self) -> None:
+        """Make the output folders (an unwritable place fails here, before simulating)."""
+        for path in (self.jobs, self.schedule, self.metrics):
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(f"cannot create output folder {path.parent}: "
+                                  f"{exc.strerror or exc}") from None

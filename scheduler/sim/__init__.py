@@ -9,13 +9,16 @@ scheduler is any callable ``Request -> Reply``: ``Dispatcher(policy).handle`` fo
 conversation (the transcript fidelity tests replay all 16 recordings of real Batsim
 4.2.1 and get the same messages and the same ``jobs.csv``).
 
-Modules: :mod:`.core` (the heap, ``schedule``/``step`` and the tie-break priorities of
-one instant), :mod:`.engine` (the message loop and Batsim's reactions),
-:mod:`.bookkeeping` (Batsim's jobs, profiles with garbage collection, machines),
-:mod:`.validation` (Batsim's checks of decisions), :mod:`.models` (job models: Batsim's
-profiles, speed-scaled, placement-dependent), :mod:`.instant` (the once-per-instant hook
-that moves ends), :mod:`.result` (records and totals),
-:mod:`.options`.
+Modules: :mod:`.core` (the clock and heap, ``schedule``/``step`` and the tie-break
+priorities of one instant), :mod:`.engine` (the one engine: parts plus a driver),
+:mod:`.parts` (the parts and their wiring), :mod:`.books` and :mod:`.bookkeeping`
+(Batsim's jobs, profiles with garbage collection, machines), :mod:`.server`
+(Batsim's reactions), :mod:`.decisions` and :mod:`.validation` (Batsim's checks and
+application of decisions), :mod:`.accounting` (records and totals),
+:mod:`.zero_latency` and :mod:`.latency` (the two drivers), :mod:`.registry` (the one
+job-model registry, open to plug-ins), :mod:`.models` and :mod:`.coalloc_models` (job
+models), :mod:`.instant` (the once-per-instant hook that moves ends), :mod:`.options`;
+the records and totals a run leaves are :mod:`batpolicy.scheduler.io.result`'s.
 
 Known difference from Batsim
 ----------------------------
@@ -33,16 +36,17 @@ from types import MappingProxyType
 from batpolicy.lazy import lazy_getattr
 
 #: Public name -> submodule that defines it, loaded on first access (PEP 562), so that
-#: ``batpolicy --help`` (which imports :mod:`.cli`) does not load the simulator.
+#: ``batpolicy --help`` (which imports this package) does not load the simulator.
 _LAZY = MappingProxyType({
     **dict.fromkeys(("CALL", "COMPLETION", "END_OF_INPUT", "EXTERNAL", "SUBMISSION",
                      "EventQueue"), "core"),
     **dict.fromkeys(("Scheduler", "Simulator"), "engine"),
-    **dict.fromkeys(("JOB_MODELS", "JobModel", "PlacementModel", "ProfileModel",
-                     "SpeedScaledModel"), "models"),
+    **dict.fromkeys(("JobModel", "PlacementModel", "ProfileModel", "SpeedScaledModel"),
+                    "models"),
+    **dict.fromkeys(("JOB_MODELS", "make_job_model"), "registry"),
     "InstantModel": "instant",
     "SimOptions": "options",
-    **dict.fromkeys(("JobRecord", "SimResult"), "result"),
+    **dict.fromkeys(("JobRecord", "SimResult"), "batpolicy.scheduler.io.result"),
 })
 
 __all__ = sorted(_LAZY)

@@ -1,16 +1,26 @@
 """What the embedded simulator records of each job and of the whole run.
 
-:class:`Accounting` is mixed into :class:`~batpolicy.scheduler.sim.engine.Simulator`:
-a job that stops running releases its machines and becomes a :class:`JobRecord`
-(Batsim's jobs.csv row, handed to ``on_record`` as it ends), and :meth:`result` sums
-the run as Batsim's schedule.csv does.
+:class:`Accounting` is the part of the engine that closes jobs: a job that stops
+running releases its machines and becomes a :class:`JobRecord` (Batsim's jobs.csv row,
+handed to ``on_record`` as it ends), and :meth:`Accounting.result` sums the run as
+Batsim's schedule.csv does. It reads and writes the shared :class:`~.books.Books`,
+tells the per-instant hook (:class:`~.instant.MovingEnds`) that an end happened, and
+asks the instant's message clock (:class:`~.message_clock.InstantMessages`) for the
+runtime of a job killed at the instant it started.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.io.result import NULL_RUNTIME, JobRecord, SimResult
 from batpolicy.scheduler.sim.bookkeeping import SimJob
-from batpolicy.scheduler.sim.result import NULL_RUNTIME, JobRecord, SimResult
+from batpolicy.scheduler.sim.books import Books
+from batpolicy.scheduler.sim.instant import MovingEnds
+from batpolicy.scheduler.sim.message_clock import InstantMessages
+
+__all__ = ["Accounting"]
 
 _REJECTED = JobState.REJECTED
 _SUCCESS = JobState.COMPLETED_SUCCESSFULLY
@@ -18,30 +28,40 @@ _KILLED = JobState.COMPLETED_KILLED
 
 
 class Accounting:
-    """Job records and run totals of :class:`Simulator` (a mixin; state lives in the engine)."""
+    """Job records and run totals (:attr:`result`, kept up to date as jobs end)."""
 
-    def _finish(self, job: SimJob, now: float) -> None:
+    __slots__ = ("_books", "_ends", "_messages", "result_so_far", "on_record")
+
+    def __init__(self, books: Books, ends: MovingEnds, messages: InstantMessages,
+                 result: SimResult, on_record: Callable[[JobRecord], None] | None) -> None:
+        self._books = books
+        self._ends = ends
+        self._messages = messages
+        #: The totals, updated as jobs end; :meth:`result` completes the machine times.
+        self.result_so_far = result
+        self.on_record = on_record
+
+    def finish(self, job: SimJob, now: float) -> None:
         """Bookkeeping of a job that stopped running (completed, killed, changed)."""
-        del self._running[job.id]
-        self._dirty = self._moving  # an end: the instant hook runs (.instant)
+        books = self._books
+        del books.running[job.id]
+        ends = self._ends
+        ends.dirty = ends.moving  # an end: the instant hook runs (.instant)
         alloc = job.alloc
         if alloc is not None:
-            self.machines.release(alloc, job.start, now)
+            books.machines.release(alloc, job.start, now)
         runtime = now - job.start
-        started = self._start_rank.pop(job.id, None)
-        killed_at = self._kill_rank.pop(job.id, None)
+        clocks = self._messages.stopped(job.id, now, runtime == 0 and job.state is _KILLED)
         if runtime == 0:
             runtime = NULL_RUNTIME
-            if job.state is _KILLED and started is not None and started[0] == now:
-                # killed at the instant it started: a few of Batsim's message times (issue 17)
-                last = started[1] if killed_at is None else killed_at
-                start, end = self._instant.clocks(now, started[1], last)
-                if end > start:
-                    job.start, runtime = start, end - start
-        self._record(job, runtime, now)
+            # killed at the instant it started: a few of Batsim's message times (issue 17)
+            if clocks is not None and clocks[1] > clocks[0]:
+                job.start, runtime = clocks[0], clocks[1] - clocks[0]
+        self.record(job, runtime, now)
 
-    def _record(self, job: SimJob, runtime: float | None, finish: float | None) -> None:
-        result = self._result
+    def record(self, job: SimJob, runtime: float | None, finish: float | None) -> None:
+        """The job's jobs.csv row (``runtime`` None: rejected); the job is then closed."""
+        result = self.result_so_far
         state = job.state
         record = JobRecord(job.id, job.profile, job.subtime, job.res, job.walltime, state,
                            None if runtime is None else job.start, runtime, finish, job.alloc,
@@ -61,19 +81,21 @@ class Accounting:
             end = job.start + runtime  # type: ignore[operator]
             if end > result.makespan:
                 result.makespan = end
-        self._nb_open -= 1
-        self._to_delete.append(job)
+        books = self._books
+        books.nb_open -= 1
+        books.to_delete.append(job)
         if self.on_record is not None:
             self.on_record(record)
 
     def result(self) -> SimResult:
-        """Totals of what was simulated so far (complete after :meth:`run` returned).
+        """Totals of what was simulated so far (complete once the run returned).
 
         Runtime complexity: O(n) machines, plus O(records x windows) when machines were
         unavailable.
         """
-        result = self._result
-        machines = self.machines
+        result = self.result_so_far
+        books = self._books
+        machines = books.machines
         overlap = 0.0
         for begin, end, down in machines.windows:
             for record in result.records:
@@ -88,6 +110,6 @@ class Accounting:
         result.time_unavailable = machines.unavailable_time
         result.time_idle = max(machines.last_change_sum() - result.time_computing
                                - machines.unavailable_time, 0.0)
-        result.nb_jobs = len(result.records) + self._nb_open
-        result.end_time = self._queue.now
+        result.nb_jobs = len(result.records) + books.nb_open
+        result.end_time = books.queue.now
         return result

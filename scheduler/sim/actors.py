@@ -1,8 +1,9 @@
 """The simulator's heap events, one kind per Batsim actor that wakes up at a time.
 
 Each is a small slotted object with ``live(seq)`` and ``fire()`` (see
-:class:`~batpolicy.scheduler.sim.core.Event`); ``fire`` calls back the simulator, which
-does what Batsim's server does when that actor's message arrives.
+:class:`~batpolicy.scheduler.sim.core.Event`); ``fire`` calls back the object it was
+given (the driver, or the server for a speed change), which does what Batsim's server
+does when that actor's message arrives.
 """
 
 from __future__ import annotations
@@ -17,25 +18,20 @@ __all__ = ["EndOfInput", "ExternalEventOccurs", "JobEnd", "Reactions", "Resume",
 
 
 class Reactions(Protocol):
-    """What Batsim's server does when an actor's message arrives (the simulator)."""
+    """What every driver does when a job's or a waiter's actor wakes up.
 
-    def on_submission_time(self) -> None:
-        """The static submitter wakes up: submit the jobs due now."""
+    The events the parts schedule (:class:`JobEnd`, :class:`Waiter`) call these; the
+    driver's own events (:class:`Submitter`, :class:`EndOfInput`,
+    :class:`ExternalEventOccurs`) call ``on_submission_time``, ``on_end_of_input`` and
+    ``on_external_event`` of the driver that scheduled them, :class:`SpeedChange` the
+    server's ``on_speed_change``.
+    """
 
     def on_call(self) -> None:
         """A waiter wakes up: REQUESTED_CALL."""
 
-    def on_external_event(self, event: Any) -> None:
-        """An external event occurs."""
-
-    def on_end_of_input(self, kind: str) -> None:
-        """A submitter said goodbye."""
-
     def on_job_end(self, job: SimJob) -> None:
         """A job reaches its planned end."""
-
-    def on_speed_change(self, machines: MachineSet, speed: float) -> None:
-        """Machines change speed."""
 
 
 class SimEvent:
@@ -43,7 +39,7 @@ class SimEvent:
 
     __slots__ = ("sim",)
 
-    def __init__(self, sim: Reactions) -> None:
+    def __init__(self, sim: Any) -> None:
         self.sim = sim
 
     def live(self, seq: int) -> bool:
@@ -60,7 +56,7 @@ class Resume(SimEvent):
 
     __slots__ = ("fired",)
 
-    def __init__(self, sim: Reactions) -> None:
+    def __init__(self, sim: Any) -> None:
         super().__init__(sim)
         self.fired = False
 
@@ -94,7 +90,7 @@ class ExternalEventOccurs(SimEvent):
 
     __slots__ = ("event",)
 
-    def __init__(self, sim: Reactions, event: Any) -> None:
+    def __init__(self, sim: Any, event: Any) -> None:
         super().__init__(sim)
         self.event = event
 
@@ -108,7 +104,7 @@ class EndOfInput(SimEvent):
 
     __slots__ = ("kind",)
 
-    def __init__(self, sim: Reactions, kind: str) -> None:
+    def __init__(self, sim: Any, kind: str) -> None:
         super().__init__(sim)
         self.kind = kind
 
@@ -122,7 +118,7 @@ class JobEnd(SimEvent):
 
     __slots__ = ("job",)
 
-    def __init__(self, sim: Reactions, job: SimJob) -> None:
+    def __init__(self, sim: Any, job: SimJob) -> None:
         super().__init__(sim)
         self.job = job
 
@@ -140,7 +136,7 @@ class SpeedChange(SimEvent):
 
     __slots__ = ("machines", "speed")
 
-    def __init__(self, sim: Reactions, machines: MachineSet, speed: float) -> None:
+    def __init__(self, sim: Any, machines: MachineSet, speed: float) -> None:
         super().__init__(sim)
         self.machines = machines
         self.speed = speed

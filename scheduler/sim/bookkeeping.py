@@ -37,8 +37,8 @@ class SimJob:
 
     __slots__ = ("id", "workload", "subtime", "res", "walltime", "profile", "profile_data",
                  "raw", "dynamic", "state", "alloc", "start", "end", "end_seq", "outcome",
-                 "return_code", "metadata", "kill_requested", "model", "mstate", "reported",
-                 "fields", "mapping", "storage_mapping")
+                 "return_code", "metadata", "kill_requested", "model", "mstate", "fields",
+                 "mapping", "storage_mapping")
 
     def __init__(self, job_id: str, workload: str, subtime: float, res: int,
                  walltime: float | None, profile: str, profile_data: dict[str, Any],
@@ -63,7 +63,6 @@ class SimJob:
         self.kill_requested = False
         self.model: Any = None
         self.mstate: Any = None
-        self.reported = False
         self.fields = parse_job_fields(raw)
         self.mapping: dict[int, int] | None = None  # EXECUTE_JOB's executor -> alloc index
         self.storage_mapping: dict[str, int] | None = None  # EXECUTE_JOB's label -> machine
@@ -179,11 +178,11 @@ class Machines:
     >>> str(m.busy_in(MachineSet.span(1, 2)))
     '1'
     >>> m.release(MachineSet.span(0, 1), 0.0, 5.0)
-    >>> m.busy_time, m.idle_time()
-    (10.0, 0.0)
+    >>> m.busy_time
+    10.0
     >>> m.release(MachineSet.of(1, 2), 6.0, 8.0)
-    >>> m.last_change_sum(), m.idle_time()  # machines 0, 1, 2 last changed at 5, 8, 8
-    (21.0, 7.0)
+    >>> m.last_change_sum(), m.busy_time  # machines 0, 1, 2 last changed at 5, 8, 8
+    (21.0, 14.0)
     """
 
     __slots__ = ("names", "speeds", "n", "busy", "unavailable", "last_change", "busy_time",
@@ -304,10 +303,3 @@ class Machines:
                 self.windows.append((since, now, MachineSet(ids)))
             self._changed(now, machines)
         return not_unavailable
-
-    def idle_time(self) -> float:
-        """Idle machine time up to each machine's last state change (Batsim's ``time_idle``).
-
-        Runtime complexity: O(n).
-        """
-        return max(self.last_change_sum() - self.busy_time - self.unavailable_time, 0.0)

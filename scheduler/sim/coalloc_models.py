@@ -6,10 +6,10 @@ mini-grid architectures*, IEEE Cluster 2004 / 2005 (seed 003):
 - :class:`BandwidthModel` (``--job-model bandwidth``, §3.3-§3.7): a job co-allocated
   over several clusters needs bandwidth on each cluster's uplink (eq. 1, with the job's
   ``ppbw``); once per simulated instant, after every start and end of that instant, the
-  allotment of §3.5 (Steps 1-5, eq. 3-5, :func:`batpolicy.scheduler.bandwidth.allot`) is
+  allotment of §3.5 (Steps 1-5, eq. 3-5, :func:`batpolicy.policies.toolkit.bandwidth.allot`) is
   recomputed if the set of co-allocated jobs changed, and the residual times of every
   job whose slowdown changed are recomputed by eq. 6-7
-  (:class:`batpolicy.scheduler.bandwidth.Residual`): its end slides later or earlier
+  (:class:`batpolicy.policies.toolkit.bandwidth.Residual`): its end slides later or earlier
   (Fig. 8);
 - :class:`FixedPenaltyModel` (``--job-model fixed-penalty``, §4.3 "Fixed"): a
   co-allocated job runs its original time times a constant penalty;
@@ -38,14 +38,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from batpolicy.errors import ConfigError, InputError
+from batpolicy.policies.toolkit.bandwidth import Residual, allot, link_demands
 from batpolicy.protocol.types import JobState
-from batpolicy.scheduler.bandwidth import Residual, allot, link_demands
 from batpolicy.scheduler.sim.instant import InstantModel
 from batpolicy.scheduler.sim.models import JobModel, check_profile
 
-__all__ = ["COALLOC_MODELS", "DEFAULT_COMP_SHARE", "EXTRA_COLUMNS", "BandwidthModel",
-           "CoallocModel", "FixedPenaltyModel", "IdealModel", "make_coalloc_model",
-           "profile_runtime"]
+__all__ = ["DEFAULT_COMP_SHARE", "EXTRA_COLUMNS", "BandwidthModel", "CoallocModel",
+           "FixedPenaltyModel", "IdealModel", "profile_runtime"]
 
 #: §4.3 and §6.1: "the computation fraction is uniformly set to K = 0.7".
 DEFAULT_COMP_SHARE = 0.7
@@ -254,6 +253,20 @@ class FixedPenaltyModel(CoallocModel):
             raise ConfigError(f"the co-allocation penalty must be > 0, got {penalty}")
         self.penalty = penalty
 
+    @classmethod
+    def from_argument(cls, argument: str) -> FixedPenaltyModel:
+        """``fixed-penalty:1.25``: the penalty factor (the registry's ``name:argument``).
+
+        >>> FixedPenaltyModel.from_argument("1.5").penalty
+        1.5
+        """
+        try:
+            penalty = float(argument)
+        except ValueError:
+            raise ConfigError(f"fixed-penalty:<factor> wants a number, got {argument!r}"
+                              ) from None
+        return cls(penalty)
+
     def start(self, job: Any, now: float, ctx: Any) -> float:
         """Runtime x penalty when the job spans several clusters. O(machines of the job)."""
         state, _ = self._begin(job, ctx)
@@ -339,30 +352,3 @@ class BandwidthModel(CoallocModel, InstantModel):
         out = super().stats()
         out["nb_allotments"] = self.nb_allotments
         return out
-
-
-#: The co-allocation job models by name (``--job-model``).
-COALLOC_MODELS: dict[str, type[CoallocModel]] = {
-    m.name: m for m in (BandwidthModel, FixedPenaltyModel, IdealModel)}
-
-
-def make_coalloc_model(spec: str) -> CoallocModel:
-    """``bandwidth``, ``ideal``, ``fixed-penalty`` or ``fixed-penalty:1.25`` (the penalty).
-
-    >>> make_coalloc_model("fixed-penalty:1.5").penalty
-    1.5
-    """
-    name, _, arg = spec.partition(":")
-    cls = COALLOC_MODELS.get(name)
-    if cls is None:
-        raise ConfigError(f"unknown co-allocation job model {name!r} "
-                          f"(known: {', '.join(sorted(COALLOC_MODELS))})")
-    if not arg:
-        return cls()
-    if cls is not FixedPenaltyModel:
-        raise ConfigError(f"job model {name!r} takes no argument, got {spec!r}")
-    try:
-        penalty = float(arg)
-    except ValueError:
-        raise ConfigError(f"fixed-penalty:<factor> wants a number, got {arg!r}") from None
-    return FixedPenaltyModel(penalty)

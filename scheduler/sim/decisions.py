@@ -1,15 +1,19 @@
 """How the embedded simulator applies each decision of a reply, as Batsim 4.2.1 does.
 
-:class:`DecisionHandlers` is mixed into :class:`~batpolicy.scheduler.sim.engine.Simulator`:
-one ``_do_<decision>`` per decision type (PROTOCOL.md §1.4), each validated first by
-:mod:`.validation` (where Batsim aborts) and then applied to the simulator's jobs,
-machines and heap. Kept apart from the message loop so that job models and accounting
-can grow without the engine growing.
+:class:`DecisionApplier` is the part of the engine that applies decisions: one
+handler per decision type (PROTOCOL.md §1.4, :attr:`DecisionApplier.handlers`), each
+validated first by :mod:`.validation` (where Batsim aborts) and then applied to
+Batsim's bookkeeping (:class:`~.books.Books`), through the parts that own the rest: job
+starts through :class:`~.instant.MovingEnds`, job ends through
+:class:`~.accounting.Accounting`, job models through :class:`~.model_choice.ModelChoice`.
+The driver decides *when* each decision applies; kills wait until it calls
+:meth:`DecisionApplier.perform_kills` (Batsim's killer acts once the reply is read).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from batpolicy.errors import ConfigError, InputError, InvalidDecision
@@ -18,12 +22,19 @@ from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import JobFieldError
 from batpolicy.scheduler.sim import validation as v
-from batpolicy.scheduler.sim.actors import JobEnd, Waiter
+from batpolicy.scheduler.sim.accounting import Accounting
+from batpolicy.scheduler.sim.actors import Reactions, Waiter
 from batpolicy.scheduler.sim.bookkeeping import ProfileTable, SimJob
-from batpolicy.scheduler.sim.core import CALL, COMPLETION
+from batpolicy.scheduler.sim.books import Books
+from batpolicy.scheduler.sim.core import CALL
+from batpolicy.scheduler.sim.instant import MovingEnds
+from batpolicy.scheduler.sim.message_clock import InstantMessages
+from batpolicy.scheduler.sim.model_choice import ModelChoice
 from batpolicy.scheduler.sim.wire import round_progress, wire_json, wire_time
 
-log = logging.getLogger("batpolicy.scheduler.sim.engine")
+__all__ = ["MIN_WAIT", "DecisionApplier"]
+
+log = logging.getLogger(__name__)
 
 _RUNNING = JobState.RUNNING
 _KILLED = JobState.COMPLETED_KILLED
@@ -33,47 +44,86 @@ _SUCCESS = JobState.COMPLETED_SUCCESSFULLY
 MIN_WAIT = 1e-5
 
 
-class DecisionHandlers:
-    """The ``_do_*`` handlers of :class:`Simulator` (a mixin; state lives in the engine)."""
+class DecisionApplier:
+    """Applies each decision of a reply to Batsim's bookkeeping, as Batsim 4.2.1 does.
+
+    ``waiters`` is who a CALL_ME_LATER's wake-up calls back (the driver).
+    """
+
+    __slots__ = ("_books", "_queue", "_ends", "_accounting", "_models", "_messages",
+                 "handlers", "kills", "_kill_groups", "waiters")
+
+    def __init__(self, books: Books, ends: MovingEnds, accounting: Accounting,
+                 models: ModelChoice, messages: InstantMessages) -> None:
+        self._books = books
+        self._queue = books.queue
+        self._ends = ends
+        self._accounting = accounting
+        self._models = models
+        self._messages = messages
+        self.kills: list[SimJob] = []  # asked, not yet performed
+        self._kill_groups: list[int] = []
+        self.waiters: Reactions | None = None
+        #: Decision type -> its handler (a type Batsim does not accept has none).
+        self.handlers: dict[type, Callable[[Any], None]] = {
+            t.ExecuteJob: self._do_execute, t.RejectJob: self._do_reject,
+            t.KillJob: self._do_kill, t.CallMeLater: self._do_call_me_later,
+            t.RegisterJob: self._do_register_job, t.RegisterProfile: self._do_register_profile,
+            t.RegistrationFinished: self._do_registration_finished,
+            t.ContinueRegistration: self._do_continue_registration,
+            t.SetJobMetadata: self._do_metadata, t.ChangeJobState: self._do_change_job_state,
+            t.SetResourceState: self._do_set_resource_state, t.Query: self._do_query,
+            t.Answer: lambda d: None, t.ToJobMsg: self._do_to_job_msg,
+        }
+
+    def apply(self, decision: t.Decision) -> None:
+        """Apply one decision now (its handler); InvalidDecision if Batsim refuses its type."""
+        handler = self.handlers.get(type(decision))
+        if handler is None:
+            raise InvalidDecision(f"{type(decision).__name__} is not a decision Batsim "
+                                  f"accepts (t={self._queue.now})")
+        handler(decision)
 
     def _do_execute(self, d: t.ExecuteJob) -> None:
-        job = v.check_execute(self, d)
+        books = self._books
+        job = v.check_execute(books, d)
         now = self._queue.now
         alloc = d.alloc
-        self.machines.occupy(alloc)
+        books.machines.occupy(alloc)
         job.state = _RUNNING
         job.alloc = alloc
         job.mapping = d.mapping
         job.storage_mapping = d.storage_mapping
         job.start = now
-        self._running[job.id] = job
-        self._start_rank[job.id] = (now, self._instant.rank(now))
-        end = job.model.start(job, now, self)
-        job.end = end
-        self._dirty = self._moving
-        job.end_seq = self._queue.schedule(JobEnd(self, job), COMPLETION, at=end)
+        books.running[job.id] = job
+        self._messages.started(job.id, now)
+        self._ends.start(job, now)
 
     def _do_reject(self, d: t.RejectJob) -> None:
-        job = v.check_reject(self, d)
+        job = v.check_reject(self._books, d)
         job.state = _REJECTED
-        self._record(job, None, None)
+        self._accounting.record(job, None, None)
 
     def _do_kill(self, d: t.KillJob) -> None:
         """Queue the kills; Batsim's killer acts once the whole reply is read."""
-        rank = self._instant.rank(self._queue.now)
-        for job in v.check_kill(self, d):
+        messages = self._messages
+        rank = messages.rank(self._queue.now)
+        for job in v.check_kill(self._books, d):
             job.kill_requested = True
-            self._kill_rank[job.id] = rank
-            self._kills.append(job)
-        self._kill_groups.append(len(self._kills))
+            messages.kill_asked(job.id, rank)
+            self.kills.append(job)
+        self._kill_groups.append(len(self.kills))
 
-    def _perform_kills(self) -> None:
+    def perform_kills(self) -> None:
         """Kill, then acknowledge each KILL_JOB: JOB_COMPLETED per really killed job, JOB_KILLED."""
         now = self._queue.now
         stamp = wire_time(now)
+        outbox = self._books.outbox
+        finish = self._accounting.finish
+        books = self._books
         begin = 0
         for end in self._kill_groups:
-            group = self._kills[begin:end]
+            group = self.kills[begin:end]
             begin = end
             if not group:
                 continue  # every job of this KILL_JOB was already being killed: no killer
@@ -82,104 +132,109 @@ class DecisionHandlers:
                 if job.state is not _RUNNING:
                     continue  # completed before the kill: listed, no progress
                 if job.end_seq >= 0:
-                    progress[job.id] = round_progress(job.model.progress(job, now, self))
+                    progress[job.id] = round_progress(job.model.progress(job, now, books))
                 else:
                     progress[job.id] = {"profile_name": job.profile, "progress": 0.0}
                 job.state = _KILLED
                 job.return_code = -1
                 job.end_seq = -1
-                self._finish(job, now)
-                self._outbox.append(t.JobCompleted(stamp, job.id, _KILLED, -1,
-                                                   job.alloc if job.alloc is not None
-                                                   else MachineSet()))
-            self._outbox.append(t.JobKilled(stamp, tuple(j.id for j in group), progress))
-        self._kills = []
+                finish(job, now)
+                outbox.append(t.JobCompleted(stamp, job.id, _KILLED, -1,
+                                             job.alloc if job.alloc is not None
+                                             else MachineSet()))
+            outbox.append(t.JobKilled(stamp, tuple(j.id for j in group), progress))
+        self.kills = []
         self._kill_groups = []
 
     def _do_call_me_later(self, d: t.CallMeLater) -> None:
-        v.check_call_me_later(self, d)
-        self._waiters += 1
-        self._queue.schedule(Waiter(self), CALL, max(d.at - self._queue.now, MIN_WAIT))
+        books = self._books
+        v.check_call_me_later(books, d)
+        books.waiters += 1
+        self._queue.schedule(Waiter(self.waiters), CALL, max(d.at - self._queue.now, MIN_WAIT))
 
     def _do_register_profile(self, d: t.RegisterProfile) -> None:
-        v.check_register_profile(self, d)
-        table = self.tables.get(d.workload_name)
+        books = self._books
+        v.check_register_profile(books, d)
+        table = books.tables.get(d.workload_name)
         if table is None:
-            table = self.tables[d.workload_name] = ProfileTable()
+            table = books.tables[d.workload_name] = ProfileTable()
         profiles = dict(table.definitions)
         profiles[d.profile_name] = dict(d.profile)
         try:
-            self._model_for(d.workload_name).check(d.workload_name, d.profile_name, profiles)
+            self._models.for_workload(d.workload_name).check(d.workload_name, d.profile_name,
+                                                             profiles)
         except InputError as exc:
             raise v.fail("REGISTER_PROFILE", str(exc), self._queue.now) from None
         table.add(d.profile_name, dict(d.profile))
 
     def _do_register_job(self, d: t.RegisterJob) -> None:
-        desc = v.check_register_job(self, d)
+        books = self._books
+        desc = v.check_register_job(books, d)
+        now = self._queue.now
         workload = d.job_id.split("!", 1)[0]
         walltime = desc.get("walltime", -1)
         profile = str(desc["profile"])
         try:
             job = SimJob(d.job_id, workload, float(desc["subtime"]), int(desc["res"]),
                          None if walltime == -1 else float(walltime), profile,
-                         self.tables[workload].definition(profile), desc, dynamic=True)
+                         books.tables[workload].definition(profile), desc, dynamic=True)
         except JobFieldError as exc:
-            raise InvalidDecision(f"REGISTER_JOB at t={self._queue.now}: {exc}",
-                                  job_id=d.job_id) from None
+            raise InvalidDecision(f"REGISTER_JOB at t={now}: {exc}", job_id=d.job_id) from None
         try:
-            job.model = self._model_of(job)
+            job.model = self._models.of(job)
         except ConfigError as exc:
-            raise InvalidDecision(f"REGISTER_JOB at t={self._queue.now}: {exc}",
-                                  job_id=d.job_id) from None
-        self.jobs[d.job_id] = job
-        self._registered.add(d.job_id)
-        self._nb_open += 1
-        if self.options.acknowledge_dynamic_jobs:  # Batsim's job object has the full id
+            raise InvalidDecision(f"REGISTER_JOB at t={now}: {exc}", job_id=d.job_id) from None
+        books.jobs[d.job_id] = job
+        books.registered.add(d.job_id)
+        books.nb_open += 1
+        options = books.options
+        if options.acknowledge_dynamic_jobs:  # Batsim's job object has the full id
             ack = {**desc, "id": d.job_id} if "id" in desc else desc
-            self._outbox.append(t.JobSubmitted(
-                wire_time(self._queue.now), d.job_id, wire_json(ack),
-                wire_json(job.profile_data) if self.options.forward_profiles else None))
+            books.outbox.append(t.JobSubmitted(
+                wire_time(now), d.job_id, wire_json(ack),
+                wire_json(job.profile_data) if options.forward_profiles else None))
 
     def _do_registration_finished(self, d: t.RegistrationFinished) -> None:
-        v.check_registration_notify(self, "registration_finished")
-        self.registration_finished = True
+        v.check_registration_notify(self._books, "registration_finished")
+        self._books.registration_finished = True
 
     def _do_continue_registration(self, d: t.ContinueRegistration) -> None:
-        v.check_registration_notify(self, "continue_registration")
-        self.registration_finished = False
+        v.check_registration_notify(self._books, "continue_registration")
+        self._books.registration_finished = False
 
     def _do_metadata(self, d: t.SetJobMetadata) -> None:
-        v.check_metadata(self, d).metadata = d.metadata
+        v.check_metadata(self._books, d).metadata = d.metadata
 
     def _do_change_job_state(self, d: t.ChangeJobState) -> None:
         """Batsim's bookkeeping only: nothing starts, a running job's execution is stopped."""
-        job = v.check_change_job_state(self, d)
+        job = v.check_change_job_state(self._books, d)
         now = self._queue.now
         target = d.job_state
         if target is _RUNNING:
             job.state = _RUNNING
             job.start = now
             job.end_seq = -1
-            self._running[job.id] = job
+            self._books.running[job.id] = job
         elif target is _REJECTED:
             job.state = _REJECTED
-            self._record(job, None, None)
+            self._accounting.record(job, None, None)
         else:
             job.state = target
             job.return_code = -1 if target is not _SUCCESS else 0
             job.end_seq = -1
-            self._finish(job, now)
+            self._accounting.finish(job, now)
 
     def _do_set_resource_state(self, d: t.SetResourceState) -> None:
-        v.check_set_resource_state(self, d)
-        self._outbox.append(t.ResourceStateChanged(wire_time(self._queue.now), d.resources,
-                                                   d.state))
+        v.check_set_resource_state(self._books, d)
+        self._books.outbox.append(t.ResourceStateChanged(wire_time(self._queue.now),
+                                                         d.resources, d.state))
 
     def _do_query(self, d: t.Query) -> None:
-        v.check_query(self, d)
-        self._outbox.append(t.Answer(wire_time(self._queue.now), {"consumed_energy": 0.0}))
+        v.check_query(self._books, d)
+        self._books.outbox.append(t.Answer(wire_time(self._queue.now),
+                                           {"consumed_energy": 0.0}))
 
     def _do_to_job_msg(self, d: t.ToJobMsg) -> None:
-        v.check_to_job_msg(self, d)
+        v.check_to_job_msg(self._books, d)
         log.debug("TO_JOB_MSG to %s ignored (no profile of the simulator reads messages)",
                   d.job_id)

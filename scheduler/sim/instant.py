@@ -13,7 +13,7 @@ planned end of any of them::
 ``running`` maps the id of every running job that will complete on its own (jobs set
 RUNNING by CHANGE_JOB_STATE never do) to its :class:`~.bookkeeping.SimJob`: ``start``,
 ``alloc``, ``walltime``, ``end`` (current plan), ``fields``, ``profile_data``. ``ctx`` is
-the simulator: ``speeds``, ``platform``, ``profile_definition`` and
+the :class:`MovingEnds` part: ``speeds``, ``platform``, ``profile_definition`` and
 :meth:`MovingEnds.natural_end`, the end the job's own model planned ignoring the
 walltime, where a model starts from.
 
@@ -30,30 +30,40 @@ Rules the engine keeps, whatever the model returns:
 What a scheduler learns of moved ends: nothing, as with Batsim (which never tells a
 scheduler when a job will end). ``ClusterState.expected_end`` stays ``start +
 walltime``, what a Batsim scheduler knows. ``batpolicy simulate --expected-ends model``
-opts in to a non-Batsim hint: after each instant the simulator calls
-:attr:`MovingEnds.on_end_moved` with every running job whose planned end changed, and
-``simulate`` moves that job's expected end in the policy's state (capped by the
-walltime, like the plan). The messages exchanged are unchanged, so an external
-scheduler (``fake-batsim``) gets the same conversation either way.
+opts in to a non-Batsim hint, through one documented interface: the listener given to
+:meth:`MovingEnds.set_listener` (``Simulator.set_end_hint``) is called after each
+instant with every running job whose planned end changed, ``(job_id, end)``, the end
+capped by the walltime like the plan; ``simulate`` passes
+:meth:`batpolicy.scheduler.dispatch.Dispatcher.move_expected_end`, so the policy's state
+changes through its dispatcher, never by a direct write. The messages exchanged are
+unchanged, so an external scheduler (``fake-batsim``) gets the same conversation either
+way.
 """
 
 from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from batpolicy.errors import ConfigError
 from batpolicy.protocol.types import JobState
-from batpolicy.scheduler.sim.actors import JobEnd
+from batpolicy.scheduler.sim.actors import JobEnd, Reactions
 from batpolicy.scheduler.sim.bookkeeping import SimJob
-from batpolicy.scheduler.sim.core import COMPLETION
+from batpolicy.scheduler.sim.core import COMPLETION, EventQueue
 
-__all__ = ["InstantModel", "MovingEnds"]
+if TYPE_CHECKING:
+    from batpolicy.scheduler.sim.books import Books
+
+__all__ = ["EndListener", "InstantModel", "MovingEnds"]
 
 _WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
+
+#: Told ``(job_id, planned end capped by the walltime)`` after each instant where that
+#: end changed (``simulate --expected-ends model``). Not a Batsim message.
+EndListener = Callable[[str, float], None]
 
 
 class InstantModel(ABC):
@@ -69,56 +79,88 @@ class InstantModel(ABC):
 
 
 class MovingEnds:
-    """The once-per-instant hook of :class:`Simulator` (a mixin; state lives in the engine).
+    """Every running job's planned completion, and the once-per-instant hook that moves it.
 
-    The engine sets ``_dirty`` when a job starts, ends or is re-planned (only if
-    ``_moving``: some instant model or the end hint is active, so the default run pays
-    nothing) and calls :meth:`_end_of_instant` before time moves on.
+    :meth:`start` asks the job's model for its end and puts the job's completion on the
+    heap; :meth:`reschedule` and :meth:`move_end` move it (the old heap entry goes
+    stale). :attr:`dirty` is set when a job starts, ends or is re-planned, only if
+    :attr:`moving` (some instant model or a listener is active, so the default run pays
+    nothing); the driver then calls :meth:`end_of_instant` before time moves on.
+    ``completions`` is who a job's completion event calls back (the driver).
+    Instant models get this part as their ``ctx``: ``speeds``, ``platform``,
+    ``profile_definition`` (the job models' context, :class:`~.books.Books`) and
+    :meth:`natural_end`.
     """
 
-    #: Called with (job id, planned end capped by the walltime) after each instant where
-    #: that end changed; set by ``simulate --expected-ends model``. Not a Batsim message.
-    on_end_moved: Callable[[str, float], None] | None = None
+    __slots__ = ("_queue", "_books", "models", "_natural", "_hinted", "dirty", "moving",
+                 "_listener", "completions", "speeds", "platform", "profile_definition")
 
-    def _init_moving_ends(self, models: list[Any]) -> None:
-        """Collect the instant models (options and job models that are also one)."""
-        seen: list[InstantModel] = []
+    def __init__(self, queue: EventQueue, books: Books, models: Iterable[Any]) -> None:
+        self._queue = queue
+        self._books = books
+        self.speeds = books.speeds
+        self.platform = books.platform
+        self.profile_definition = books.profile_definition
+        self.models: list[InstantModel] = []
         for model in models:
-            if isinstance(model, InstantModel) and all(model is not m for m in seen):
-                seen.append(model)
-        self._instant_models = seen
+            if isinstance(model, InstantModel) and all(model is not m for m in self.models):
+                self.models.append(model)
         self._natural: dict[str, tuple[float, JobState, int]] = {}
         self._hinted: dict[str, float] = {}
-        self._dirty = False
-        self._moving = bool(seen)
+        self._listener: EndListener | None = None
+        self.completions: Reactions | None = None
+        self.dirty = False
+        self.moving = bool(self.models)
 
-    def set_end_hint(self, callback: Callable[[str, float], None] | None) -> None:
-        """Tell ``callback(job_id, end)`` every moved planned end (see module docstring)."""
-        self.on_end_moved = callback
-        self._moving = bool(self._instant_models) or callback is not None
+    def add_model(self, model: InstantModel) -> None:
+        """One more instant model (a job model named by a job's field). O(1)."""
+        self.models.append(model)
+        self.moving = True
+
+    def set_listener(self, listener: EndListener | None) -> None:
+        """Tell ``listener(job_id, end)`` every moved planned end (module docstring)."""
+        self._listener = listener
+        self.moving = bool(self.models) or listener is not None
+
+    # ------------------------------------------------------------ planning completions
+    def start(self, job: SimJob, now: float) -> None:
+        """Plan a job starting at ``now`` with its model. Runtime complexity: O(log n)."""
+        end = job.model.start(job, now, self._books)
+        job.end = end
+        self.dirty = self.moving
+        job.end_seq = self._queue.schedule(JobEnd(self.completions, job), COMPLETION, at=end)
+
+    def reschedule(self, job: SimJob) -> None:
+        """Ask the job's model for its new end and move its completion there. O(log n)."""
+        end = job.model.on_change(job, self._queue.now, self._books)
+        if end != job.end:
+            self.dirty = self.moving
+            job.end = end
+            job.end_seq = self._queue.schedule(JobEnd(self.completions, job), COMPLETION,
+                                               at=end)
 
     def natural_end(self, job: SimJob) -> float:
         """The end ``job``'s own model planned, ignoring the walltime. Runtime complexity: O(1)."""
         known = self._natural.get(job.id)
         if known is None:
-            known = self._natural[job.id] = job.model.natural(job, self)
+            known = self._natural[job.id] = job.model.natural(job, self._books)
         return known[0]
 
-    def _end_of_instant(self) -> None:
-        """Run the instant models on every running job, move ends, send the hints.
+    def end_of_instant(self) -> None:
+        """Run the instant models on every running job, move ends, tell the listener.
 
         Runtime complexity: O(running jobs) plus the models' own cost.
         """
-        self._dirty = False
-        now = self._queue.now  # type: ignore[attr-defined]
-        running = {job_id: job for job_id, job in self._running.items()  # type: ignore[attr-defined]
+        self.dirty = False
+        now = self._queue.now
+        running = {job_id: job for job_id, job in self._books.running.items()
                    if job.end_seq >= 0}
         natural = self._natural
         for job_id in [j for j in natural if j not in running]:
             del natural[job_id]
-        if self._instant_models:
+        if self.models:
             view = MappingProxyType(running)
-            for model in self._instant_models:
+            for model in self.models:
                 moves = model.after_instant(now, view, self)
                 for job_id, end in moves.items():
                     job = running.get(job_id)
@@ -126,21 +168,22 @@ class MovingEnds:
                         raise ConfigError(f"instant model '{model.name}' moved the end of "
                                           f"'{job_id}', which is not running (t={now})")
                     self.move_end(job, end, model.name)
-        if self.on_end_moved is not None:
+        listener = self._listener
+        if listener is not None:
             hinted = self._hinted
             for job_id in [j for j in hinted if j not in running]:
                 del hinted[job_id]
             for job_id, job in running.items():
                 if hinted.get(job_id) != job.end:
                     hinted[job_id] = job.end
-                    self.on_end_moved(job_id, job.end)
+                    listener(job_id, job.end)
 
     def move_end(self, job: SimJob, end: float, who: str = "a model") -> None:
         """Plan ``job`` to complete at ``end``, or be killed at start + walltime before.
 
         Runtime complexity: O(log n) (one heap push; the old entry goes stale).
         """
-        now = self._queue.now  # type: ignore[attr-defined]
+        now = self._queue.now
         if not end >= now or math.isinf(end):
             raise ConfigError(f"{who} moved the end of '{job.id}' to {end}, not a time in "
                               f"[now={now}, inf)")
@@ -153,5 +196,4 @@ class MovingEnds:
         job.end = end
         job.outcome = outcome
         job.return_code = code
-        job.end_seq = self._queue.schedule(JobEnd(self, job), COMPLETION,  # type: ignore
-                                           at=end)
+        job.end_seq = self._queue.schedule(JobEnd(self.completions, job), COMPLETION, at=end)

@@ -5,7 +5,8 @@ host (``batsim.cpp``, ``server.cpp``); every message is a blocking 1-byte ``put`
 server's mailbox (``ipp.cpp``), and the server receives one message at a time. On a
 platform with latencies, a message therefore costs its route's latency plus one byte
 over its narrowest link (:mod:`.routes`), and waits while the server receives earlier
-ones. :class:`LatencySimulator` replays that machinery, actor by actor:
+ones. :class:`LatencyDriver`, a driver (strategy) of the one engine
+(:class:`~.engine.Simulator`), replays that machinery, actor by actor:
 
 - the static job submitter (one per workload, on the master host,
   ``job_submitter.cpp``): SUBMITTER_HELLO, then batches of the jobs due, sleeping
@@ -21,102 +22,46 @@ ones. :class:`LatencySimulator` replays that machinery, actor by actor:
 
 Within one instant, SimGrid wakes the actors of a finished communication in the order
 they began to wait on it: the server first when it was already waiting, the sender
-first when its message had to queue. Everything else is :class:`~.engine.Simulator`'s
-bookkeeping (jobs, profiles, machines, checks, records), unchanged.
+first when its message had to queue. Everything else is done by the engine's parts
+(:mod:`.parts`: jobs, profiles, machines, checks, records), unchanged.
 """
 
 from __future__ import annotations
 
-import logging
-import time as _time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
-from pathlib import Path
+from functools import partial
 from typing import Any
 
-from batpolicy.errors import ConfigError, InvalidDecision
+from batpolicy.errors import InvalidDecision
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.io.model import JobSpec, Workload
+from batpolicy.scheduler.io.result import JobRecord
 from batpolicy.scheduler.sim.bookkeeping import SimJob
-from batpolicy.scheduler.sim.engine import Scheduler, Simulator
+from batpolicy.scheduler.sim.delays import MessageDelays, message_delays
+from batpolicy.scheduler.sim.engine import Simulator
 from batpolicy.scheduler.sim.options import SimOptions
-from batpolicy.scheduler.sim.result import JobRecord, SimResult
-from batpolicy.scheduler.sim.routes import Routes, UnsupportedRoute, read_routes
+from batpolicy.scheduler.sim.parts import Parts
+from batpolicy.scheduler.sim.server import Scheduler
 from batpolicy.scheduler.sim.wire import wire_time
 
-__all__ = ["LatencySimulator", "MessageDelays", "make_simulator", "message_delays"]
-
-log = logging.getLogger(__name__)
+__all__ = ["LatencyDriver", "LatencySimulator", "MessageDelays", "make_simulator",
+           "message_delays"]
 
 _NO_MORE_JOBS = t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value
 _NO_MORE_EVENTS = t.NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value
-
-
-class MessageDelays:
-    """How long a Batsim message takes from a host to the master host (L07 phases)."""
-
-    def __init__(self, routes: Routes, master: str, machines: Sequence[str]) -> None:
-        self._routes = routes
-        self.master = master
-        self.machines = list(machines)
-        self._to_master = lru_cache(maxsize=None)(self._compute)
-        self.from_master = self._to_master(master)
-
-    def _compute(self, host: str) -> tuple[float, float]:
-        return self._routes.message_time(host, self.master)
-
-    def from_machine(self, machine: int) -> tuple[float, float]:
-        """(latency, transfer) of a message from machine id ``machine`` to the server."""
-        return self._to_master(self.machines[machine])
-
-    def has_latency(self) -> bool:
-        """Whether any message of this platform takes a non-zero latency."""
-        return self.from_master[0] > 0 or any(
-            self._to_master(name)[0] > 0 for name in self.machines)
-
-
-def _master_name(routes: Routes, platform: Platform) -> str | None:
-    known = {m.name for m in platform.machines} | {m.name for m in platform.storage}
-    candidates = sorted(routes.hosts() - known)
-    if "master_host" in candidates:
-        return "master_host"
-    return candidates[0] if len(candidates) == 1 else None
-
-
-def message_delays(platform: Platform, mmax: int | None = None) -> MessageDelays | None:
-    """The message delays of ``platform``'s file, or None.
-
-    None if it has no file or its routing is not modelled (then the simulator runs
-    without latencies, with a warning).
-    """
-    if platform.source is None or not Path(platform.source).is_file():
-        return None
-    try:
-        routes = read_routes(platform.source)
-        master = _master_name(routes, platform)
-        if master is None:
-            raise UnsupportedRoute("cannot tell which host is the master")
-        machines = [m.name for m in platform.machines]
-        delays = MessageDelays(routes, master, machines[:mmax] if mmax else machines)
-        for machine in range(len(delays.machines)):  # every route now: fail here, not mid-run
-            delays.from_machine(machine)
-        return delays
-    except (UnsupportedRoute, KeyError, ValueError, OSError) as exc:
-        log.warning("platform %s: message latencies not modelled (%s); simulating as on a "
-                    "zero-latency platform", platform.source, exc)
-        return None
 
 
 def make_simulator(workloads: Sequence[Workload], platform: Platform, *,
                    events: Iterable[Any] = (), options: SimOptions | None = None,
                    on_record: Callable[[JobRecord], None] | None = None,
                    zero_latency: bool = False) -> Simulator:
-    """A :class:`LatencySimulator` if the platform's messages take time, else a :class:`Simulator`.
+    """The :class:`Simulator` with the latency driver if the platform's messages take time.
 
-    With ``zero_latency``, always a :class:`Simulator` (Batsim on a zero-latency platform).
+    With ``zero_latency``, always the zero-latency driver (Batsim on a zero-latency
+    platform).
     """
     if not zero_latency:
         delays = message_delays(platform, options.mmax if options else None)
@@ -125,6 +70,22 @@ def make_simulator(workloads: Sequence[Workload], platform: Platform, *,
                                     options=options, on_record=on_record)
     return Simulator(workloads, platform, events=events, options=options,
                      on_record=on_record)
+
+
+class LatencySimulator(Simulator):
+    """The one :class:`Simulator` with :class:`LatencyDriver`: a constructor kept by name.
+
+    It adds nothing to the engine; ``Simulator(..., driver=LatencyDriver.factory(delays))``
+    is the same.
+    """
+
+    def __init__(self, workloads: Sequence[Workload], platform: Platform,
+                 delays: MessageDelays, *, events: Iterable[Any] = (),
+                 options: SimOptions | None = None,
+                 on_record: Callable[[JobRecord], None] | None = None) -> None:
+        super().__init__(workloads, platform, events=events, options=options,
+                         on_record=on_record, driver=LatencyDriver.factory(delays))
+        self.delays = delays
 
 
 # ---------------------------------------------------------------------- actors
@@ -151,7 +112,7 @@ class _Actor:
 
     __slots__ = ("sim", "program")
 
-    def __init__(self, sim: LatencySimulator, program: Program) -> None:
+    def __init__(self, sim: LatencyDriver, program: Program) -> None:
         self.sim = sim
         self.program = program
 
@@ -189,20 +150,22 @@ def _restamp(events: list[t.Event], stamp: float) -> list[t.Event]:
     return [replace(e, timestamp=stamp) for e in events]  # type: ignore[type-var]
 
 
-class LatencySimulator(Simulator):
-    """:class:`Simulator` with Batsim's message latencies (see the module docstring).
+class LatencyDriver:
+    """Batsim's actors and server over a platform with latencies (module docstring).
 
-    Runtime complexity: O(log n) heap work per message, as :class:`Simulator`.
+    Runtime complexity: O(log n) heap work per message, as the zero-latency driver.
     """
 
-    def __init__(self, workloads: Sequence[Workload], platform: Platform,
-                 delays: MessageDelays, *, events: Iterable[Any] = (),
-                 options: SimOptions | None = None,
-                 on_record: Callable[[JobRecord], None] | None = None) -> None:
+    def __init__(self, parts: Parts, external_events: list[Any],
+                 delays: MessageDelays) -> None:
         self.delays = delays
-        self._workloads = list(workloads)
-        super().__init__(workloads, platform, events=events, options=options,
-                         on_record=on_record)
+        self._parts = parts
+        self._books = parts.books
+        self._queue = parts.queue
+        self._server = parts.server
+        self._decisions = parts.decisions
+        self._outbox = parts.books.outbox
+        self._external_events = external_events
         self._mailbox: deque[_Put] = deque()
         self._server_waiting = False
         self._sched_ready = False
@@ -210,6 +173,11 @@ class LatencySimulator(Simulator):
         self._scheduler: Scheduler | None = None
         self._job_submitters = 0
         self._event_submitters = 0
+
+    @classmethod
+    def factory(cls, delays: MessageDelays) -> Callable[[Parts, list[Any]], LatencyDriver]:
+        """The driver factory :class:`~.engine.Simulator` takes, for these delays."""
+        return partial(cls, delays=delays)
 
     # ------------------------------------------------------------ heap plumbing
     @property
@@ -220,9 +188,6 @@ class LatencySimulator(Simulator):
     def at(self, when: float, callback: Callable[[], None]) -> None:
         """Run ``callback`` at ``when`` (after what is already due then). O(log n)."""
         self._queue.schedule(_Call(callback), 0, at=when)
-
-    def _seed_queue(self) -> None:
-        """No heap events up front: the submitters are actors started by :meth:`run`."""
 
     # ------------------------------------------------------------ the server's mailbox
     def post(self, put: _Put) -> None:
@@ -255,8 +220,8 @@ class LatencySimulator(Simulator):
         if self._sched_ready and not self._mailbox and not self._ended:
             if self._outbox:
                 self._send()
-            elif self._can_end():
-                self._end(self._scheduler)  # type: ignore[arg-type]
+            elif self._books.can_end():
+                self._server.end(self._scheduler)  # type: ignore[arg-type]
                 self._ended = True
         if self._mailbox:
             self._transfer(self._mailbox.popleft())
@@ -265,31 +230,20 @@ class LatencySimulator(Simulator):
 
     def _send(self) -> None:
         """generate_and_send_message, then the REQ-REP actor with the scheduler's reply."""
-        events, self._outbox = self._outbox, []
+        events = tuple(self._outbox)
+        self._outbox.clear()
         self._sched_ready = False
-        reply = self._ask(events)
+        reply = self._server.ask(self._scheduler,  # type: ignore[arg-type]
+                                 t.Request(wire_time(self.now), events))
         self.at(self.now, _Actor(self, self._reply_program(reply)).step)
-
-    def _ask(self, events: list[t.Event]) -> t.Reply:
-        now = self.now
-        request = t.Request(wire_time(now), tuple(events))
-        if self._to_delete:
-            self._collect()
-        began = _time.perf_counter()
-        reply = self._scheduler(request)  # type: ignore[misc]
-        self._result.scheduling_time += _time.perf_counter() - began
-        self._result.nb_messages += 1
-        if not isinstance(reply, t.Reply):
-            raise InvalidDecision(f"the scheduler answered {type(reply).__name__}, not a Reply "
-                                  f"(message #{self._result.nb_messages}, t={now})")
-        return reply
 
     # ------------------------------------------------------------ actors' programs
     def _reply_program(self, reply: t.Reply) -> Program:
         """request_reply_scheduler_process: one message per decision, then SCHED_READY."""
         master = self.delays.from_master
+        handlers = self._decisions.handlers
         for decision in reply.decisions:
-            handler = self._handlers.get(type(decision))
+            handler = handlers.get(type(decision))
             if handler is None:
                 raise InvalidDecision(f"{type(decision).__name__} is not a decision Batsim "
                                       f"accepts (t={self.now})")
@@ -305,7 +259,7 @@ class LatencySimulator(Simulator):
         def apply() -> None:
             """The server applies the decision (a killer kills at once)."""
             handler(decision)
-            if self._kills:
+            if self._decisions.kills:
                 self._kill_now()
         return apply
 
@@ -314,10 +268,11 @@ class LatencySimulator(Simulator):
 
     def _kill_now(self) -> None:
         """killer_process: kills at once, reports KILLING_DONE from the master host."""
-        before = len(self._outbox)
-        self._perform_kills()
-        done = self._outbox[before:]
-        del self._outbox[before:]
+        outbox = self._outbox
+        before = len(outbox)
+        self._decisions.perform_kills()
+        done = outbox[before:]
+        del outbox[before:]
         self._report_later(self.delays.from_master, done)
 
     def _report_later(self, delay: tuple[float, float], events: list[t.Event],
@@ -349,12 +304,12 @@ class LatencySimulator(Simulator):
         yield _Put(master, self._job_submitter_bye)
 
     def _submission(self, specs: list[JobSpec]) -> Callable[[], None]:
-        return lambda: self.submit_static(specs)
+        return lambda: self._server.submit_static(specs)
 
     def _job_submitter_bye(self) -> None:
         self._job_submitters -= 1
         if self._job_submitters == 0:
-            self._static_done = True
+            self._books.static_done = True
             self._outbox.append(t.Notify(wire_time(self.now), _NO_MORE_JOBS))
 
     def _event_program(self, events: list[Any]) -> Program:
@@ -379,22 +334,23 @@ class LatencySimulator(Simulator):
         def occur() -> None:
             """The server receives the external events."""
             for event in events:
-                Simulator.on_external_event(self, event)
+                self._server.external_event(event)
         return occur
 
     def _event_submitter_bye(self) -> None:
         self._event_submitters -= 1
         if self._event_submitters == 0:
-            self._events_done = True
+            self._books.events_done = True
             self._outbox.append(t.Notify(wire_time(self.now), _NO_MORE_EVENTS))
 
     # ------------------------------------------------------------ heap events of the engine
     def on_job_end(self, job: SimJob) -> None:
         """The job's actor ends (bookkeeping now) and reports from its first machine."""
-        before = len(self._outbox)
-        super().on_job_end(job)
-        done = self._outbox[before:]
-        del self._outbox[before:]
+        outbox = self._outbox
+        before = len(outbox)
+        self._server.job_end(job)
+        done = outbox[before:]
+        del outbox[before:]
         first = job.alloc[0] if job.alloc is not None and len(job.alloc) else 0
         self._report_later(self.delays.from_machine(first), done)
 
@@ -405,46 +361,38 @@ class LatencySimulator(Simulator):
 
         def arrived() -> None:
             """The server receives WAITING_DONE: REQUESTED_CALL."""
-            self._waiters -= 1
+            self._books.waiters -= 1
             self._outbox.append(t.RequestedCall(wire_time(self.now)))
         self.post(_Put(self.delays.from_master, arrived))
 
     # ------------------------------------------------------------ the run
-    def run(self, scheduler: Scheduler) -> SimResult:
+    def run(self, scheduler: Scheduler) -> None:
         """Simulate until SIMULATION_ENDS, asking ``scheduler`` whenever Batsim would."""
-        if self._started:
-            raise ConfigError("a Simulator runs once; build a new one")
-        self._started = True
         self._scheduler = scheduler
-        began = _time.perf_counter()
         queue = self._queue
-        try:
-            by_workload: dict[str, list[JobSpec]] = {}
-            for spec in self._static:
-                by_workload.setdefault(spec.id.split("!", 1)[0], []).append(spec)
-            for name in sorted(by_workload):  # Batsim: one submitter per workload
-                self._job_submitters += 1
-                self.at(0.0, _Actor(self, self._submitter_program(by_workload[name])).step)
-            if self._external_events:
-                self._event_submitters = 1
-                self.at(0.0, _Actor(self, self._event_program(
-                    list(self._external_events))).step)
-            self.at(0.0, self._server_start)
-            while not self._ended:
-                if self._dirty and queue.peek() > queue.now:
-                    self._end_of_instant()  # once per instant, after its starts and ends
-                if queue.peek() == float("inf"):
-                    raise self._stuck()
-                queue.step()
-        finally:
-            self._result.simulation_time += _time.perf_counter() - began
-        return self.result()
+        by_workload: dict[str, list[JobSpec]] = {}
+        for spec in self._books.static:
+            by_workload.setdefault(spec.id.split("!", 1)[0], []).append(spec)
+        for name in sorted(by_workload):  # Batsim: one submitter per workload
+            self._job_submitters += 1
+            self.at(0.0, _Actor(self, self._submitter_program(by_workload[name])).step)
+        if self._external_events:
+            self._event_submitters = 1
+            self.at(0.0, _Actor(self, self._event_program(list(self._external_events))).step)
+        self.at(0.0, self._server_start)
+        ends = self._parts.ends
+        while not self._ended:
+            if ends.dirty and queue.peek() > queue.now:
+                ends.end_of_instant()  # once per instant, after its starts and ends
+            if queue.peek() == float("inf"):
+                raise self._server.stuck()
+            queue.step()
 
     def _server_start(self) -> None:
         """server_process: SIMULATION_BEGINS first, then receive."""
-        begins = self._simulation_begins()
-        reply = self._scheduler(t.Request(0.0, (begins,)))  # type: ignore[misc]
-        self._result.nb_messages += 1
+        begins = self._server.simulation_begins()
+        reply = self._server.ask(self._scheduler,  # type: ignore[arg-type]
+                                 t.Request(0.0, (begins,)))
         self.at(self.now, _Actor(self, self._reply_program(reply)).step)
         if self._mailbox:
             self._transfer(self._mailbox.popleft())

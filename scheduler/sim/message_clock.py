@@ -11,7 +11,10 @@ killer then finds a runtime of a few message times, not 0, so it writes executio
 where a runtime of exactly 0 would become its 1e-5 s epsilon.
 
 :class:`InstantMessages` counts the server's messages within the current instant (one
-per decision and one SCHED_READY per reply) and turns two counts into that runtime.
+per decision and one SCHED_READY per reply), notes at which message each job started
+and each kill was asked (:meth:`~InstantMessages.started`,
+:meth:`~InstantMessages.kill_asked`), and turns two counts into that runtime
+(:meth:`~InstantMessages.stopped`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ log = logging.getLogger(__name__)
 class InstantMessages:
     """Messages received by Batsim's server since the current instant began."""
 
-    __slots__ = ("_platform", "_delay", "at", "count", "base")
+    __slots__ = ("_platform", "_delay", "at", "count", "base", "_started", "_killed")
 
     def __init__(self, platform: Platform) -> None:
         self._platform = platform
@@ -36,6 +39,28 @@ class InstantMessages:
         self.at = -1.0
         self.count = 0
         self.base = 0.0
+        self._started: dict[str, tuple[float, int]] = {}  # job id -> (time, rank) of start
+        self._killed: dict[str, int] = {}  # job id -> rank of its KILL_JOB
+
+    def started(self, job_id: str, now: float) -> None:
+        """Job ``job_id`` starts at ``now``, at the current message. O(1)."""
+        self._started[job_id] = (now, self.count if now == self.at else 0)
+
+    def kill_asked(self, job_id: str, rank: int) -> None:
+        """A KILL_JOB of ``job_id`` came at message ``rank`` of the instant. O(1)."""
+        self._killed[job_id] = rank
+
+    def stopped(self, job_id: str, now: float, killed: bool) -> tuple[float, float] | None:
+        """A job stops at ``now``: Batsim's clock at its start and kill, if both were now.
+
+        None unless the job was ``killed`` at the instant it started (then its runtime
+        is a few message times, see the module docstring). Forgets the job. O(messages).
+        """
+        started = self._started.pop(job_id, None)
+        killed_at = self._killed.pop(job_id, None)
+        if not killed or started is None or started[0] != now:
+            return None
+        return self.clocks(now, started[1], started[1] if killed_at is None else killed_at)
 
     def tick(self, now: float) -> int:
         """One more message received at ``now``; its rank in the instant. O(1)."""
@@ -66,7 +91,7 @@ class InstantMessages:
         (0, 0) if the platform's routes are unknown.
         """
         if self._delay is None:
-            from batpolicy.scheduler.sim.latency import message_delays
+            from batpolicy.scheduler.sim.delays import message_delays
             delays = message_delays(self._platform)
             self._delay = delays.from_master if delays is not None else (0.0, 0.0)
         return self._delay

@@ -44,15 +44,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol
 
-from batpolicy.errors import ConfigError, InputError
+from batpolicy.errors import InputError
 from batpolicy.platforms.model import Platform
+from batpolicy.policies.toolkit.placement import is_preferred
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import JobFields
-from batpolicy.scheduler.placement import is_preferred
 
-__all__ = ["JOB_MODELS", "JobModel", "ModelContext", "PlacementModel", "ProfileModel",
-           "SpeedScaledModel",
-           "check_profile", "make_job_model"]
+__all__ = ["JobModel", "ModelContext", "PlacementModel", "ProfileModel", "SpeedScaledModel",
+           "check_profile"]
 
 #: Profile types whose tasks the models can run.
 LEAF_TYPES = frozenset({"delay", "parallel_homogeneous", "parallel_homogeneous_total",
@@ -377,7 +376,7 @@ class PlacementModel(JobModel):
     Seed 001 (mixed GPU/CPU racks) gives each job two runtimes: one where it runs best
     and one anywhere else. Here the profile's ``delay`` is the runtime on the preferred
     placement and the job field ``runtime_other`` the runtime off it; which allocations
-    are preferred is :func:`batpolicy.scheduler.placement.is_preferred` (MPI jobs inside
+    are preferred is :func:`batpolicy.policies.toolkit.placement.is_preferred` (MPI jobs inside
     one rack or cluster, GPU jobs on GPU machines, a ``preferred`` group), the rule the
     policies use too. A job without ``runtime_other`` runs its delay anywhere. Speeds do
     not matter; the walltime caps the end as in Batsim.
@@ -429,31 +428,3 @@ class PlacementModel(JobModel):
         runtime = job.mstate
         value = (now - job.start) / runtime if runtime > 0 else 1.0
         return {"profile_name": job.profile, "progress": min(value, 1.0)}
-
-
-#: Job models by name (``SimOptions.job_models`` / ``default_job_model``).
-JOB_MODELS: dict[str, type[JobModel]] = {ProfileModel.name: ProfileModel,
-                                         SpeedScaledModel.name: SpeedScaledModel,
-                                         PlacementModel.name: PlacementModel}
-
-
-def make_job_model(spec: str | JobModel) -> JobModel:
-    """A job model from its registry name, or the instance itself.
-
-    >>> make_job_model("speed").name
-    'speed'
-    """
-    if isinstance(spec, JobModel):
-        return spec
-    cls = JOB_MODELS.get(spec)
-    if cls is not None:
-        return cls()
-    if spec == "ptask":  # SimGrid's parallel-task model, apart: it builds on this module
-        from batpolicy.scheduler.sim.ptask.jobmodel import PtaskModel
-        return PtaskModel()
-    # the co-allocation models (bandwidth, fixed-penalty[:factor], ideal) live apart
-    from batpolicy.scheduler.sim.coalloc_models import COALLOC_MODELS, make_coalloc_model
-    if spec.partition(":")[0] in COALLOC_MODELS:
-        return make_coalloc_model(spec)
-    known = ", ".join(sorted([*JOB_MODELS, *COALLOC_MODELS, "ptask"]))
-    raise ConfigError(f"unknown job model {spec!r} (known: {known})")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from batpolicy.errors import ConfigError
-from batpolicy.scheduler import cli
+from batpolicy.scheduler.app import cli
 from batpolicy.scheduler.io import read_batsim_workload
 from batpolicy.scheduler.io.presets import PRESETS, parse_overrides, preset
 from batpolicy.scheduler.io.synth import GroupSpec, JobType, SynthSpec, generate

@@ -15,7 +15,7 @@ from batpolicy.errors import ConfigError, InputError
 from batpolicy.platforms import generators as gen
 from batpolicy.platforms.begins import platform_from_begins
 from batpolicy.platforms.xml import read_platform
-from batpolicy.scheduler.cli import main
+from batpolicy.scheduler.app.cli import main
 from batpolicy.scheduler.state import ClusterState
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)

@@ -17,9 +17,9 @@ import pytest
 from batpolicy.errors import ConfigError
 from batpolicy.policies.easy import EasyBackfilling
 from batpolicy.policies.registry import POLICIES, make_policy
+from batpolicy.policies.toolkit.allocation import ALLOCATORS
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.allocation import ALLOCATORS
 from batpolicy.scheduler.dispatch import Dispatcher
 
 CLUSTERS = {"a": (0, 3), "b": (4, 7)}

@@ -173,7 +173,7 @@ def test_parameters_are_checked() -> None:
 
 
 def test_simulate_command_with_the_bandwidth_model(tmp_path: Path) -> None:
-    from batpolicy.scheduler.cli import main
+    from batpolicy.scheduler.app.cli import main
     from batpolicy.scheduler.io.coalloc_traces import write_workload_json
 
     from clirun import read_jobs, restore_logging  # noqa: F401  (autouse fixture)

@@ -26,13 +26,13 @@ from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Machine, Platform
 from batpolicy.policies.deadline import mt_edf, tabu_search
 from batpolicy.policies.registry import make_policy
+from batpolicy.policies.toolkit.outcomes import JobOutcome, compute_metrics
+from batpolicy.policies.toolkit.plan import MachinePlan, Plan, PlannedJob
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.clock import MockClock
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.metrics import JobOutcome, compute_metrics
-from batpolicy.scheduler.plan import MachinePlan, Plan, PlannedJob
 from batpolicy.scheduler.sim import SimOptions, Simulator
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)
@@ -266,7 +266,7 @@ def test_whole_run_keeps_jobs_in_one_machine(policy: str, params: dict, seed: in
     late = compute_metrics(outcomes, nb_machines=result.nb_machines)["nb_late_jobs"]
     assert 0 < late < len(jobs)
     if policy != "edf":  # the policy's U_C (§3) is the metrics' count
-        assert pol.stats()["completed_late"] == late
+        assert pol.stats()["nb_completed_late"] == late
 
 
 def test_planned_starts_are_kept_when_estimates_are_exact() -> None:
@@ -327,7 +327,7 @@ def test_simulate_tabu_from_the_command_line(tmp_path: Path) -> None:
 
     Machines are clusters whose hosts carry ``group`` and ``speed`` properties.
     """
-    from batpolicy.scheduler.cli import main
+    from batpolicy.scheduler.app.cli import main
 
     clusters = "\n".join(CLUSTER.format(name=f"m{i}", last=cpus - 1, speed=speed)
                          for i, (cpus, speed) in enumerate([(2, 1e9), (4, 2e9), (1, 3e9)]))
@@ -379,7 +379,7 @@ def test_simulate_metrics_count_late_jobs_and_tardiness_of_deadline_policies(
     Machines m0 (1 CPU, 1 GFlop/s) and m1 (1 CPU, 2 GFlop/s); at t=0 a (10 s of work at
     1 GFlop/s, deadline 6), b (4 s, 3.5) and c (2 s, 20); d (1 s, no deadline) at 100.
     """
-    from batpolicy.scheduler.cli import main
+    from batpolicy.scheduler.app.cli import main
 
     clusters = "\n".join(CLUSTER.format(name=f"m{i}", last=0, speed=speed)
                          for i, speed in enumerate([1e9, 2e9]))
@@ -403,6 +403,6 @@ def test_simulate_metrics_count_late_jobs_and_tardiness_of_deadline_policies(
     assert metrics["mean_tardiness"] == pytest.approx(tardiness / 3)
     if policy != "edf":  # the policy's own U_C, T_C (§3) agree
         stats = metrics["policy_stats"]
-        assert (stats["completed_late"], stats["completed_tardiness"]) == (late, tardiness)
+        assert (stats["nb_completed_late"], stats["total_completed_tardiness"]) == (late, tardiness)
     if policy == "tabu":  # the one move tried (b to m1) was rejected
         assert (stats["nb_moves_tried"], stats["nb_moves_accepted"]) == (1, 0)

@@ -161,7 +161,7 @@ def test_branch_and_bound_visits_fewer_nodes_overall() -> None:
 
 
 def test_searches_run_on_snapshots_and_stats_reach_metrics(tmp_path: Path) -> None:
-    from batpolicy.scheduler.cli import main
+    from batpolicy.scheduler.app.cli import main
 
     platform = tmp_path / "racks.xml"
     assert main(["platform", "racks", "--racks", "4", "--nodes", "6", "--gpu-racks", "1",

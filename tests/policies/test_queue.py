@@ -1,6 +1,6 @@
 """``JobQueue``: jobs in key order (ties by arrival), whatever the adds and removes.
 
-The queue keeps (key, arrival, job) entries in one sorted list (policies/queue.py);
+The queue keeps (key, arrival, job) entries in one sorted list (policies/toolkit/queue.py);
 these tests drive it with random operations and compare it with a plain sort, and check
 the FCFS index that EASY's vectorised backfilling scan reads.
 """
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from batpolicy.policies.orders import ORDERS
-from batpolicy.policies.queue import JobQueue
+from batpolicy.policies.toolkit.orders import ORDERS
+from batpolicy.policies.toolkit.queue import JobQueue
 from batpolicy.scheduler.jobs import Job
 
 # (add?, job number): a job is added if absent and add? is true, removed if present and not
@@ -113,7 +113,7 @@ def test_the_scan_finds_what_a_job_by_job_pass_finds(steps: list, now: float, ah
                                                      nfree: int, nextra: int, after: int,
                                                      compact_min: int) -> None:
     """Adds (ranks in any order), removes, compactions and float boundaries: same job."""
-    with mock.patch("batpolicy.policies.queue._COMPACT_MIN", compact_min):
+    with mock.patch("batpolicy.policies.toolkit.queue._COMPACT_MIN", compact_min):
         _scan_and_compare(steps, now, ahead, nfree, nextra, after)
 
 
@@ -146,7 +146,7 @@ def test_a_backfilling_pass_finds_what_job_by_job_passes_find(
     Every call is compared with a job-by-job pass on the queue as it is then (slots of
     the jobs that left compacted away or not).
     """
-    with mock.patch("batpolicy.policies.queue._COMPACT_MIN", compact_min):
+    with mock.patch("batpolicy.policies.toolkit.queue._COMPACT_MIN", compact_min):
         _backfilling_pass(jobs, now, ahead, nfree, nextra, steps)
 
 

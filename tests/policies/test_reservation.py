@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from batpolicy.policies.reservation import (
+from batpolicy.policies.toolkit.reservation import (
     expected_releases,
     plan_reservation,
     whole_platform_reservation,

@@ -21,7 +21,7 @@ import pytest
 from batpolicy.errors import InputError
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.registry import make_policy
-from batpolicy.scheduler import cli
+from batpolicy.scheduler.app import cli
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.io.batsim_json import read_batsim_workload
 from batpolicy.scheduler.io.events import read_events

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Machine, Platform
+from batpolicy.policies.toolkit.allocation import ALLOCATORS, make_allocator
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.allocation import ALLOCATORS, make_allocator
 from batpolicy.scheduler.jobs import Job
 
 GROUPS = {"a": (0, 3), "b": (4, 5), "c": (6, 11), "gpu": (12, 13)}
@@ -176,7 +176,7 @@ def test_first_fit_walk_is_first_fit_group(layout: list[tuple[int, int]], free_i
     Groups are single intervals with gaps of ungrouped machines between them (``layout``
     = (gap before, size) per group), as ``lowest`` with ``one_group`` sees machines.
     """
-    from batpolicy.scheduler.allocation import first_fit_group, first_fit_walk
+    from batpolicy.policies.toolkit.allocation import first_fit_group, first_fit_walk
 
     bounds, at = [], 0
     for gap, width in layout:

@@ -1,4 +1,4 @@
-"""Per-machine plans (scheduler.plan).
+"""Per-machine plans (policies.toolkit.plan).
 
 Exact hand-made schedules, incremental updates equal to a recomputation from scratch,
 copies independent of the original, and the CPU count never exceeded under random
@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.plan import (
+from batpolicy.policies.toolkit.plan import (
     MachinePlan,
     Plan,
     PlannedJob,
     earliest_fit,
 )
+from batpolicy.protocol.intervals import MachineSet
 
 
 def job(name: str, res: int, work: float, deadline: float = math.inf, **kw: float) -> PlannedJob:

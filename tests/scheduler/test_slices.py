@@ -1,4 +1,4 @@
-"""The time-slice schedule of conservative backfilling (scheduler.plan.slices).
+"""The time-slice schedule of conservative backfilling (policies.toolkit.plan.slices).
 
 Hand-made first fits (a backfill into a hole that delays no reservation; a hole whose
 machines change over time), removals merging slices back, exact rational ties, and,
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from batpolicy.policies.toolkit.plan import SliceSchedule
+from batpolicy.policies.toolkit.plan.slices import HORIZON
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.plan import SliceSchedule
-from batpolicy.scheduler.plan.slices import HORIZON
 
 F = Fraction
 

@@ -349,9 +349,9 @@ def test_kill_of_a_job_completed_but_not_yet_reported_is_listed_without_progress
     done = SimJob("w0!a", "w0", 0.0, 1, None, "delay5", {"type": "delay", "delay": 5}, {})
     done.state = JobState.COMPLETED_SUCCESSFULLY
     sim.jobs["w0!a"] = done
-    sim._do_kill(t.KillJob(("w0!a",)))
-    sim._perform_kills()
-    assert sim._outbox == [t.JobKilled(0.0, ("w0!a",), {})]
+    sim.parts.decisions.apply(t.KillJob(("w0!a",)))
+    sim.parts.decisions.perform_kills()
+    assert sim.parts.books.outbox == [t.JobKilled(0.0, ("w0!a",), {})]
 
 
 # ------------------------------------------------------------------------------ calls

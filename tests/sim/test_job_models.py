@@ -310,3 +310,17 @@ def test_an_unknown_job_model_field_names_the_job_and_field() -> None:
     with pytest.raises(InputError, match="unknown job model 'quantum'") as info:
         Simulator([workload], platform(1e9))
     assert info.value.job == "w0!j" and info.value.field == "job_model"
+
+
+def test_the_one_registry_holds_every_model_under_its_own_name() -> None:
+    from batpolicy.scheduler.sim.registry import JOB_MODELS, make_job_model
+
+    assert sorted(JOB_MODELS) == ["bandwidth", "fixed-penalty", "ideal", "placement",
+                                  "profile", "speed"]
+    for name, cls in JOB_MODELS.items():
+        assert cls.name == name and isinstance(make_job_model(name), cls)
+    assert make_job_model("fixed-penalty:1.25").penalty == 1.25  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match="job model 'speed' takes no argument"):
+        make_job_model("speed:2")
+    with pytest.raises(ConfigError, match="wants a number"):
+        make_job_model("fixed-penalty:x")

@@ -30,7 +30,7 @@ from sim.test_transcript_fidelity import RecordedScheduler
 
 from batpolicy.errors import InvalidDecision
 from batpolicy.platforms.xml import read_platform
-from batpolicy.scheduler import cli
+from batpolicy.scheduler.app import cli
 from batpolicy.scheduler.io.batsim_json import read_batsim_workload
 from batpolicy.scheduler.io.outputs import format_job_row
 from batpolicy.scheduler.sim import SimOptions, Simulator

@@ -169,7 +169,7 @@ def test_an_end_moved_into_the_past_is_a_clear_error_naming_the_model() -> None:
 
 def test_without_an_instant_model_nothing_is_hinted_unless_asked() -> None:
     sim = Simulator([workload()], Platform.homogeneous(2))
-    assert not sim._moving
+    assert not sim.parts.ends.moving
     scheduler = StartAll()
     sim.run(scheduler)
     assert scheduler.completed == {"w0!a": (10.0, _OK, 0), "w0!b": (6.0, _OK, 0)}

@@ -55,19 +55,25 @@ def needs_ptask(profiles: Mapping[str, Mapping[str, Any]]) -> bool:
 
 
 class _WakeUp:
-    """The model's next event in the simulator's queue: it only makes the instant dirty."""
+    """The model's next event in the simulator's queue.
 
-    __slots__ = ("ctx", "seq")
+    It only makes the instant dirty, so that the moving-ends part runs the model's
+    :meth:`~PtaskModel.after_instant`.
+    """
 
-    def __init__(self, ctx: Any) -> None:
-        self.ctx = ctx
+    __slots__ = ("ends", "seq")
+
+    def __init__(self) -> None:
+        self.ends: Any = None  # the MovingEnds part, known from the first instant
         self.seq = -1
 
     def live(self, seq: int) -> bool:
+        """Only the latest wake-up counts."""
         return seq == self.seq
 
     def fire(self) -> None:
-        self.ctx._dirty = True
+        """The model's event is now."""
+        self.ends.dirty = True
 
 
 class PtaskModel(JobModel, InstantModel):
@@ -85,7 +91,9 @@ class PtaskModel(JobModel, InstantModel):
         self._runner: JobRunner | None = None
         self._pending: list[Any] = []
         self._mine: set[str] = set()
-        self._wake: _WakeUp | None = None
+        self._wake = _WakeUp()
+        self._queue: Any = None
+        self._storage_ids: list[int] = []
         self._natural: dict[str, tuple[JobState, int]] = {}
 
     # ------------------------------------------------------------------ checks
@@ -111,6 +119,7 @@ class PtaskModel(JobModel, InstantModel):
 
     # ------------------------------------------------------------------ the shared model
     def _setup(self, ctx: Any) -> JobRunner:
+        """The shared model of the run, from the Books (``ctx``) on the first job."""
         if self._runner is None:
             platform = ctx.platform
             if platform.source is None:
@@ -121,7 +130,9 @@ class PtaskModel(JobModel, InstantModel):
             except UnsupportedRoute as exc:
                 raise InputError(f"the parallel-task model cannot route this platform: {exc}",
                                  field=str(platform.source)) from None
-            names = [m.name for m in ctx._machine_info] + [m.name for m in ctx._storage_info]
+            compute = list(ctx.machines.names)
+            names = compute + [m.name for m in platform.storage]
+            self._storage_ids = list(range(len(compute), len(names)))
             missing = [n for n in names if n not in routes.host_cpu]
             if missing:
                 raise InputError(f"hosts {missing[:5]} are not in the platform file",
@@ -130,9 +141,9 @@ class PtaskModel(JobModel, InstantModel):
             def route(a: int, b: int) -> list[Any]:
                 return routes.links(names[a], names[b])
 
+            self._queue = ctx.queue
             self._runner = JobRunner(L07Model([routes.host_cpu[n] for n in names], route),
-                                     ctx._queue.now)
-            self._wake = _WakeUp(ctx)
+                                     ctx.queue.now)
         return self._runner
 
     def _is_mine(self, job: Any, ctx: Any) -> bool:
@@ -219,27 +230,26 @@ class PtaskModel(JobModel, InstantModel):
             if job.id in running:
                 done.extend(runner.start(job.id, self._leaves(job, ctx)))
         at = runner.next_time()
-        wake = self._wake
-        if wake is not None and at != float("inf"):
-            wake.seq = ctx._queue.schedule(wake, COMPLETION, at=at)
+        if at != float("inf"):
+            wake = self._wake
+            wake.ends = ctx
+            wake.seq = self._queue.schedule(wake, COMPLETION, at=at)
         return {job_id: now for job_id, _ in done if job_id in running}
 
     def _leaves(self, job: Any, ctx: Any) -> list[Any]:
         def definition(n: str) -> Mapping[str, Any]:
             return ctx.profile_definition(job.workload, n)
         executors = _executors(job)
-        storage_ids = list(range(len(ctx._machine_info),
-                                 len(ctx._machine_info) + len(ctx._storage_info)))
-        mapping = getattr(job, "storage_mapping", None)
+        mapping = job.storage_mapping
         return [(path, leaf_task(name, profile, executors, f"{job.workload}!{name}", mapping,
-                                 storage_ids))
+                                 self._storage_ids))
                 for path, name, profile in program(job.profile, job.profile_data, definition)]
 
 
 def _executors(job: Any) -> Sequence[int]:
     """The machine of each executor: the allocation, or its ``mapping`` in EXECUTE_JOB."""
     machines = list(job.alloc)
-    mapping = getattr(job, "mapping", None)
+    mapping = job.mapping
     if mapping:
         return [machines[mapping[rank]] for rank in sorted(mapping)]
     return machines

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from batpolicy.errors import ConfigError
-from batpolicy.scheduler.campaign.spec import RunSpec
+from batpolicy.scheduler.app.campaign.spec import RunSpec
 
 log = logging.getLogger(__name__)
 

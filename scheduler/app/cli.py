@@ -1,7 +1,8 @@
 """The ``batpolicy`` command line: serve, policies, simulate, fake-batsim, platform.
 
-``simulate`` and ``fake-batsim`` are defined with the simulator (:mod:`.sim.cli`),
-``platform`` with the platforms (:mod:`batpolicy.platforms.cli`).
+``simulate`` and ``fake-batsim`` are defined in :mod:`.sim_cli`, ``platform`` in
+:mod:`.platforms_cli`, the workload tools in :mod:`.io_cli`, ``plot`` in :mod:`.plot_cli`,
+``campaign`` in :mod:`.campaign.cli`.
 
 Every user error ends as one line on stderr and a non-zero status, never a traceback.
 """
@@ -103,19 +104,19 @@ def build_parser() -> argparse.ArgumentParser:
     policies = sub.add_parser("policies", help="list policies and their parameters")
     policies.set_defaults(run=_policies)
 
-    from batpolicy.scheduler.sim import cli as sim_cli
+    from batpolicy.scheduler.app import sim_cli
 
     sim_cli.add_commands(sub, add_policy_options)
-    from batpolicy.platforms import cli as platform_cli
+    from batpolicy.scheduler.app import platforms_cli as platform_cli
 
     platform_cli.add_command(sub)
-    from batpolicy.scheduler.campaign import cli as campaign_cli
+    from batpolicy.scheduler.app.campaign import cli as campaign_cli
 
     campaign_cli.add_commands(sub)
-    from batpolicy.scheduler import plot_cli
+    from batpolicy.scheduler.app import plot_cli
 
     plot_cli.add_commands(sub)
-    from batpolicy.scheduler.io import cli as workload_cli
+    from batpolicy.scheduler.app import io_cli as workload_cli
 
     workload_cli.add_commands(sub)
     return parser

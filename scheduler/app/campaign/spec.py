@@ -54,8 +54,6 @@ from typing import Any
 
 from batpolicy.errors import InputError
 
-#: Run keys whose value is a path (resolved against the campaign file's folder).
-PATH_KEYS = frozenset({"workload", "workloads", "platform", "events"})
 #: Every key a run may have, with its type check.
 RUN_KEYS: Mapping[str, type | tuple[type, ...]] = {
     "policy": str, "params": dict, "workload": str, "workloads": list, "platform": str,

@@ -14,9 +14,9 @@ log = logging.getLogger(__name__)
 
 def _campaign(args: argparse.Namespace) -> int:
     from batpolicy.policies.registry import available_policies
-    from batpolicy.scheduler.campaign.executors import make_executor
-    from batpolicy.scheduler.campaign.runner import pending, run_campaign
-    from batpolicy.scheduler.campaign.spec import load_campaign
+    from batpolicy.scheduler.app.campaign.executors import make_executor
+    from batpolicy.scheduler.app.campaign.runner import pending, run_campaign
+    from batpolicy.scheduler.app.campaign.spec import load_campaign
 
     campaign = load_campaign(args.file, args.output)
     policies = available_policies()

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from batpolicy.scheduler.campaign.executors import Executor
-from batpolicy.scheduler.campaign.spec import Campaign, RunSpec
-from batpolicy.scheduler.campaign.task import read_row, run_dir, run_task
+from batpolicy.scheduler.app.campaign.executors import Executor
+from batpolicy.scheduler.app.campaign.spec import Campaign, RunSpec
+from batpolicy.scheduler.app.campaign.task import read_row, run_dir, run_task
 
 log = logging.getLogger(__name__)
 

@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.scheduler.io.cli import SIZES, add_transform_options, transform_spec
+from batpolicy.scheduler.app.io_cli import SIZES, add_transform_options, transform_spec
 
 if TYPE_CHECKING:  # imported where used: `batpolicy --help` must not load the simulator
     from batpolicy.protocol import types as t
+    from batpolicy.scheduler.io.inputs import InputSpec
+    from batpolicy.scheduler.io.outputs import OutputPaths
     from batpolicy.scheduler.sim.engine import Simulator
     from batpolicy.scheduler.sim.options import SimOptions
-    from batpolicy.scheduler.sim.run import InputSpec, OutputPaths
     from batpolicy.scheduler.state import ClusterState
 
 __all__ = ["add_commands"]
@@ -107,7 +108,7 @@ def _add_outputs(p: argparse.ArgumentParser) -> None:
 
 
 def _input_spec(args: argparse.Namespace) -> InputSpec:
-    from batpolicy.scheduler.sim.run import InputSpec
+    from batpolicy.scheduler.io.inputs import InputSpec
 
     status = None
     if args.status:
@@ -142,7 +143,7 @@ def _job_models(specs: list[str]) -> dict[str, Any]:
     >>> _job_models(["speed", "w1=placement"])
     {'default_job_model': 'speed', 'job_models': {'w1': 'placement'}}
     """
-    from batpolicy.scheduler.sim.models import make_job_model
+    from batpolicy.scheduler.sim.registry import make_job_model
 
     default, per_workload = "profile", {}
     for spec in specs:
@@ -159,7 +160,7 @@ def _job_models(specs: list[str]) -> dict[str, Any]:
 
 
 def _paths(args: argparse.Namespace) -> OutputPaths:
-    from batpolicy.scheduler.sim.run import OutputPaths
+    from batpolicy.scheduler.io.outputs import OutputPaths
 
     return OutputPaths.with_prefix(args.export) if args.export else \
         OutputPaths.in_dir(args.output_dir)
@@ -168,8 +169,9 @@ def _paths(args: argparse.Namespace) -> OutputPaths:
 def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
          options: SimOptions, describe: dict[str, Any], state: ClusterState | None = None,
          **hooks: Any) -> int:
+    from batpolicy.scheduler.io.inputs import load_inputs
     from batpolicy.scheduler.sim.latency import make_simulator
-    from batpolicy.scheduler.sim.run import load_inputs, output_layout, run_simulation
+    from batpolicy.scheduler.sim.run import output_layout, run_simulation
 
     if not args.bsld_tau > 0:  # max(run, tau) divides: a zero-length job would give 0/0
         raise ConfigError(f"--bsld-tau must be > 0 s, got {args.bsld_tau}")
@@ -243,16 +245,8 @@ def _simulate(args: argparse.Namespace) -> int:
         log.info("policy '%s' registers jobs: simulating with --enable-dynamic-jobs",
                  args.policy)
     dispatcher = Dispatcher(policy, paranoid=args.paranoid)
-    hint = None
-    if args.expected_ends == "model":
-        state = dispatcher.state
-
-        def hint(job_id: str, end: float) -> None:
-            """The planned end, in the policy's state (not a Batsim message)."""
-            job = state.jobs.get(job_id)
-            if job is not None and job.start is not None and job.id in state.running:
-                state.move_expected_end(job, end)
-
+    # the simulator's planned ends reach the policy's state through its dispatcher
+    hint = dispatcher.move_expected_end if args.expected_ends == "model" else None
     return _run(args, dispatcher.handle, _sim_options(args, dynamic=dynamic),
                 {"policy": args.policy, "params": dict(policy.params),
                  "job_model": args.job_model or ["profile"],

@@ -1,6 +1,6 @@
 """Queue orders: the keys a policy's ``order`` parameter selects.
 
-Apart from :mod:`batpolicy.policies.queue` (whose FCFS index needs numpy) so that a policy
+Apart from :mod:`batpolicy.policies.toolkit.queue` (whose FCFS index needs numpy) so that a policy
 that only sorts its queue, as :mod:`batpolicy.policies.fcfs` does, imports no numpy:
 ``serve --policy fcfs`` reaches its socket with 0.07-0.08 s of CPU instead of 0.19-0.21 s
 (numpy's import and OpenBLAS's thread pool; docs/performance.md).

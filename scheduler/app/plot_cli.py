@@ -1,4 +1,4 @@
-"""``batpolicy plot``: the command line of :mod:`batpolicy.scheduler.plot`."""
+"""``batpolicy plot``: the command line of :mod:`batpolicy.scheduler.app.plot`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from batpolicy.errors import ConfigError
 
 
 def _plot(args: argparse.Namespace) -> int:
-    from batpolicy.scheduler import plot
+    from batpolicy.scheduler.app import plot
 
     paths = [Path(p) for p in args.paths]
     first = paths[0]

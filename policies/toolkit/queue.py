@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from batpolicy.policies.orders import fcfs_key
+from batpolicy.policies.toolkit.orders import fcfs_key
 from batpolicy.scheduler.jobs import Job, JobStatus
 
 #: Below this many queued jobs a plain Python pass is cheaper than the vectorised scan.

@@ -11,7 +11,7 @@ backfilled job may use a reserved machine only if it ends (by its walltime) at o
 the shadow time; otherwise it must fit in the non-reserved free machines, which is the
 "extra processors" rule expressed on machines instead of counts.
 
-With an allocator other than plain lowest ids (:mod:`batpolicy.scheduler.allocation`,
+With an allocator other than plain lowest ids (:mod:`batpolicy.policies.toolkit.allocation`,
 e.g. one group per job), the shadow time is the earliest expected release after which
 the *allocator* finds machines for the head among those free then, and the reservation
 holds exactly the machines it chose: machines the head can really use, so the rule
@@ -27,16 +27,16 @@ from dataclasses import dataclass
 from heapq import merge
 
 from batpolicy.platforms.model import Platform
-from batpolicy.policies.queue import JobQueue
-from batpolicy.protocol.intervals import MachineSet
-from batpolicy.protocol.types import ExecuteJob
-from batpolicy.records import slot_init
-from batpolicy.scheduler.allocation import (
+from batpolicy.policies.toolkit.allocation import (
     Allocator,
     allocate_or_lowest,
     is_plain_lowest,
     take_lowest,
 )
+from batpolicy.policies.toolkit.queue import JobQueue
+from batpolicy.protocol.intervals import MachineSet
+from batpolicy.protocol.types import ExecuteJob
+from batpolicy.records import slot_init
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.view import PolicyView
 
@@ -212,7 +212,7 @@ def plan_allocated_reservation(job: Job, now: float, free: MachineSet,
     union per release up to the shadow time, one allocator call per instant tried.
 
     >>> from batpolicy.platforms.model import Machine, Platform
-    >>> from batpolicy.scheduler.allocation import make_allocator
+    >>> from batpolicy.policies.toolkit.allocation import make_allocator
     >>> two_racks = Platform([Machine(i, f"m{i}", cluster=f"r{i // 4}") for i in range(8)])
     >>> head = Job("w0!1", 0.0, 3, 10.0, "p", seq=1)
     >>> r = plan_allocated_reservation(head, 0.0, MachineSet.of(0, 1, 4, 5),

@@ -27,7 +27,7 @@ makes batsched's ``conservative_bf`` decisions:
 
 A reservation is *state*: it stays where it was made until the job is removed (its end,
 or a compression re-inserting it), which is what lets a backfilled job never delay an
-earlier one. (The order-derived plans of :mod:`batpolicy.scheduler.plan.machines`
+earlier one. (The order-derived plans of :mod:`batpolicy.policies.toolkit.plan.machines`
 recompute every planned start from the queue order instead; re-placing all jobs from
 scratch in queue order is *not* conservative backfilling's compression, where jobs later
 in the queue keep their old reservations while an earlier one is re-inserted.)
@@ -43,8 +43,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
+from batpolicy.policies.toolkit.allocation import take_lowest
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.allocation import take_lowest
 
 __all__ = ["HORIZON", "Allocation", "SliceSchedule", "TimeSlice"]
 

@@ -11,7 +11,7 @@ parameter does):
 * ``requeue`` — kill it, and once Batsim acknowledges the kill (JOB_KILLED), register a
   copy that starts from scratch and waits in the queue like a new submission: pybatsim's
   ``resubmit_job`` convention (PROTOCOL.md §1.6) with the copy machinery of redirection
-  (:mod:`batpolicy.policies.redirection.copies`: same res, walltime and subtime, metadata
+  (:mod:`batpolicy.policies.toolkit.copies`: same res, walltime and subtime, metadata
   ``parent=<id>``, so metrics count each user job once). A job that completed on its own
   before the kill acted is not requeued. Needs ``--enable-dynamic-jobs`` and
   ``--acknowledge-dynamic-jobs`` (the acknowledgement is the message in which the copy
@@ -30,7 +30,7 @@ import logging
 from collections.abc import Iterable
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.redirection.copies import SAME_WORKLOAD, CopyPlanner
+from batpolicy.policies.toolkit.copies import SAME_WORKLOAD, CopyPlanner
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.jobs import Job, JobStatus

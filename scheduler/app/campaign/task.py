@@ -1,7 +1,7 @@
 """One campaign run: a :class:`~.spec.RunSpec` through the product's readers and simulator.
 
 :func:`run_task` is what a worker executes, in a local process or on a Dask worker: it
-reads the inputs with :func:`~batpolicy.scheduler.sim.run.load_inputs`, simulates with
+reads the inputs with :func:`~batpolicy.scheduler.io.inputs.load_inputs`, simulates with
 the registered policy through the one :class:`~batpolicy.scheduler.dispatch.Dispatcher`,
 writes the run's ``jobs.csv``, ``schedule.csv`` and ``metrics.json`` in its own folder,
 and last, atomically, ``row.json``: the run's row of the results table. A run whose
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import BatpolicyError
-from batpolicy.scheduler.campaign.spec import RunSpec, transform_spec
+from batpolicy.scheduler.app.campaign.spec import RunSpec, transform_spec
 
 log = logging.getLogger(__name__)
 
@@ -52,15 +52,11 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     """
     from batpolicy.policies.registry import make_policy
     from batpolicy.scheduler.dispatch import Dispatcher
+    from batpolicy.scheduler.io.inputs import InputSpec, load_inputs
+    from batpolicy.scheduler.io.outputs import OutputPaths
     from batpolicy.scheduler.sim.engine import Simulator
     from batpolicy.scheduler.sim.options import SimOptions
-    from batpolicy.scheduler.sim.run import (
-        InputSpec,
-        OutputPaths,
-        load_inputs,
-        output_layout,
-        run_simulation,
-    )
+    from batpolicy.scheduler.sim.run import output_layout, run_simulation
 
     folder = run_dir(Path(output), spec)
     folder.mkdir(parents=True, exist_ok=True)
@@ -114,7 +110,7 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
 
 
 def read_cached(path: str, name: str, spec: Any) -> Any:
-    """The workload file read as :func:`~batpolicy.scheduler.sim.run.read_workload` does.
+    """The workload file read as :func:`~batpolicy.scheduler.io.inputs.read_workload` does.
 
     From this process's small cache when the same file (same size and time of change)
     was read with the same selection: a campaign's many runs on one trace (weeks, load
@@ -134,7 +130,7 @@ def read_cached(path: str, name: str, spec: Any) -> Any:
 def _read_cached(path: str, name: str, _size: int, _mtime: int, lenient: bool,
                  max_jobs: int | None, start: float | None, end: float | None,
                  status_filter: frozenset[int] | None, size: str, transform: Any) -> Any:
-    from batpolicy.scheduler.sim.run import InputSpec, read_workload
+    from batpolicy.scheduler.io.inputs import InputSpec, read_workload
 
     return read_workload(path, name, InputSpec(
         lenient=lenient, max_jobs=max_jobs, start=start, end=end, status_filter=status_filter,
@@ -234,10 +230,17 @@ def _nested(stats: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
 def _is_timing(key: str) -> bool:
     """Wall-clock figures (milliseconds, rates, wall times), not simulated ones.
 
-    >>> _is_timing("decision_time_p99_ms"), _is_timing("nb_decisions")
+    A policy timer's figures (``stat.decision_time_ms.p99``, docs/metrics.md) are
+    timings; their ``.count`` is not (it counts decisions, the same every run).
+
+    >>> _is_timing("stat.decision_time_ms.p99"), _is_timing("stat.decision_time_ms.count")
     (True, False)
+    >>> _is_timing("nb_decisions"), _is_timing("wall_time_s")
+    (False, True)
     """
     low = key.lower()
+    if "_ms." in low:
+        return not low.endswith(".count")
     return low in TIMING_KEYS or "wall" in low or low.endswith(("_ms", "per_second"))
 
 

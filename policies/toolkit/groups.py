@@ -10,7 +10,7 @@ merged). Without any of these every host belongs to one machine.
 
 :func:`take_within_one_group` is the allocation rule the queue baselines use when a job
 must stay inside one machine (``one_group``); the allocator strategies
-(``scheduler.allocation``, ``WithinOneGroup``) can absorb it.
+(``toolkit.allocation``, ``WithinOneGroup``) can absorb it.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from batpolicy.policies.toolkit.allocation import take_lowest
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.allocation import take_lowest
 
 __all__ = ["MachineGroup", "fastest_first", "machine_groups", "take_within_one_group"]
 
@@ -43,10 +43,10 @@ def machine_groups(state: Any) -> list[MachineGroup]:
     """The machines of the platform in order of their first host id.
 
     Groups of kind ``machine`` when the platform has them; else every group it has
-    (clusters, racks: :func:`~batpolicy.scheduler.placement.platform_groups`); else one
+    (clusters, racks: :func:`~batpolicy.policies.toolkit.placement.platform_groups`); else one
     machine of all hosts. A machine's speed is its slowest host's. Runtime: O(h) hosts.
     """
-    from batpolicy.scheduler.placement import platform_groups
+    from batpolicy.policies.toolkit.placement import platform_groups
 
     platform = state.platform
     groups = list(platform_groups(platform).values())

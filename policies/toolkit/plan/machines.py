@@ -22,7 +22,7 @@ is never exceeded at any time. Two placement rules share that code:
   earlier one is inserted before it).
 
 Conservative backfilling (every waiting job *holds* its reservation, on specific
-machines) is the other plan of this package, :mod:`batpolicy.scheduler.plan.slices`:
+machines) is the other plan of this package, :mod:`batpolicy.policies.toolkit.plan.slices`:
 its reservations are state kept between decisions, not recomputed from an order.
 
 Plans are cheap to copy (:meth:`Plan.copy`: lists of references, O(n)), so searches
@@ -505,10 +505,6 @@ class Plan:
         """Whether the job is planned or running in this plan. Runtime complexity: O(1)."""
         return job_id in self._where
 
-    def machine_of(self, job_id: str) -> int:
-        """Index of the machine holding the job. Runtime complexity: O(1)."""
-        return self._where[job_id]
-
     def planned(self) -> Iterator[tuple[int, PlannedJob]]:
         """Every planned (not running) job with its machine index. Runtime complexity: O(n)."""
         for i, machine in enumerate(self.machines):
@@ -539,17 +535,6 @@ class Plan:
         machine = self.machines[i]
         position = machine.index(job_id)
         return machine.pop(position), i, position
-
-    def put_machine(self, index: int, machine: MachinePlan) -> None:
-        """Replace machine ``index`` by ``machine`` (a saved copy, to undo a trial move).
-
-        Runtime complexity: O(n_i) to record where its jobs are.
-        """
-        self.machines[index] = machine
-        for job in machine.queue:
-            self._where[job.id] = index
-        for job_id in machine.running:
-            self._where[job_id] = index
 
     def start(self, job_id: str, now: float) -> float:
         """A planned job starts now; return its planned end. Runtime complexity: O(n_i)."""

@@ -4,21 +4,21 @@ Two plans, one per kind of schedule the papers describe, both kept incrementally
 between decisions and read by the policies through planned starts ("start the jobs
 whose planned start is now"):
 
-- :mod:`~batpolicy.scheduler.plan.machines`: *order-derived* per-machine resource
+- :mod:`~batpolicy.policies.toolkit.plan.machines`: *order-derived* per-machine resource
   schedules (Klusáček, Matyska & Rudová 2007, §3): a machine's queue is an order, and
   every planned start is computed from it on CPU counts; searches (MT-EDF, Tabu search)
   move jobs in the order and evaluate copies. Used by ``mt-edf``, ``tabu``, ``edf``,
   ``fcfs``/``easy`` of the deadline setting.
-- :mod:`~batpolicy.scheduler.plan.slices`: *reservation-holding* time slices of machine
+- :mod:`~batpolicy.policies.toolkit.plan.slices`: *reservation-holding* time slices of machine
   ids (Mu'alem & Feitelson 2001, §2; batsched's ``Schedule``): each job's reservation on
   specific machines is kept until it is removed, and compression re-inserts jobs one at
   a time while the others keep theirs. Used by ``conservative``.
 
-The names of :mod:`~batpolicy.scheduler.plan.machines` are re-exported here
-(``from batpolicy.scheduler.plan import Plan``).
+The names of :mod:`~batpolicy.policies.toolkit.plan.machines` are re-exported here
+(``from batpolicy.policies.toolkit.plan import Plan``).
 """
 
-from batpolicy.scheduler.plan.machines import (
+from batpolicy.policies.toolkit.plan.machines import (
     EPS,
     MachinePlan,
     Plan,
@@ -26,7 +26,7 @@ from batpolicy.scheduler.plan.machines import (
     earliest_fit,
     reserve,
 )
-from batpolicy.scheduler.plan.slices import Allocation, SliceSchedule, TimeSlice
+from batpolicy.policies.toolkit.plan.slices import Allocation, SliceSchedule, TimeSlice
 
 __all__ = ["EPS", "Allocation", "MachinePlan", "Plan", "PlannedJob", "SliceSchedule",
            "TimeSlice", "earliest_fit", "reserve"]

@@ -1,0 +1,97 @@
+"""The parts the engine is built from, and how they are wired for one run.
+
+Each part is an object with a narrow public interface; none shares another's private
+state. What they share is the Batsim side's data, :class:`~.books.Books`, through its
+named fields:
+
+- :class:`~.core.EventQueue`: the clock and the heap (SimPy's ``Environment``);
+- :class:`~.books.Books`: Batsim's jobs, profiles, machines, open counts, the outbox;
+- :class:`~.model_choice.ModelChoice`: which job model runs each job (:mod:`.registry`);
+- :class:`~.instant.MovingEnds`: each running job's planned completion, and the
+  once-per-instant hook that may move it (instant models, the end listener);
+- :class:`~.message_clock.InstantMessages`: Batsim's clock between the messages of one
+  zero-latency instant;
+- :class:`~.accounting.Accounting`: job records and run totals;
+- :class:`~.decisions.DecisionApplier`: Batsim's reaction to each decision;
+- :class:`~.server.Server`: Batsim's reaction to its actors' messages, and the talk
+  with the scheduler.
+
+A driver (:class:`~.zero_latency.ZeroLatencyDriver`, :class:`~.latency.LatencyDriver`)
+decides when each reaction happens; it is the target of the heap events, bound here
+with :meth:`Parts.bind`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from batpolicy import __version__
+from batpolicy.errors import ConfigError
+from batpolicy.platforms.model import Platform
+from batpolicy.scheduler.io.model import Workload
+from batpolicy.scheduler.io.result import JobRecord, SimResult
+from batpolicy.scheduler.sim.accounting import Accounting
+from batpolicy.scheduler.sim.actors import Reactions
+from batpolicy.scheduler.sim.bookkeeping import Machines
+from batpolicy.scheduler.sim.books import Books, by_submission
+from batpolicy.scheduler.sim.core import EventQueue
+from batpolicy.scheduler.sim.decisions import DecisionApplier
+from batpolicy.scheduler.sim.instant import InstantModel, MovingEnds
+from batpolicy.scheduler.sim.message_clock import InstantMessages
+from batpolicy.scheduler.sim.model_choice import ModelChoice, with_default_model
+from batpolicy.scheduler.sim.options import SimOptions
+from batpolicy.scheduler.sim.server import Server
+
+__all__ = ["Parts"]
+
+
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """One run's parts (module docstring), built by :meth:`build`."""
+
+    queue: EventQueue
+    books: Books
+    models: ModelChoice
+    ends: MovingEnds
+    messages: InstantMessages
+    accounting: Accounting
+    decisions: DecisionApplier
+    server: Server
+
+    @classmethod
+    def build(cls, workloads: Sequence[Workload], platform: Platform, options: SimOptions,
+              on_record: Callable[[JobRecord], None] | None) -> Parts:
+        """Wire the parts of a run: the machines kept (``mmax``), workloads loaded, checked.
+
+        Runtime complexity: O(jobs log jobs) to sort the static jobs.
+        """
+        machine_info = list(platform.machines)
+        if options.mmax is not None:
+            machine_info = machine_info[:options.mmax]
+        if not machine_info:
+            raise ConfigError("the platform has no compute machine")
+        instant = options.instant_model
+        if instant is not None and not isinstance(instant, InstantModel):
+            raise ConfigError(f"instant_model must be an InstantModel, got {instant!r}")
+        queue = EventQueue()
+        machines = Machines([m.name for m in machine_info],
+                            [float(m.speed) for m in machine_info])
+        books = Books(queue, options, platform, machines)
+        models = ModelChoice(with_default_model(options, workloads))
+        ends = MovingEnds(queue, books, [instant, *models.configured()])
+        models.on_instant_model = ends.add_model
+        messages = InstantMessages(platform)
+        result = SimResult(nb_machines=machines.n, batsim_version=(
+            options.batsim_version or f"batpolicy-{__version__}"))
+        accounting = Accounting(books, ends, messages, result, on_record)
+        decisions = DecisionApplier(books, ends, accounting, models, messages)
+        server = Server(books, models, accounting, ends, platform, machine_info)
+        books.static = by_submission(server.load(workloads))
+        books.static_done = not workloads
+        return cls(queue, books, models, ends, messages, accounting, decisions, server)
+
+    def bind(self, driver: Reactions) -> None:
+        """Make ``driver`` the target of job completions and CALL_ME_LATER wake-ups."""
+        self.ends.completions = driver
+        self.decisions.waiters = driver

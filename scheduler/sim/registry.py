@@ -1,0 +1,123 @@
+"""The single job-model registry: name → class, open to plug-ins like the policies.
+
+It feeds ``--job-model``, :attr:`SimOptions.job_models` / ``default_job_model`` and a
+job's ``job_model`` field. Our models are listed below by ``module:Class`` under
+``batpolicy.scheduler.sim`` (known without importing any model); other installed
+packages add theirs through the entry-point group ``batpolicy.job_models``
+(``name = "package.module:Class"``), the mechanism ``batpolicy.policies`` uses for
+policies (:mod:`batpolicy.policies.registry`): a newcomer's job model is one new file in
+its own package plus one entry point, no edit here.
+
+A spec is ``name`` or ``name:argument``; a class that takes an argument (e.g.
+``fixed-penalty:1.25``) says so with a ``from_argument(text)`` class method.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from batpolicy.errors import ConfigError
+
+if TYPE_CHECKING:
+    from batpolicy.scheduler.sim.models import JobModel
+
+__all__ = ["ENTRY_POINT_GROUP", "JOB_MODELS", "available_job_models", "make_job_model"]
+
+log = logging.getLogger(__name__)
+
+#: The entry-point group through which other packages register job models.
+ENTRY_POINT_GROUP = "batpolicy.job_models"
+
+#: Our job models: name -> ``module:Class`` under ``batpolicy.scheduler.sim``.
+_LOCATIONS: dict[str, str] = {
+    "profile": "models:ProfileModel",
+    "speed": "models:SpeedScaledModel",
+    "placement": "models:PlacementModel",
+    "bandwidth": "coalloc_models:BandwidthModel",
+    "fixed-penalty": "coalloc_models:FixedPenaltyModel",
+    "ideal": "coalloc_models:IdealModel",
+    "ptask": "ptask.jobmodel:PtaskModel",
+}
+
+
+class _Registry(Mapping[str, "type[JobModel]"]):
+    """Read-only name -> job model class; importing a model's module on first access."""
+
+    def __getitem__(self, name: str) -> type[JobModel]:
+        module, _, cls = _LOCATIONS[name].partition(":")
+        return getattr(importlib.import_module(f"batpolicy.scheduler.sim.{module}"), cls)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_LOCATIONS)
+
+    def __len__(self) -> int:
+        return len(_LOCATIONS)
+
+    def __contains__(self, name: object) -> bool:
+        return name in _LOCATIONS
+
+
+#: Our job models by name (tests/sim/test_job_models.py checks each class's ``name``).
+JOB_MODELS: Mapping[str, type[JobModel]] = _Registry()
+
+def available_job_models() -> Mapping[str, type[JobModel]]:
+    """Our job models, plus those other installed packages register as entry points.
+
+    A plug-in whose name is taken by one of ours, that fails to import or that is not a
+    :class:`~batpolicy.scheduler.sim.models.JobModel` subclass is skipped with a warning
+    naming it (never a traceback). Runtime complexity: one scan of the installed
+    distributions' metadata.
+    """
+    from importlib import metadata
+
+    from batpolicy.scheduler.sim.models import JobModel
+
+    found: dict[str, type[JobModel]] = dict(JOB_MODELS)
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in JOB_MODELS:
+            log.warning("job model plug-in '%s' (%s) ignored: the name is taken by "
+                        "batpolicy's own job model", ep.name, ep.value)
+            continue
+        try:
+            cls = ep.load()
+        except Exception as exc:  # a broken plug-in must not break every run
+            log.warning("job model plug-in '%s' (%s) cannot be loaded: %s: %s", ep.name,
+                        ep.value, type(exc).__name__, exc)
+            continue
+        if not (isinstance(cls, type) and issubclass(cls, JobModel)):
+            log.warning("job model plug-in '%s' (%s) is not a JobModel subclass", ep.name,
+                        ep.value)
+            continue
+        if not cls.name:
+            cls.name = ep.name
+        found[ep.name] = cls
+    return MappingProxyType(found)
+
+
+def make_job_model(spec: str | JobModel) -> JobModel:
+    """A job model from its registry spec (``name`` or ``name:argument``), or the instance.
+
+    >>> make_job_model("speed").name
+    'speed'
+    >>> make_job_model("fixed-penalty:1.5").penalty
+    1.5
+    """
+    from batpolicy.scheduler.sim.models import JobModel
+
+    if isinstance(spec, JobModel):
+        return spec
+    name, sep, argument = spec.partition(":")
+    models = JOB_MODELS if name in JOB_MODELS else available_job_models()
+    cls = models.get(name)
+    if cls is None:
+        raise ConfigError(f"unknown job model {spec!r} (known: {', '.join(sorted(models))})")
+    if not sep:
+        return cls()
+    from_argument = getattr(cls, "from_argument", None)
+    if from_argument is None:
+        raise ConfigError(f"job model {name!r} takes no argument, got {spec!r}")
+    return from_argument(argument)
