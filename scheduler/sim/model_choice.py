@@ -96,8 +96,10 @@ class ModelChoice:
             try:
                 model.check(workload.name, profile, workload.profiles)
             except InputError as exc:
-                exc.path = exc.path or workload.source
-                raise
+                if exc.path or not workload.source:
+                    raise
+                raise InputError(exc.detail, path=workload.source, line=exc.line, job=exc.job,
+                                 field=exc.field) from None
 
     def stats(self) -> dict[str, Any]:
         """Statistics of the configured models that keep some (co-allocation penalty...)."""

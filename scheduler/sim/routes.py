@@ -244,6 +244,10 @@ class _Builder:
                     self.hosts[name] = (speed, 1)
             elif tag == "host_link":
                 name = child.get("id", "")
+                for key in ("up", "down"):
+                    if child.get(key, "") not in self.links:
+                        raise UnsupportedRoute(f"host_link of {name}: link "
+                                               f"'{child.get(key, '')}' is not declared")
                 zone.private[name] = self.links[child.get("up", "")][0]
                 zone.private_down[name] = self.links[child.get("down", "")][1]
             elif tag in ("route", "zoneRoute", "ASroute"):
@@ -282,7 +286,11 @@ class _Builder:
         for ctn in node:
             if ctn.tag != "link_ctn":
                 continue
-            up, down = self.links[ctn.get("id", "")]
+            link = ctn.get("id", "")
+            if link not in self.links:
+                raise UnsupportedRoute(f"route {node.get('src')} -> {node.get('dst')} crosses "
+                                       f"link '{link}', which is not declared before it")
+            up, down = self.links[link]
             if ctn.get("direction", "UP").upper() == "DOWN":
                 forward.append(down)
                 backward.append(up)

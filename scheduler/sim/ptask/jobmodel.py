@@ -113,9 +113,10 @@ class PtaskModel(JobModel, InstantModel):
             for sub in profile.get("seq", ()):
                 self._check_tree(workload, str(sub), profiles, depth + 1)
             return
+        if isinstance(profile, dict):
+            check_ptask_profile(profile, f"{workload}!{name}")
         if kind not in COMMUNICATING:
             check_profile(workload, name, profiles)
-        check_ptask_profile(profile, f"{workload}!{name}")
 
     # ------------------------------------------------------------------ the shared model
     def _setup(self, ctx: Any) -> JobRunner:
@@ -169,6 +170,9 @@ class PtaskModel(JobModel, InstantModel):
     def start(self, job: Any, now: float, ctx: Any) -> float:
         """A closed-form job, or a parallel-task job whose end the model will set."""
         if not self._is_mine(job, ctx):
+            kind = job.profile_data.get("type")
+            if kind == "parallel" or kind in SEQUENCES:
+                self._leaves(job, ctx)  # Batsim's size checks, as it starts the tasks
             return self._closed.start(job, now, ctx)
         self._setup(ctx)
         self._mine.add(job.id)
