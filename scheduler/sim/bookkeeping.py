@@ -224,8 +224,8 @@ class Machines:
 
         O(len(alloc)) once machines are shared: compute sharing counts the jobs on each.
         """
-        shared = alloc & self.busy
-        if shared or self._sharers:
+        if self._sharers or not alloc.isdisjoint(self.busy):
+            shared = alloc & self.busy
             for m in alloc:
                 self._sharers[m] = self._sharers.get(m, 1 if m in shared else 0) + 1
         self.busy |= alloc
