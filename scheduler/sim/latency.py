@@ -352,7 +352,9 @@ class LatencyDriver:
         done = outbox[before:]
         del outbox[before:]
         first = job.alloc[0] if job.alloc is not None and len(job.alloc) else 0
-        self._report_later(self.delays.from_machine(first), done)
+        reported = getattr(job.model, "job_reported", None)
+        self._report_later(self.delays.from_machine(first), done,
+                           None if reported is None else lambda: reported(job, self.now))
 
     def on_call(self) -> None:
         """waiter_process: WAITING_DONE from the master host, REQUESTED_CALL on arrival."""

@@ -90,7 +90,8 @@ class PtaskModel(JobModel, InstantModel):
         self._closed = ProfileModel()
         self._runner: JobRunner | None = None
         self._pending: list[Any] = []
-        self._mine: set[str] = set()
+        self._mine: dict[str, Any] = {}  # the jobs run on the shared model, by id
+        self._reported: set[str] = set()  # walltime-killed jobs whose actor has ended
         self._wake = _WakeUp()
         self._queue: Any = None
         self._storage_ids: list[int] = []
@@ -175,7 +176,7 @@ class PtaskModel(JobModel, InstantModel):
                 self._leaves(job, ctx)  # Batsim's size checks, as it starts the tasks
             return self._closed.start(job, now, ctx)
         self._setup(ctx)
-        self._mine.add(job.id)
+        self._mine[job.id] = job
         self._pending.append(job)
         outcome, ret = self._natural_outcome(job, ctx)
         if job.walltime is not None:
@@ -216,6 +217,22 @@ class PtaskModel(JobModel, InstantModel):
             return {"profile_name": job.profile, "progress": 0.0}
         return runner.progress(job.id, job.profile, now)
 
+    def job_reported(self, job: Any, now: float) -> None:
+        """The job's actor has ended: its JOB_COMPLETED reached the server (driver's call).
+
+        Batsim's job actor, its walltime reached, stops waiting for its parallel task but
+        does not cancel it: it sends JOB_COMPLETED (a blocking put from the job's first
+        machine) and SimGrid cancels the task when the actor ends
+        (``execute_job_process``, ``ActorImpl::cleanup_from_self``). Until then the
+        task keeps its share of the CPUs and links.
+        """
+        runner = self._runner
+        if runner is not None and job.id in self._mine and job.id in runner:
+            self._reported.add(job.id)
+            wake = self._wake
+            if wake.ends is not None:
+                wake.seq = self._queue.schedule(wake, COMPLETION, at=now)
+
     # ------------------------------------------------------------------ InstantModel
     def after_instant(self, now: float, running: Mapping[str, Any], ctx: Any
                       ) -> dict[str, float]:
@@ -225,10 +242,14 @@ class PtaskModel(JobModel, InstantModel):
             return {}
         done = runner.advance_to(now)
         for job_id in [j for j in runner.runs() if j not in running]:
-            runner.cancel(job_id)  # killed, or its walltime reached
+            job = self._mine.get(job_id)
+            if job is not None and job.state is _WALLTIME and job_id not in self._reported:
+                continue  # its task runs on until the job's actor ends (job_reported)
+            runner.cancel(job_id)  # killed, or its walltime reached and reported
         for job_id in [j for j in self._mine if j not in running and j not in runner]:
-            self._mine.discard(job_id)
+            del self._mine[job_id]
             self._natural.pop(job_id, None)
+            self._reported.discard(job_id)
         pending, self._pending = self._pending, []
         for job in pending:
             if job.id in running:
