@@ -124,11 +124,21 @@ class L07Model:
             system.update_variable_penalty(var, 0.0)
         for i, host in enumerate(hosts):
             system.expand(self._cpu[host], var, flops[i], force_creation=True)
-        used_links: set[int] = set()
+        # System::expand per (pair, link), folded per link first: the same weights
+        # (summed on a SHARED link, the largest on a FATPIPE one), one element each
+        weights: dict[int, tuple[Constraint, float]] = {}
         for links, amount in pairs:
             for cnst in links:
-                used_links.add(id(cnst))
-                system.expand(cnst, var, amount)
+                known = weights.get(id(cnst))
+                if known is None:
+                    weights[id(cnst)] = (cnst, amount)
+                elif cnst.policy == FATPIPE:
+                    weights[id(cnst)] = (cnst, max(known[1], amount))
+                else:
+                    weights[id(cnst)] = (cnst, known[1] + amount)
+        used_links = weights
+        for cnst, weight in weights.values():
+            system.expand(cnst, var, weight)
         cpu_bound = _DBL_MAX
         used_hosts = 0
         for i, host in enumerate(hosts):

@@ -142,30 +142,40 @@ class FairBottleneck:
             self.modified = False
 
     def _do_solve(self) -> None:
-        """``FairBottleneck::do_solve``, round for round."""
+        """``FairBottleneck::do_solve``, round for round.
+
+        The same arithmetic, with bookkeeping instead of rescans: each constraint counts
+        its elements of unsaturated variables (``nb``), and the increments of variables
+        that left the rounds (SimGrid keeps subtracting them) are summed once per
+        constraint. Runtime complexity: O(elements) per round of the variables still
+        growing, plus O(elements) once.
+        """
         saturated: dict[int, Variable] = {}
         constraints: dict[int, Constraint] = {}
+        count: dict[int, int] = {}
         for var in self.variables.values():
             var.value = 0.0
-            if var.penalty > 0.0 and any(e.weight != 0.0 for e in var.elements):
+            enabled = var.penalty > 0.0
+            if enabled and any(e.weight != 0.0 for e in var.elements):
                 saturated[id(var)] = var
-            elif var.penalty > 0.0:
+                for elem in var.elements:
+                    if elem.weight > 0:
+                        key = id(elem.constraint)
+                        count[key] = count.get(key, 0) + 1
+            elif enabled:
                 var.value = 1.0
-            if var.penalty > 0.0 or any(e.weight > 0 for e in var.elements):
+            if enabled or any(e.weight > 0 for e in var.elements):
                 for elem in var.elements:
                     constraints.setdefault(id(elem.constraint), elem.constraint)
         cnst_list = list(constraints.values())
         for cnst in cnst_list:
             cnst.remaining = cnst.bound
             cnst.usage = 0.0
+        stale: dict[int, float] = {}  # per constraint: sum of weight x mu of left variables
         while True:
             kept: list[Constraint] = []
             for cnst in cnst_list:
-                nb = 0
-                for elem in cnst.elements:
-                    if elem.variable.penalty > 0 and elem.weight > 0 and \
-                            id(elem.variable) in saturated:
-                        nb += 1
+                nb = count.get(id(cnst), 0)
                 if nb > 0 and cnst.policy == FATPIPE:
                     nb = 1
                 if nb == 0:
@@ -175,24 +185,35 @@ class FairBottleneck:
                     cnst.usage = cnst.remaining / nb
                     kept.append(cnst)
             cnst_list = kept
-            for key, var in list(saturated.items()):
+            growing = list(saturated.values())
+            left: list[Variable] = []
+            for var in growing:
                 min_inc = _DBL_MAX
                 for elem in var.elements:
                     if elem.weight > 0:
-                        min_inc = min(min_inc, elem.constraint.usage / elem.weight)
-                if var.bound > 0:
-                    min_inc = min(min_inc, var.bound - var.value)
+                        inc = elem.constraint.usage / elem.weight
+                        if inc < min_inc:
+                            min_inc = inc
+                if var.bound > 0 and var.bound - var.value < min_inc:
+                    min_inc = var.bound - var.value
                 var.mu = min_inc
                 var.value += min_inc
                 if var.value == var.bound:
-                    del saturated[key]
+                    self._leave(var, saturated, count, left)
+            consumed: dict[int, float] = {}
+            for var in growing:
+                mu = var.mu
+                for elem in var.elements:
+                    if elem.weight:
+                        key = id(elem.constraint)
+                        consumed[key] = consumed.get(key, 0.0) + elem.weight * mu
             kept = []
             for cnst in cnst_list:
+                key = id(cnst)
                 if cnst.policy != FATPIPE:
-                    for elem in cnst.elements:
-                        if elem.variable.penalty > 0:
-                            cnst.remaining = double_update(
-                                cnst.remaining, elem.weight * elem.variable.mu, MAXMIN_PRECISION)
+                    cnst.remaining = double_update(
+                        cnst.remaining, consumed.get(key, 0.0) + stale.get(key, 0.0),
+                        MAXMIN_PRECISION)
                 else:
                     for elem in cnst.elements:
                         if elem.variable.penalty > 0:
@@ -200,10 +221,26 @@ class FairBottleneck:
                     cnst.remaining = double_update(cnst.remaining, cnst.usage, MAXMIN_PRECISION)
                 if cnst.remaining <= 0.0:
                     for elem in cnst.elements:
-                        if elem.variable.penalty > 0 and elem.weight > 0:
-                            saturated.pop(id(elem.variable), None)
+                        var = elem.variable
+                        if var.penalty > 0 and elem.weight > 0 and id(var) in saturated:
+                            self._leave(var, saturated, count, left)
                 else:
                     kept.append(cnst)
             cnst_list = kept
+            for var in left:
+                for elem in var.elements:
+                    if elem.weight:
+                        key = id(elem.constraint)
+                        stale[key] = stale.get(key, 0.0) + elem.weight * var.mu
             if not saturated:
                 break
+
+    @staticmethod
+    def _leave(var: Variable, saturated: dict[int, Variable], count: dict[int, int],
+               left: list[Variable]) -> None:
+        """``var`` stops growing: its constraints count one variable less."""
+        del saturated[id(var)]
+        for elem in var.elements:
+            if elem.weight > 0:
+                count[id(elem.constraint)] -= 1
+        left.append(var)
