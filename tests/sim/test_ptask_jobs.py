@@ -15,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from batpolicy.platforms.xml import read_platform
+from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.app import cli
+from batpolicy.scheduler.io.model import JobSpec, Workload
+from batpolicy.scheduler.sim import SimOptions
+from batpolicy.scheduler.sim.latency import make_simulator
 
 from clirun import read_jobs, restore_logging  # noqa: F401  (autouse fixture)
 
@@ -98,3 +104,54 @@ def test_route_through_an_undeclared_link_is_one_error(
     assert status != 0
     err = [line for line in capsys.readouterr().err.splitlines() if "ERROR" in line]
     assert len(err) == 1 and str(platform) in err[0] and "link '99'" in err[0], err
+
+
+# --------------------------------------------------------------------------- sharing
+_TWO_HOSTS = """<?xml version='1.0'?>
+<platform version="4.1"><zone id="AS0" routing="Full">
+  <host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>
+  <host id="a" speed="1Gf"/><host id="b" speed="1Gf"/>
+  <link id="l" bandwidth="1GBps" latency="0s"/>
+  <route src="a" dst="b"><link_ctn id="l"/></route>
+</zone></platform>
+"""
+
+
+def _simulate(tmp_path: Path, decisions: dict[str, t.ExecuteJob], options: SimOptions,
+              profiles: dict) -> dict[str, tuple[float, float]]:
+    """Run jobs (all submitted at 0) with the given EXECUTE_JOBs; {job: (start, finish)}."""
+    path = tmp_path / "p.xml"
+    path.write_text(_TWO_HOSTS)
+    platform = read_platform(path)
+    jobs = [JobSpec(f"w0!{j}", 0.0, 2 if j == "mapped" else 1, "p" + j, None,
+                    {"id": f"w0!{j}", "subtime": 0, "res": 2 if j == "mapped" else 1,
+                     "profile": "p" + j}) for j in decisions]
+    records: list = []
+
+    def scheduler(request: t.Request) -> t.Reply:
+        out = [decisions[e.job_id.split("!")[1]] for e in request.events
+               if isinstance(e, t.JobSubmitted)]
+        return t.Reply(request.now, tuple(out))
+
+    make_simulator([Workload("w0", jobs, profiles, source=str(tmp_path / "w.json"))],
+                   platform, options=options, on_record=records.append).run(scheduler)
+    return {r.job_id.split("!")[1]: (r.start, r.finish) for r in records}
+
+
+def test_compute_sharing_jobs_share_the_cpu(tmp_path: Path) -> None:
+    """Two 1 Gflop jobs on one 1 Gflop/s machine: each gets half, both end at 2 s."""
+    one = MachineSet.of(0)
+    ends = _simulate(tmp_path, {"x": t.ExecuteJob("w0!x", one), "y": t.ExecuteJob("w0!y", one)},
+                     SimOptions(compute_sharing=True),
+                     {"px": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0},
+                      "py": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}})
+    assert ends == {"x": (0.0, pytest.approx(2.0)), "y": (0.0, pytest.approx(2.0))}
+
+
+def test_executors_mapped_onto_one_machine_are_slowed(tmp_path: Path) -> None:
+    """``mapping`` puts both executors of a 2-executor job on machine 1: twice as long."""
+    ends = _simulate(tmp_path, {"mapped": t.ExecuteJob("w0!mapped", MachineSet.of(1),
+                                                       mapping={0: 0, 1: 0})},
+                     SimOptions(),
+                     {"pmapped": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}})
+    assert ends == {"mapped": (0.0, pytest.approx(2.0))}
