@@ -220,5 +220,5 @@ class L07Model:
     def host_load(self, host: int) -> float:
         """Flop/s host ``host`` delivers at the current rates (for a power model)."""
         self._system.solve()
-        return sum(elem.weight * elem.variable.value for elem in self._cpu[host].elements
-                   if elem.variable.penalty > 0)
+        return sum(elem.weight * elem.variable.value
+                   for elem in self._cpu[host].elements.values() if elem.variable.penalty > 0)

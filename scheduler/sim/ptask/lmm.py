@@ -66,7 +66,7 @@ class Constraint:
     bound: float
     policy: str = SHARED
     id: Any = None
-    elements: list[Element] = field(default_factory=list)  # enabled and disabled, newest first
+    elements: dict[int, Element] = field(default_factory=dict)  # enabled and disabled
     remaining: float = 0.0
     usage: float = 0.0
 
@@ -91,27 +91,34 @@ class FairBottleneck:
 
     def __init__(self) -> None:
         self.variables: dict[int, Variable] = {}  # insertion-ordered, keyed by id()
-        self.modified = False
+        self._touched_vars: dict[int, Variable] = {}
+        self._touched_cnsts: dict[int, Constraint] = {}
+
+    @property
+    def modified(self) -> bool:
+        """Whether something changed since the last solve."""
+        return bool(self._touched_vars or self._touched_cnsts)
 
     def variable_new(self, ident: Any, penalty: float = 1.0, bound: float = -1.0) -> Variable:
         """A new variable (``System::variable_new``)."""
         var = Variable(penalty, bound, ident)
         self.variables[id(var)] = var
-        self.modified = True
+        self._touched_vars[id(var)] = var
         return var
 
     def variable_free(self, var: Variable) -> None:
         """Remove ``var`` and its elements (``System::variable_free``)."""
         for elem in var.elements:
-            elem.constraint.elements.remove(elem)
+            del elem.constraint.elements[id(elem)]
+            self._touched_cnsts[id(elem.constraint)] = elem.constraint
         var.elements.clear()
         del self.variables[id(var)]
-        self.modified = True
+        self._touched_vars.pop(id(var), None)
 
     def expand(self, cnst: Constraint, var: Variable, weight: float,
                force_creation: bool = False) -> None:
         """Make ``var`` use ``cnst`` with ``weight`` (``System::expand``)."""
-        self.modified = True
+        self._touched_vars[id(var)] = var
         if not force_creation:
             for elem in var.elements:
                 if elem.constraint is cnst:
@@ -122,26 +129,56 @@ class FairBottleneck:
                     return
         elem = Element(cnst, var, weight)
         var.elements.append(elem)
-        cnst.elements.insert(0, elem)
+        cnst.elements[id(elem)] = elem
 
     def update_variable_penalty(self, var: Variable, penalty: float) -> None:
         """Enable (penalty > 0) or disable (0) ``var`` (``System::update_variable_penalty``)."""
         if penalty != var.penalty:
             var.penalty = penalty
-            self.modified = True
+            self._touched_vars[id(var)] = var
 
     def update_variable_bound(self, var: Variable, bound: float) -> None:
         """Set ``var``'s bound (``System::update_variable_bound``)."""
         var.bound = bound
-        self.modified = True
+        self._touched_vars[id(var)] = var
 
     def solve(self) -> None:
-        """Compute every variable's ``value`` if something changed (``System::solve``)."""
-        if self.modified:
-            self._do_solve()
-            self.modified = False
+        """Compute the ``value`` of the variables a change may have moved (``System::solve``).
 
-    def _do_solve(self) -> None:
+        Variables interact only through the constraints they share, and the rounds of
+        ``do_solve`` move each connected part of the system on its own: re-solving the
+        parts that hold a changed variable or constraint gives every value a whole solve
+        gives. Runtime complexity: O(size of those parts) plus their solve.
+        """
+        if not (self._touched_vars or self._touched_cnsts):
+            return
+        part: dict[int, Variable] = {}
+        seen: set[int] = set()
+        stack_vars = list(self._touched_vars.values())
+        stack_cnsts = list(self._touched_cnsts.values())
+        self._touched_vars = {}
+        self._touched_cnsts = {}
+        while stack_vars or stack_cnsts:
+            while stack_cnsts:
+                cnst = stack_cnsts.pop()
+                if id(cnst) in seen:
+                    continue
+                seen.add(id(cnst))
+                for elem in cnst.elements.values():
+                    if id(elem.variable) not in part:
+                        stack_vars.append(elem.variable)
+            while stack_vars:
+                var = stack_vars.pop()
+                if id(var) in part or id(var) not in self.variables:
+                    continue
+                part[id(var)] = var
+                for elem in var.elements:
+                    if id(elem.constraint) not in seen:
+                        stack_cnsts.append(elem.constraint)
+        self._do_solve([v for k, v in self.variables.items() if k in part]
+                       if len(part) < len(self.variables) else list(self.variables.values()))
+
+    def _do_solve(self, variables: list[Variable]) -> None:
         """``FairBottleneck::do_solve``, round for round.
 
         The same arithmetic, with bookkeeping instead of rescans: each constraint counts
@@ -153,7 +190,7 @@ class FairBottleneck:
         saturated: dict[int, Variable] = {}
         constraints: dict[int, Constraint] = {}
         count: dict[int, int] = {}
-        for var in self.variables.values():
+        for var in variables:
             var.value = 0.0
             enabled = var.penalty > 0.0
             if enabled and any(e.weight != 0.0 for e in var.elements):
@@ -215,12 +252,12 @@ class FairBottleneck:
                         cnst.remaining, consumed.get(key, 0.0) + stale.get(key, 0.0),
                         MAXMIN_PRECISION)
                 else:
-                    for elem in cnst.elements:
+                    for elem in cnst.elements.values():
                         if elem.variable.penalty > 0:
                             cnst.usage = min(cnst.usage, elem.weight * elem.variable.mu)
                     cnst.remaining = double_update(cnst.remaining, cnst.usage, MAXMIN_PRECISION)
                 if cnst.remaining <= 0.0:
-                    for elem in cnst.elements:
+                    for elem in cnst.elements.values():
                         var = elem.variable
                         if var.penalty > 0 and elem.weight > 0 and id(var) in saturated:
                             self._leave(var, saturated, count, left)
