@@ -140,3 +140,26 @@ def test_fair_bottleneck_two_links() -> None:
     system.expand(link_b, y, 1.0)
     system.solve()
     assert (x.value, y.value) == (pytest.approx(0.5), pytest.approx(0.5))
+
+
+def test_cluster_routes_name_their_links_as_simgrid(tmp_path: Path) -> None:
+    """Cluster links as ``sg_platf_new_cluster_flat`` names them.
+
+    SPLITDUPLEX private links have _UP and _DOWN halves, the backbone is crossed once,
+    a host reaches itself through its own link once.
+    """
+    path = tmp_path / "c.xml"
+    path.write_text("""<?xml version='1.0'?><platform version="4.1"><zone id="z" routing="Full">
+      <cluster id="c" prefix="c" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"
+               bb_bw="2GBps" bb_lat="2us"/>
+      <cluster id="s" prefix="s" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"
+               sharing_policy="SHARED" limiter_link="1GBps"/>
+    </zone></platform>""")
+    routes = read_routes(path)
+
+    def names(a: str, b: str) -> list[str]:
+        return [hop.name for hop in routes.links(a, b)]
+    assert names("c0", "c1") == ["c_link_0_UP", "c_backbone", "c_link_1_DOWN"]
+    assert names("c0", "c0") == ["c_link_0_UP", "c_backbone", "c_link_0_DOWN"]
+    assert names("s0", "s0") == ["s_link_0_limiter", "s_link_0"]
+    assert sum(hop.latency for hop in routes.links("c0", "c1")) == pytest.approx(4e-6)
