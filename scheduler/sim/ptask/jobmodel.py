@@ -121,12 +121,18 @@ class PtaskModel(JobModel, InstantModel):
 
     # ------------------------------------------------------------------ the shared model
     def _setup(self, ctx: Any) -> JobRunner:
-        """The shared model of the run, from the Books (``ctx``) on the first job."""
+        """The shared model of the run, from the Books (``ctx``) on the first job.
+
+        Without a platform file (``--nb-res N``: machines and nothing else) the machines
+        have no link between them: data moves at once, CPUs are still shared.
+        """
         if self._runner is None:
             platform = ctx.platform
+            self._queue = ctx.queue
             if platform.source is None:
-                raise InputError("the parallel-task model needs the platform's SimGrid file "
-                                 "(its links and routes)", field="platform")
+                cpus = [(float(speed), 1) for speed in ctx.machines.speeds]
+                self._runner = JobRunner(L07Model(cpus, lambda a, b: []), ctx.queue.now)
+                return self._runner
             try:
                 routes = read_routes(platform.source)
             except UnsupportedRoute as exc:
@@ -143,7 +149,6 @@ class PtaskModel(JobModel, InstantModel):
             def route(a: int, b: int) -> list[Any]:
                 return routes.links(names[a], names[b])
 
-            self._queue = ctx.queue
             self._runner = JobRunner(L07Model([routes.host_cpu[n] for n in names], route),
                                      ctx.queue.now)
         return self._runner
