@@ -4,7 +4,7 @@ A recorded conversation (``batpolicy simulate --record FILE`` or ``serve --recor
 replayed in-process: each Batsim message is re-encoded to the bytes Batsim would send,
 then timed through the daemon's own steps, in the daemon's order:
 
-- ``decode``: :func:`batpolicy.protocol.codec.decode_request` (JSON, envelope, intervals);
+- ``decode``: :func:`batpolicy.protocol.codec.decode_request` (msgspec's pass, typed events);
 - ``dispatch``: :meth:`Dispatcher.handle` (state updates, policy, checker);
 - ``encode``: :func:`batpolicy.protocol.codec.encode_reply` (``checked=True``, as the daemon).
 
@@ -21,9 +21,12 @@ are cold. The idle replay reproduces that (to about ±2 % on a calm VM, but 115 
 145 µs per message for the same code within minutes on 2026-11-24), where a whole run
 beside Batsim swings ±10 %: alternate the two versions, and trust ``--calls`` first.
 
-``--split-decode`` times ``decode`` in two: ``parse`` (the codec's JSON parse, orjson) and
-``typed`` (:func:`batpolicy.protocol.codec.request_from_obj`: envelope, events, fields), the
-two steps of ``decode_request``.
+``--split-decode`` times ``decode`` in two: ``wire`` (msgspec's one C pass: JSON into the
+wire schema's structs, every member checked, interval sets parsed) and ``typed`` (the
+events' times against ``now``, then the typed events built), the two steps of
+``decode_request``. ``--daemon-gc`` freezes the heap and sets the young collection
+threshold to 500,000 as ``serve`` does (scheduler/steady_gc.py); without it, CPython's
+default collections fall inside the timed stages.
 
 ``--calls`` counts instead of timing: function calls (Python and C) per message in each
 stage, and the distinct functions one message runs. Unlike times, the counts do not move
@@ -37,6 +40,7 @@ Results are printed, not saved (the whole-run comparison is ``serve_vs_batsched.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import time
 from collections.abc import Sequence
@@ -44,7 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.policies.registry import make_policy
-from batpolicy.protocol.codec import _parse, decode_request, encode_reply, request_from_obj
+from batpolicy.protocol import Request
+from batpolicy.protocol.codec import decode_request, encode_reply
 from batpolicy.scheduler.dispatch import Dispatcher
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -60,7 +65,9 @@ def main() -> None:
     parser.add_argument("--idle-us", type=float, default=0.0, metavar="US",
                         help="sleep this long after each message, untimed (default 0)")
     parser.add_argument("--split-decode", action="store_true",
-                        help="time decode as parse (JSON) + typed (request_from_obj)")
+                        help="time decode as wire (msgspec) + typed (times, typed events)")
+    parser.add_argument("--daemon-gc", action="store_true",
+                        help="set the garbage collector as serve does (steady_gc.py)")
     parser.add_argument("--calls", action="store_true",
                         help="count calls and distinct functions per message instead of timing")
     args = parser.parse_args()
@@ -70,19 +77,24 @@ def main() -> None:
         count_calls(messages, args.policy)
         return
     best: dict[str, float] = {}
+    if args.split_decode:  # this version's codec (the rest of the script times any version)
+        from batpolicy.protocol.codec import _FROM_BATSIM, _typed
+    if args.daemon_gc:
+        gc.freeze()
+        gc.set_threshold(500_000, *gc.get_threshold()[1:])
     for _ in range(args.repeat):
         dispatcher = Dispatcher(make_policy(args.policy))
         clock = time.process_time
-        stages = ("parse", "typed") if args.split_decode else ("decode",)
+        stages = ("wire", "typed") if args.split_decode else ("decode",)
         spent = dict.fromkeys((*stages, "dispatch", "encode"), 0.0)
         for raw in messages:
             t0 = clock()
             if args.split_decode:
-                obj = _parse(raw)  # decode_request's own two steps
+                wire = _FROM_BATSIM.decoder.decode(raw)  # decode_request's own two steps
                 tp = clock()
-                request = request_from_obj(obj)
+                request = Request(wire.now, _typed(wire.now, wire.events))
                 t1 = clock()
-                spent["parse"] += tp - t0
+                spent["wire"] += tp - t0
                 spent["typed"] += t1 - tp
             else:
                 request = decode_request(raw)

@@ -65,6 +65,16 @@ def _check_unit(option: str, value: str, parse: object) -> str:
     return value
 
 
+def _check_speed(option: str, value: str) -> str:
+    """A SimGrid speed that a job can finish at: parsed and > 0 (a 0 divides by zero)."""
+    try:
+        if not parse_speed(value) > 0:
+            raise ValueError(f"a speed must be positive, got {value!r}")
+    except ValueError as exc:
+        raise ConfigError(f"{option}: {exc}") from None
+    return value
+
+
 def _positive(option: str, value: int) -> int:
     if value <= 0:
         raise ConfigError(f"{option} must be a positive number, got {value}")
@@ -87,7 +97,7 @@ def multicluster(clusters: int, nodes: int, *, link_bandwidth: str = "1Gbps",
     _positive("--nodes", nodes)
     _check_unit("--link-bandwidth", link_bandwidth, parse_bandwidth)
     _check_unit("--link-latency", link_latency, parse_time)
-    _check_unit("--speed", speed, parse_speed)
+    _check_speed("--speed", speed)
     return [GroupSpec(name, "cluster", nodes, speed, False, link_bandwidth, link_latency)
             for name in _names("cluster", clusters)]
 
@@ -106,7 +116,7 @@ def racks(nb_racks: int, nodes: int, *, gpu_racks: int = 1, link_bandwidth: str 
                           f"got {gpu_racks}")
     _check_unit("--link-bandwidth", link_bandwidth, parse_bandwidth)
     _check_unit("--link-latency", link_latency, parse_time)
-    _check_unit("--speed", speed, parse_speed)
+    _check_speed("--speed", speed)
     return [GroupSpec(name, "rack", nodes, speed, i < gpu_racks, link_bandwidth, link_latency)
             for i, name in enumerate(_names("rack", nb_racks))]
 
@@ -186,6 +196,7 @@ def _check(groups: Sequence[GroupSpec]) -> None:
             raise ConfigError(f"group {group.name!r}: kind {group.kind!r} is not one of "
                               + ", ".join(GROUP_KINDS))
         _positive(f"group {group.name!r}: nodes", group.nodes)
+        _check_speed(f"group {group.name!r}: speed", group.speed)
         seen.add(group.name)
 
 

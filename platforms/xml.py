@@ -226,7 +226,8 @@ def read_platform(path: str | Path, *, master_host: str = "master_host") -> Plat
     (:mod:`batpolicy.platforms.facts`), else from the file: the zone or ``<cluster>``
     around it, its speed attribute, the one link all routes out of its zone start with.
     Raises :class:`~batpolicy.errors.InputError` naming file, line and attribute on a
-    malformed file, and when it has no compute machine or two hosts of one name.
+    malformed file, and when it has no compute machine, two hosts of one name, or a
+    compute host whose speed is not positive (the job models divide by it).
     """
     path = Path(path)
     reader = _Reader(path)
@@ -242,6 +243,11 @@ def read_platform(path: str | Path, *, master_host: str = "master_host") -> Plat
         role = host.properties.get("role", "")
         if host.name == master_host or role == "master":
             continue
+        # a job's work would never end: the job models divide by the speed
+        if role != "storage" and not host.speed > 0:
+            raise InputError(f"host {host.name!r} computes at {host.speed:g} flop/s: a "
+                             "compute host's speed must be positive", path=str(path),
+                             line=host.line, field="speed")
         (storage if role == "storage" else compute).append(host)
     if not compute:
         raise InputError("no compute host (only master/storage hosts)",

@@ -57,7 +57,8 @@ from batpolicy.scheduler.contract import Decisions, Parameter, Policy, percentil
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.view import PolicyView
 
-__all__ = ["PLACEMENT_PARAMETERS", "Decisions", "Parameter", "Placement", "Policy", "percentile"]
+__all__ = ["PLACEMENT_PARAMETERS", "Decisions", "Parameter", "Placement", "Policy", "percentile",
+           "wall_clock_stats"]
 
 
 #: ``allocator`` and ``one_group``: the parameters of every policy that places jobs
@@ -114,3 +115,23 @@ class Placement:
                           default=0)
             cached = self._largest = (platform, nb_machines, largest)
         return job.res <= cached[2]
+
+
+def wall_clock_stats(**bounds_ms: float) -> dict[str, Any]:
+    """Stats that flag a run bounded by wall-clock time as not reproducible.
+
+    A search cut by elapsed time stops at a different node on a faster or busier machine,
+    so two runs of the same inputs may differ. Policies whose defaults are bounded by
+    counted work (nodes, rounds) add this to :meth:`Policy.stats` for the parameters
+    (``name=milliseconds``) that set a wall-clock bound; empty when none is set (> 0), so
+    a default run's stats, and the tables built from them, carry nothing extra.
+
+    >>> wall_clock_stats(time_bound_ms=0.0)
+    {}
+    >>> wall_clock_stats(time_bound_ms=20.0)
+    {'reproducible': False, 'nondeterministic_bound': 'time_bound_ms=20.0'}
+    """
+    set_ = [f"{name}={value}" for name, value in sorted(bounds_ms.items()) if value > 0]
+    if not set_:
+        return {}
+    return {"reproducible": False, "nondeterministic_bound": ",".join(set_)}

@@ -3,7 +3,7 @@
 No scheduling logic lives here. The types and interval sets load with the package; the
 codec, the ZeroMQ transport and the transcripts load on first use of one of their names
 (``from batpolicy.protocol import decode_request`` works), so that policies importing
-the types do not pull in zmq, msgpack or orjson.
+the types do not pull in zmq, msgpack or msgspec.
 """
 
 from types import MappingProxyType

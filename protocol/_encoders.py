@@ -1,19 +1,23 @@
 """One small encode function per event and decision class, gathered in two tables.
 
 Each encoder takes a typed object and returns ``(wire type, data object)``; the codec
-adds ``timestamp`` and the envelope. Encoders only translate: validity is checked by
-decoding the result again (:func:`batpolicy.protocol.codec.encode_reply`), so the rules
-live in one place, :mod:`batpolicy.protocol._decoders`.
+adds ``timestamp`` and the envelope. Encoders only translate: the codec checks the whole
+message against the wire schema before msgspec writes it
+(:func:`batpolicy.protocol.codec.encode_reply`), so the rules live in one place,
+:mod:`batpolicy.protocol._decoders`. Machine sets stay
+:class:`~batpolicy.protocol.intervals.MachineSet` objects until written: the schema's
+hook checks them as they are, without writing and parsing a string.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
-from batpolicy.protocol._wire import EventType, FieldError, wire_str
-from batpolicy.protocol.intervals import format_intervals
+from batpolicy.protocol._wire import EventType, FieldError
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import (
     Answer,
     CallMeLater,
@@ -61,6 +65,21 @@ _BATSIM_NOTIFY_KINDS = frozenset({NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value,
                                   NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value,
                                   NotifyType.EVENT_MACHINE_UNAVAILABLE.value,
                                   NotifyType.EVENT_MACHINE_AVAILABLE.value})
+
+
+def wire_str(value: str) -> str:
+    """The plain string of a string or of a string enum member.
+
+    >>> from batpolicy.protocol.types import JobState
+    >>> wire_str(JobState.REJECTED), wire_str("x")
+    ('REJECTED', 'x')
+    """
+    return value.value if isinstance(value, Enum) else value
+
+
+def _machines(resources: Any) -> MachineSet:
+    """A decision's machines as a :class:`MachineSet` (any iterable of ids is accepted)."""
+    return resources if type(resources) is MachineSet else MachineSet(resources)
 
 
 def _resource(machine: ResourceInfo) -> dict[str, Any]:
@@ -113,7 +132,7 @@ def job_completed(e: JobCompleted) -> tuple[str, dict[str, Any]]:
     """JOB_COMPLETED."""
     return _JOB_COMPLETED, {"job_id": e.job_id, "job_state": wire_str(e.job_state),
                                            "return_code": e.return_code,
-                                           "alloc": format_intervals(e.alloc)}
+                                           "alloc": _machines(e.alloc)}
 
 
 def job_killed(e: JobKilled) -> tuple[str, dict[str, Any]]:
@@ -124,7 +143,7 @@ def job_killed(e: JobKilled) -> tuple[str, dict[str, Any]]:
 
 def resource_state_changed(e: ResourceStateChanged) -> tuple[str, dict[str, Any]]:
     """RESOURCE_STATE_CHANGED."""
-    return EventType.RESOURCE_STATE_CHANGED.value, {"resources": format_intervals(e.resources),
+    return EventType.RESOURCE_STATE_CHANGED.value, {"resources": _machines(e.resources),
                                                     "state": e.state}
 
 
@@ -139,7 +158,7 @@ def batsim_notify(e: Notify) -> tuple[str, dict[str, Any]]:
     if kind in _BATSIM_NOTIFY_KINDS:
         data: dict[str, Any] = {"type": kind}
         if e.resources is not None:
-            data["resources"] = format_intervals(e.resources)
+            data["resources"] = _machines(e.resources)
         return _NOTIFY, data
     if e.data.get("type") == kind:
         return _NOTIFY, e.data
@@ -183,7 +202,7 @@ EVENT_ENCODERS: Mapping[type, Encoder] = MappingProxyType({
 
 def execute_job(d: ExecuteJob) -> tuple[str, dict[str, Any]]:
     """EXECUTE_JOB; mapping keys become strings, as JSON requires."""
-    data: dict[str, Any] = {"job_id": d.job_id, "alloc": format_intervals(d.alloc)}
+    data: dict[str, Any] = {"job_id": d.job_id, "alloc": _machines(d.alloc)}
     if d.mapping is not None:
         data["mapping"] = {str(rank): host for rank, host in d.mapping.items()}
     if d.storage_mapping is not None:
@@ -210,7 +229,7 @@ def call_me_later(d: CallMeLater) -> tuple[str, dict[str, Any]]:
 
 def set_resource_state(d: SetResourceState) -> tuple[str, dict[str, Any]]:
     """SET_RESOURCE_STATE."""
-    return EventType.SET_RESOURCE_STATE.value, {"resources": format_intervals(d.resources),
+    return EventType.SET_RESOURCE_STATE.value, {"resources": _machines(d.resources),
                                                 "state": d.state}
 
 

@@ -1,26 +1,63 @@
-"""Wire vocabulary and field checks shared by the Batsim JSON decoders and encoders.
+"""Wire vocabulary: event types, constrained field types, the interval-set hooks, JSON hygiene.
 
-Every check raises :class:`FieldError` (a field path and a message). The codec catches it
-around each event and turns it into one :class:`~batpolicy.errors.ProtocolError` that
-also carries the event's index and type, so the helpers never need to know where they are.
+The field types are :mod:`msgspec` annotations (``Annotated[int, Meta(...)]``): msgspec
+checks them in C while it parses (:mod:`batpolicy.protocol._decoders` builds the wire
+schema from them). What a type annotation cannot say is checked in the schema's
+``__post_init__`` hooks, which raise :class:`FieldError`; msgspec turns it into a
+``ValidationError`` whose path names the struct and whose ``__cause__`` is the
+``FieldError`` naming the member, and the codec joins both into one
+:class:`~batpolicy.errors.ProtocolError` that also names the event's index and type.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from enum import Enum
-from typing import Any
+from types import MappingProxyType
+from typing import Annotated, Any
+
+from msgspec import Meta
 
 from batpolicy.errors import ProtocolError
-from batpolicy.protocol.intervals import MachineSet, parse_intervals
+from batpolicy.protocol.intervals import MachineSet, format_intervals, parse_intervals
 
-__all__ = ["EventType", "FieldError", "INT32_MAX", "INT32_MIN", "as_int", "as_intervals",
-           "as_job_id", "as_object", "as_str", "as_time", "check_members", "find_bad_json",
-           "type_name", "wire_str"]
+__all__ = ["DIGITS", "PATTERN_MEANINGS", "Count", "EventType", "FieldError", "INT32_MAX",
+           "INT32_MIN", "Int32", "JobId", "Metadata", "Number", "Pstate", "Time", "WorkloadName",
+           "as_int", "as_time", "decode_hook", "encode_hook", "find_bad_json", "type_name"]
 
 #: Bounds of a JSON integer Batsim reads with rapidjson's ``GetInt`` (a C ``int``).
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
-_INT64_MIN, _UINT64_MAX = -(2 ** 63), 2 ** 64 - 1
+_FLOAT_MAX = sys.float_info.max
+
+#: A finite number, read as a float (JSON integers included, booleans refused).
+Time = Annotated[float, Meta(ge=-_FLOAT_MAX, le=_FLOAT_MAX)]
+#: A finite number kept as the JSON gave it (integer or float), for raw objects we rebuild.
+Number = int | Time
+#: A JSON integer Batsim reads as a C ``int``.
+Int32 = Annotated[int, Meta(ge=INT32_MIN, le=INT32_MAX)]
+#: A count, id or index: a JSON integer in ``[0, INT32_MAX]``.
+Count = Annotated[int, Meta(ge=0, le=INT32_MAX)]
+#: A full job id ``workload!name``: exactly one ``!`` (PROTOCOL.md §1.5).
+JOB_ID_PATTERN = r"^[^!]*![^!]*$"
+JobId = Annotated[str, Meta(pattern=JOB_ID_PATTERN)]
+#: A non-negative integer written as a string (pstates, mapping indexes).
+DIGITS = r"^[0-9]+\Z"
+#: A pstate: a string holding a non-negative integer.
+Pstate = Annotated[str, Meta(pattern=DIGITS)]
+#: SET_JOB_METADATA's string: Batsim writes it between double quotes in jobs.csv.
+_NO_QUOTE = r'^[^"]*\Z'
+Metadata = Annotated[str, Meta(pattern=_NO_QUOTE)]
+#: A dynamic workload's name: non-empty, without ``!``.
+_WORKLOAD = r"^[^!]+\Z"
+WorkloadName = Annotated[str, Meta(pattern=_WORKLOAD)]
+#: What each pattern above means, for error messages (msgspec's own shows the regex).
+PATTERN_MEANINGS = MappingProxyType({
+    JOB_ID_PATTERN: "a job id holds exactly one '!' (workload!name)",
+    DIGITS: "expected a string holding a non-negative integer",
+    _NO_QUOTE: "metadata must not contain a double quote",
+    _WORKLOAD: "a workload name is non-empty and holds no '!'",
+})
 
 
 class EventType(str, Enum):  # noqa: UP042 - str() stays the member name, like types.JobState
@@ -52,11 +89,15 @@ class EventType(str, Enum):  # noqa: UP042 - str() stays the member name, like t
     TO_JOB_MSG = "TO_JOB_MSG"
 
 
-class FieldError(Exception):
-    """One bad field of one event: ``field`` is a dotted path such as ``data.job.res``."""
+class FieldError(ValueError):
+    """One bad member: ``field`` is a dotted path relative to the object that checks it.
+
+    A ``ValueError`` so that msgspec, when a schema hook raises it, reports it as a
+    ``ValidationError`` at that object's path (keeping it as ``__cause__``).
+    """
 
     def __init__(self, field: str | None, message: str) -> None:
-        super().__init__(field, message)
+        super().__init__(message)
         self.field = field
         self.message = message
 
@@ -85,26 +126,16 @@ def type_name(value: object) -> str:
     return type(value).__name__
 
 
-def wire_str(value: str) -> str:
-    """The plain string of a string or of a string enum member.
-
-    >>> from batpolicy.protocol.types import JobState
-    >>> wire_str(JobState.REJECTED), wire_str("x")
-    ('REJECTED', 'x')
-    """
-    return value.value if isinstance(value, Enum) else value
-
-
 def as_time(value: Any, field: str) -> float:
-    """A finite JSON number (never a boolean) as a float.
+    """A finite JSON number (never a boolean) as a float, for members of raw objects.
 
-    >>> as_time(3, "now")
+    >>> as_time(3, "job.subtime")
     3.0
     >>> try:
-    ...     as_time(True, "now")
+    ...     as_time(True, "job.subtime")
     ... except FieldError as exc:
     ...     print(exc)
-    field 'now': expected a number, got boolean
+    field 'job.subtime': expected a number, got boolean
     """
     kind = type(value)
     if kind is float:
@@ -122,13 +153,13 @@ def as_time(value: Any, field: str) -> float:
 def as_int(value: Any, field: str, minimum: int = INT32_MIN) -> int:
     """A JSON integer (not a float, not a boolean) within ``[minimum, INT32_MAX]``.
 
-    >>> as_int(4, "data.job.res", 0)
+    >>> as_int(4, "job.res", 0)
     4
     >>> try:
-    ...     as_int(4.0, "data.job.res", 0)
+    ...     as_int(4.0, "job.res", 0)
     ... except FieldError as exc:
     ...     print(exc)
-    field 'data.job.res': expected a JSON integer, got 4.0
+    field 'job.res': expected a JSON integer, got 4.0
     """
     if type(value) is not int:
         shown = repr(value) if type(value) is float else type_name(value)
@@ -138,96 +169,53 @@ def as_int(value: Any, field: str, minimum: int = INT32_MIN) -> int:
     return value
 
 
-def as_str(value: Any, field: str) -> str:
-    """A JSON string.
+def _machine_set(value: Any) -> MachineSet:
+    """A non-empty Batsim interval set (PROTOCOL.md §1.12) of ids a C ``int`` holds.
 
-    >>> as_str("idle", "data.state")
-    'idle'
+    From the wire, a string such as ``"0-3 7"``; when the codec checks a message it is
+    about to send, the :class:`MachineSet` the decision holds (same rules, no parsing).
+
+    >>> str(_machine_set("1 2 4-8")), str(_machine_set(MachineSet.of(3)))
+    ('1-2 4-8', '3')
     """
-    if type(value) is not str:
-        raise FieldError(field, f"expected a string, got {type_name(value)}")
-    return value
-
-
-def as_object(value: Any, field: str) -> dict[str, Any]:
-    """A JSON object (kept as is, not copied).
-
-    >>> as_object({"a": 1}, "data.job")
-    {'a': 1}
-    """
-    if type(value) is not dict:
-        raise FieldError(field, f"expected an object, got {type_name(value)}")
-    return value
-
-
-def as_job_id(value: Any, field: str) -> str:
-    """A full job id ``workload!name``: a string with exactly one ``!`` (PROTOCOL.md §1.5).
-
-    >>> as_job_id("w0!12", "data.job_id")
-    'w0!12'
-    >>> try:
-    ...     as_job_id("w0!a!b", "data.job_id")
-    ... except FieldError as exc:
-    ...     print(exc)
-    field 'data.job_id': job id 'w0!a!b' must contain exactly one '!' (workload!name)
-    """
-    if type(value) is not str:
-        raise FieldError(field, f"expected a job id string 'workload!name', got {type_name(value)}")
-    if value.count("!") != 1:
-        raise FieldError(field,
-                         f"job id {value[:80]!r} must contain exactly one '!' (workload!name)")
-    return value
-
-
-def as_intervals(value: Any, field: str) -> MachineSet:
-    """A non-empty Batsim interval set such as ``"0-3 7"`` (PROTOCOL.md §1.12).
-
-    >>> str(as_intervals("1 2 4-8", "data.alloc"))
-    '1-2 4-8'
-    """
-    if type(value) is not str:
-        raise FieldError(field, "expected an interval-set string such as '0-3 7', "
-                                f"got {type_name(value)}")
-    if not value.strip():
-        raise FieldError(field, "empty interval set (at least one resource is needed)")
-    try:
-        resources = parse_intervals(value, field=None)  # type: ignore[arg-type]  # we name it
-    except ProtocolError as exc:
-        raise FieldError(field, str(exc)) from None
+    if type(value) is MachineSet:
+        resources = value
+    elif type(value) is str:
+        if not value.strip():
+            raise ValueError("empty interval set (at least one resource is needed)")
+        try:
+            resources = parse_intervals(value, field=None)  # type: ignore[arg-type]  # msgspec names it
+        except ProtocolError as exc:
+            raise ValueError(str(exc)) from None
+    else:
+        raise TypeError("expected an interval-set string such as '0-3 7', "
+                        f"got {type_name(value)}")
+    if not resources:
+        raise ValueError("empty interval set (at least one resource is needed)")
     if resources.max() > INT32_MAX:
-        raise FieldError(field, f"resource id {resources.max()} is out of range")
+        raise ValueError(f"resource id {resources.max()} is out of range")
     return resources
 
 
-def check_members(data: dict[str, Any], required: frozenset[str],
-                  optional: frozenset[str] = frozenset(), prefix: str = "data") -> None:
-    """Check an object's member names: all of ``required``, others only from ``optional``.
+def decode_hook(kind: type, value: Any) -> Any:
+    """Msgspec's ``dec_hook``: the schema's one custom type, :class:`MachineSet`."""
+    if kind is MachineSet:
+        return _machine_set(value)
+    raise NotImplementedError(f"no wire form for {kind!r}")
 
-    >>> check_members({"job_id": "w!1"}, frozenset({"job_id"}))
-    >>> try:
-    ...     check_members({"job_id": "w!1", "x": 1}, frozenset({"job_id"}))
-    ... except FieldError as exc:
-    ...     print(exc)
-    field 'data.x': unexpected member (allowed: job_id)
-    """
-    keys = data.keys()
-    if keys == required:
-        return
-    dot = f"{prefix}." if prefix else ""
-    missing = required - keys
-    if missing:
-        raise FieldError(dot + sorted(missing)[0], "missing member")
-    extra = keys - required - optional
-    if extra:
-        allowed = ", ".join(sorted(required | optional)) or "none"
-        raise FieldError(dot + sorted(map(str, extra))[0],
-                         f"unexpected member (allowed: {allowed})")
+
+def encode_hook(value: Any) -> Any:
+    """Msgspec's ``enc_hook``: a :class:`MachineSet` is written as its interval string."""
+    if type(value) is MachineSet:
+        return format_intervals(value)
+    raise TypeError(f"a {type(value).__name__} is not a JSON value")
 
 
 def find_bad_json(value: Any, path: str = "") -> tuple[str, str] | None:
     """First place where ``value`` is not plain, finite JSON: ``(path, problem)`` or None.
 
-    Used off the hot path: to locate what the JSON parser refused, and before encoding.
+    Used off the hot path: to locate what the JSON parser refused, and after encoding a
+    NaN or infinity (which msgspec writes as ``null``).
 
     >>> find_bad_json({"a": [1, 2.5, "x"]}) is None
     True
@@ -248,9 +236,7 @@ def find_bad_json(value: Any, path: str = "") -> tuple[str, str] | None:
     if kind is float:
         return None if math.isfinite(value) else (path, f"{value!r} is not a finite number")
     if kind is int:
-        if _INT64_MIN <= value <= _UINT64_MAX:
-            return None
-        return path, "integer out of the 64-bit range"
+        return None
     if kind is dict:
         for key, item in value.items():
             if type(key) is not str:
@@ -265,4 +251,6 @@ def find_bad_json(value: Any, path: str = "") -> tuple[str, str] | None:
             if found is not None:
                 return found
         return None
+    if isinstance(value, Enum) or kind is MachineSet:
+        return None  # written by value / as an interval string
     return path, f"a {kind.__name__} is not a JSON value"

@@ -1,14 +1,16 @@
 """Batsim 4.2.1 JSON codec: bytes <-> typed :class:`Request` / :class:`Reply`, strict and lossless.
 
 Layout
-    ``codec.py`` (this module) holds the public API, the JSON backend (orjson, or the
-    standard library if orjson cannot be imported), the envelope checks and the one loop
-    that turns any failure inside an event into a single :class:`ProtocolError`.
-    ``_wire.py`` holds :class:`EventType`, the field checks and their ``FieldError``.
-    ``_decoders.py`` holds one decode function per wire type and two tables,
-    ``REQUEST_DECODERS`` (Batsim -> scheduler) and ``REPLY_DECODERS`` (scheduler -> Batsim).
+    ``codec.py`` (this module) holds the public API, the envelope's time rules, and the
+    translation of every failure into a single :class:`ProtocolError`.
+    ``_decoders.py`` holds the wire schema, the one rule book: a msgspec struct per wire
+    type and direction, decoded in one C pass as a tagged union on the event's ``type``
+    (``REQUEST_DECODERS``: Batsim -> scheduler, ``REPLY_DECODERS``: scheduler -> Batsim),
+    each able to build its typed event or decision.
     ``_encoders.py`` holds one encode function per dataclass and two tables,
-    ``EVENT_ENCODERS`` and ``DECISION_ENCODERS``. No ``if``/``elif`` on type strings.
+    ``EVENT_ENCODERS`` and ``DECISION_ENCODERS``; msgspec writes the JSON.
+    ``_wire.py`` holds :class:`EventType` and the constrained field types;
+    ``_errors.py`` turns msgspec's error paths into ours. No ``if``/``elif`` on type strings.
 
 Direction
     NOTIFY, QUERY and ANSWER exist both ways with different meanings, so a message is
@@ -33,86 +35,75 @@ Errors
     members — raises exactly one :class:`~batpolicy.errors.ProtocolError` naming the event
     index, its type and the dotted field; nothing else escapes.
 
-Encoding validates its own output with the decoders, so we never send what Batsim would
-refuse; decisions whose ``timestamp`` is None are stamped with the reply's ``now``. A reply
-the decision checker already accepted (``encode_reply(reply, checked=True)``, the daemon's
-case) skips that second pass for the decisions whose validity the checker's rules imply.
+Encoding checks every message against the same schema before writing it (msgspec's
+``convert`` of the message object, in C; for the commonest replies the same rules
+without building structs), so we never send what Batsim would refuse, whoever built
+the message, without relying on the scheduler's checker; decisions whose ``timestamp``
+is None are stamped with the reply's ``now``.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from batpolicy.errors import ProtocolError
-from batpolicy.protocol._decoders import REPLY_DECODERS, REQUEST_DECODERS, Decoder
-from batpolicy.protocol._encoders import DECISION_ENCODERS, EVENT_ENCODERS, Encoder
-from batpolicy.protocol._wire import EventType, FieldError, as_time, find_bad_json, type_name
-from batpolicy.protocol.types import ExecuteJob, RejectJob, Reply, Request
+import msgspec
 
-try:
-    import orjson
-except ImportError:  # pragma: no cover - orjson is a declared dependency
-    orjson = None  # type: ignore[assignment]
+from batpolicy.errors import ProtocolError
+from batpolicy.protocol._decoders import (
+    REPLY_DECODER,
+    REPLY_DECODERS,
+    REPLY_SCHEMA,
+    REQUEST_DECODER,
+    REQUEST_DECODERS,
+    REQUEST_SCHEMA,
+    WireEvent,
+)
+from batpolicy.protocol._encoders import DECISION_ENCODERS, EVENT_ENCODERS, Encoder
+from batpolicy.protocol._errors import dotted, explain, value_at
+from batpolicy.protocol._wire import (
+    JOB_ID_PATTERN,
+    EventType,
+    FieldError,
+    decode_hook,
+    encode_hook,
+    find_bad_json,
+    type_name,
+)
+from batpolicy.protocol.intervals import MachineSet
+from batpolicy.protocol.types import ExecuteJob, RejectJob, Reply, Request
 
 __all__ = ["EventType", "decode_reply", "decode_request", "encode_reply", "encode_request",
            "reply_from_obj", "reply_to_obj", "request_from_obj", "request_to_obj"]
-
-_ENVELOPE = frozenset({"now", "events"})
-_EVENT = frozenset({"timestamp", "type", "data"})
 
 
 class _Side(NamedTuple):
     """What one direction of the conversation may carry."""
 
     sender: str
-    decoders: Mapping[str, Decoder]
+    decoder: msgspec.json.Decoder
+    schema: type
+    decoders: Mapping[str, type[WireEvent]]
     encoders: Mapping[type, Encoder]
     other_sender: str
     other_types: frozenset[str]
 
 
-_FROM_BATSIM = _Side("Batsim", REQUEST_DECODERS, EVENT_ENCODERS, "the scheduler",
+_FROM_BATSIM = _Side("Batsim", REQUEST_DECODER, REQUEST_SCHEMA, REQUEST_DECODERS,
+                     EVENT_ENCODERS, "the scheduler",
                      frozenset(REPLY_DECODERS) - frozenset(REQUEST_DECODERS))
-_FROM_SCHEDULER = _Side("the scheduler", REPLY_DECODERS, DECISION_ENCODERS, "Batsim",
+_FROM_SCHEDULER = _Side("the scheduler", REPLY_DECODER, REPLY_SCHEMA, REPLY_DECODERS,
+                        DECISION_ENCODERS, "Batsim",
                         frozenset(REQUEST_DECODERS) - frozenset(REPLY_DECODERS))
+_ENCODER = msgspec.json.Encoder(enc_hook=encode_hook)
 
 
 # ---------------------------------------------------------------------------------------
-# JSON backend
+# JSON that is not JSON
 # ---------------------------------------------------------------------------------------
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"number {text[:40]} is not finite")
-    return value
-
-
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-if orjson is not None:
-    _loads = orjson.loads
-    _dumps = orjson.dumps
-    #: Make orjson refuse what plain JSON has no form for instead of converting it.
-    _STRICT: int | None = (orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-                           | orjson.OPT_PASSTHROUGH_SUBCLASS)
-else:  # pragma: no cover - exercised only where orjson is missing
-    _STRICT = None
-
-    def _loads(data: Any) -> Any:
-        if isinstance(data, bytes | bytearray | memoryview):
-            data = bytes(data).decode("utf-8")
-        return json.loads(data, parse_float=_finite_float, parse_constant=_reject_constant)
-
-    def _dumps(obj: Any, option: int | None = None) -> bytes:
-        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=False).encode("utf-8")
 
 
 def _short(path: str) -> str:
@@ -144,8 +135,9 @@ def _locate_bad_value(obj: Any) -> tuple[int | None, str | None, str] | None:
     return None
 
 
-def _explain_parse_failure(data: Any, failure: Exception) -> ProtocolError:
-    """Slow path after the fast parser refused a message: find what and where."""
+def _explain_parse_failure(data: Any, failure: Exception, side: _Side | None = None
+                           ) -> ProtocolError:
+    """Slow path after msgspec refused a message as JSON: find what and where."""
     if isinstance(data, bytes | bytearray | memoryview):
         try:
             text = bytes(data).decode("utf-8")
@@ -165,38 +157,29 @@ def _explain_parse_failure(data: Any, failure: Exception) -> ProtocolError:
     located = _locate_bad_value(obj)
     if located is not None:
         index, field, problem = located
-        return ProtocolError(problem, index=index, field=field)
+        kind = value_at(obj, ["events", index, "type"]) if index is not None else None
+        known = kind if side is not None and type(kind) is str and kind in side.decoders else None
+        return ProtocolError(problem, index=index, field=field, event_type=known)
     return ProtocolError(f"message refused by the JSON parser: {failure}")
-
-
-def _parse(data: bytes | str) -> Any:
-    try:
-        return _loads(data)
-    except Exception as exc:  # orjson.JSONDecodeError, TypeError for a wrong input type
-        raise _explain_parse_failure(data, exc) from None
 
 
 def _dump(obj: dict[str, Any]) -> bytes:
     """Serialise a message; refuse (naming event and field) what JSON cannot carry.
 
-    orjson refuses non-string keys, integers beyond 64 bits, lone surrogates and (with
-    the pass-through options) dataclasses, datetimes and subclasses of the JSON types;
-    the only thing it lets through is a NaN or infinity, which it writes as ``null``. So
-    the message is walked (:func:`_locate_bad_value`) only when orjson refused it or
-    when its output holds ``null``: almost never, where walking every message before
-    dumping cost a fifth of ``encode_reply``. (orjson writes enum members and UUIDs by
-    value, where the walk refused them: both are plain JSON on the wire.)
+    msgspec writes a NaN or an infinity as ``null`` and fails on nesting deeper than
+    the interpreter's recursion limit; the message is walked (:func:`_locate_bad_value`)
+    only then, or when its output holds ``null``: almost never.
     """
     try:
-        data = _dumps(obj, option=_STRICT)
-    except Exception as exc:  # orjson: nesting too deep, integer out of range...
+        data = _ENCODER.encode(obj)
+    except Exception as exc:  # nesting too deep, an object msgspec cannot write
         located = _locate_bad_value(obj)
         if located is not None:
             index, field, problem = located
             raise ProtocolError(f"cannot be encoded as JSON: {problem}", index=index,
                                 field=field) from None
         raise ProtocolError(f"cannot be encoded as JSON ({exc})") from exc
-    if b"null" in data:  # a real null, or a NaN / infinity orjson turned into one
+    if b"null" in data:  # a real null, or a NaN / infinity msgspec turned into one
         located = _locate_bad_value(obj)
         if located is not None:
             index, field, problem = located
@@ -206,87 +189,135 @@ def _dump(obj: dict[str, Any]) -> bytes:
 
 
 # ---------------------------------------------------------------------------------------
-# objects <-> typed messages
+# what the schema refused, in our words
+# ---------------------------------------------------------------------------------------
+
+_MESSAGE_MEMBERS = "now, events"
+_MESSAGE_KEYS = frozenset({"now", "events"})
+_EVENT_MEMBERS = "timestamp, type, data; event fields belong inside 'data'"
+_EVENT_KEYS = frozenset({"timestamp", "type", "data"})
+
+
+def _refused(exc: msgspec.ValidationError, root: Any, side: _Side) -> ProtocolError:
+    """One ProtocolError for what the schema refused; ``root`` is the parsed message."""
+    steps, message = explain(exc, root)
+    if not steps or steps[0] != "events" or len(steps) < 2 or type(steps[1]) is not int:
+        field = dotted(steps) or None
+        if field is None:
+            message = message.replace("expected an object", "a message must be a JSON object")
+        elif len(steps) == 1 and message in ("missing member", "unexpected member"):
+            if message[0] == "u":
+                field = _first_extra(root, _MESSAGE_KEYS, field)
+            message += " of the message" + (f" (allowed: {_MESSAGE_MEMBERS})"
+                                            if message[0] == "u" else "")
+        return ProtocolError(message, field=field)
+    index, rest = steps[1], steps[2:]
+    event = value_at(root, ["events", index])
+    kind = event.get("type") if type(event) is dict else None
+    known = kind if type(kind) is str and kind in side.decoders else None
+    if not rest:
+        message = message.replace("expected an object", "an event must be an object")
+    elif len(rest) == 1 and message == "missing member":
+        message = "missing member of the event"
+    elif len(rest) == 1 and message == "unexpected member":
+        rest = [_first_extra(event, _EVENT_KEYS, rest[0])]
+        message = f"unexpected member of the event (allowed: {_EVENT_MEMBERS})"
+    elif rest == ["type"]:
+        message = _unknown_type(kind, side)
+    elif len(rest) == 2 and rest[0] == "data" and message == "unexpected member" and known:
+        fields = {f.name: f.type for f in msgspec.structs.fields(side.decoders[known])}
+        allowed = getattr(fields["data"], "__struct_fields__", ())
+        if allowed:
+            rest = ["data", _first_extra(event.get("data"), frozenset(allowed), rest[1])]
+            message += f" (allowed: {', '.join(sorted(allowed))})"
+    return ProtocolError(message, index=index, field=dotted(rest) or None, event_type=known)
+
+
+def _first_extra(obj: Any, allowed: frozenset[str], found: Any) -> Any:
+    """The first unexpected member of ``obj`` in sorted order (msgspec names the first seen).
+
+    >>> _first_extra({"b": 1, "z": 2, "a": 3}, frozenset({"b"}), "z")
+    'a'
+    """
+    if type(obj) is not dict:
+        return found
+    return min((str(key) for key in obj if key not in allowed), default=found)
+
+
+def _unknown_type(kind: Any, side: _Side) -> str:
+    if type(kind) is not str:
+        return f"expected a string, got {type_name(kind)}"
+    if kind in side.other_types:
+        return f"{kind!r} is sent by {side.other_sender}, never by {side.sender}"
+    return f"unknown type {kind[:60]!r} for a message from {side.sender}"
+
+
+# ---------------------------------------------------------------------------------------
+# wire structs -> typed messages
 # ---------------------------------------------------------------------------------------
 
 
-def _envelope(obj: Any, side: _Side) -> tuple[float, list[Any]]:
-    if type(obj) is not dict:
-        raise ProtocolError(f"a message must be a JSON object, got {type_name(obj)}")
-    if obj.keys() != _ENVELOPE:
-        missing = sorted(_ENVELOPE - obj.keys())
-        if missing:
-            raise ProtocolError("missing member of the message", field=missing[0])
-        extra = sorted(map(str, obj.keys() - _ENVELOPE))
-        raise ProtocolError("unexpected member of the message (allowed: now, events)",
-                            field=extra[0])
-    try:
-        now = as_time(obj["now"], "now")
-    except FieldError as bad:
-        raise ProtocolError(bad.message, field=bad.field) from None
-    events = obj["events"]
-    if type(events) is not list:
-        raise ProtocolError(f"expected an array, got {type_name(events)}", field="events")
-    return now, events
+def _timestamp_error(index: int, event: WireEvent, message: str) -> ProtocolError:
+    return ProtocolError(message, index=index, field="timestamp",
+                         event_type=event.__struct_config__.tag)  # type: ignore[arg-type]
 
 
-def _unknown_type(kind: Any, side: _Side) -> FieldError:
-    if type(kind) is not str:
-        return FieldError("type", f"expected a string, got {type_name(kind)}")
-    if kind in side.other_types:
-        return FieldError("type", f"{kind!r} is sent by {side.other_sender}, "
-                                  f"never by {side.sender}")
-    return FieldError("type", f"unknown type {kind[:60]!r} for a message from {side.sender}")
-
-
-def _decode_events(obj: Any, side: _Side) -> tuple[float, tuple[Any, ...]]:
-    """Check the envelope and decode every event in order."""
-    now, events = _envelope(obj, side)
-    decoders = side.decoders
-    decoded = []
+def _typed(now: float, events: list[WireEvent], build: bool = True) -> tuple[Any, ...]:
+    """Check the events' times against ``now`` and each other; build the typed events."""
+    typed = []
     previous = -math.inf
     for index, event in enumerate(events):
-        kind = None
+        timestamp = event.timestamp
+        if timestamp > now:
+            raise _timestamp_error(index, event, f"{timestamp!r} is after the message's now "
+                                                 f"{now!r}")
+        if timestamp < previous:
+            raise _timestamp_error(index, event, f"{timestamp!r} is before the previous "
+                                                 f"event's {previous!r} (timestamps must not "
+                                                 "decrease)")
+        previous = timestamp
+        if build:
+            try:
+                typed.append(event.typed())
+            except FieldError as bad:
+                raise ProtocolError(bad.message, index=index, field=bad.field,
+                                    event_type=event.__struct_config__.tag) from None
+    return tuple(typed)
+
+
+def _decode(data: bytes | str, side: _Side) -> tuple[float, tuple[Any, ...]]:
+    """Parse and check one message in one C pass, then build its typed events."""
+    try:
+        message = side.decoder.decode(data)
+    except msgspec.ValidationError as exc:
+        if str(exc).startswith("Number out of range"):  # the standard parser can say where
+            error = _explain_parse_failure(data, exc, side)
+            if error.index is not None or error.field is not None:
+                raise error from None
         try:
-            if type(event) is not dict:
-                raise FieldError(None, f"an event must be an object, got {type_name(event)}")
-            if event.keys() != _EVENT:
-                _check_event_members(event)
-            kind = event["type"]
-            decoder = decoders.get(kind) if type(kind) is str else None
-            if decoder is None:
-                raise _unknown_type(kind, side)
-            timestamp = as_time(event["timestamp"], "timestamp")
-            if timestamp > now:
-                raise FieldError("timestamp", f"{timestamp!r} is after the message's now {now!r}")
-            if timestamp < previous:
-                raise FieldError("timestamp", f"{timestamp!r} is before the previous event's "
-                                              f"{previous!r} (timestamps must not decrease)")
-            data = event["data"]
-            if type(data) is not dict:
-                raise FieldError("data", f"expected an object, got {type_name(data)}")
-            decoded.append(decoder(data, timestamp))
-            previous = timestamp
-        except FieldError as bad:
-            raise ProtocolError(bad.message, index=index, field=bad.field,
-                                event_type=_known(kind, decoders)) from None
-        except Exception as exc:  # a gap in the checks: still one ProtocolError
-            raise ProtocolError(f"cannot decode ({type(exc).__name__}: {exc})", index=index,
-                                field="data", event_type=_known(kind, decoders)) from exc
-    return now, tuple(decoded)
+            root = msgspec.json.decode(data)
+        except Exception:  # noqa: BLE001 - only to show the offending value
+            root = None
+        raise _refused(exc, root, side) from None
+    except Exception as exc:  # DecodeError, UnicodeDecodeError, TypeError, RecursionError
+        raise _explain_parse_failure(data, exc, side) from None
+    return message.now, _typed(message.now, message.events)
 
 
-def _known(kind: Any, decoders: Mapping[str, Decoder]) -> str | None:
-    return kind if type(kind) is str and kind in decoders else None
+def _from_obj(obj: Any, side: _Side) -> tuple[float, tuple[Any, ...]]:
+    """Check a parsed message (as in the transcripts) against the schema; build it."""
+    try:
+        message = msgspec.convert(obj, side.schema, str_keys=True, dec_hook=decode_hook)
+    except msgspec.ValidationError as exc:
+        raise _refused(exc, obj, side) from None
+    except RecursionError:
+        raise ProtocolError("values nested too deeply") from None
+    return message.now, _typed(message.now, message.events)
 
 
-def _check_event_members(event: dict[str, Any]) -> None:
-    missing = sorted(_EVENT - event.keys())
-    if missing:
-        raise FieldError(missing[0], "missing member of the event")
-    extra = sorted(map(str, event.keys() - _EVENT))
-    raise FieldError(extra[0], "unexpected member of the event (allowed: timestamp, type, "
-                               "data; event fields belong inside 'data')")
+# ---------------------------------------------------------------------------------------
+# typed messages -> objects -> bytes
+# ---------------------------------------------------------------------------------------
 
 
 def _to_obj(now: float, items: tuple[Any, ...], side: _Side) -> dict[str, Any]:
@@ -311,93 +342,122 @@ def _to_obj(now: float, items: tuple[Any, ...], side: _Side) -> dict[str, Any]:
     return {"now": now, "events": events}
 
 
-def request_from_obj(obj: Any) -> Request:
-    """Decode a parsed message from Batsim (a dict as in the transcripts) into a Request."""
-    now, events = _decode_events(obj, _FROM_BATSIM)
-    return Request(now, events)
+def _encode(now: float, items: tuple[Any, ...], side: _Side) -> bytes:
+    """The bytes of a message, checked against the wire schema before they are written.
 
-
-def reply_from_obj(obj: Any) -> Reply:
-    """Decode a parsed message from a scheduler into a Reply."""
-    now, decisions = _decode_events(obj, _FROM_SCHEDULER)
-    return Reply(now, decisions)
-
-
-def request_to_obj(request: Request) -> dict[str, Any]:
-    """The JSON object of a Request (events without timestamp get ``now``), unchecked."""
-    if not isinstance(request, Request):
-        raise ProtocolError(f"expected a Request, got {type(request).__name__}")
-    return _to_obj(request.now, request.events, _FROM_BATSIM)
-
-
-def reply_to_obj(reply: Reply) -> dict[str, Any]:
-    """The JSON object of a Reply (decisions without timestamp get ``now``), unchecked."""
-    if not isinstance(reply, Reply):
-        raise ProtocolError(f"expected a Reply, got {type(reply).__name__}")
-    return _to_obj(reply.now, reply.decisions, _FROM_SCHEDULER)
-
-
-def decode_request(data: bytes | str) -> Request:
-    """Decode one message received from Batsim."""
-    return request_from_obj(_parse(data))
-
-
-def decode_reply(data: bytes | str) -> Reply:
-    """Decode one message sent by a scheduler."""
-    return reply_from_obj(_parse(data))
-
-
-def _encode(message: Request | Reply, side: _Side, checked: bool = False) -> bytes:
-    items = message.events if isinstance(message, Request) else message.decisions
-    obj = _to_obj(message.now, items, side)
-    if checked and _checker_settled(items):
-        _envelope(obj, side)  # ``now`` is not the checker's business
-    else:
-        _decode_events(obj, side)  # the decoders are the one rule book: we send what we accept
+    The message object is checked as it is (msgspec's ``convert``, in C; machine sets
+    checked as sets), then written: no second parse of our own output. A reply of
+    undated plain EXECUTE_JOB and REJECT_JOB decisions (nearly every reply) passes
+    :func:`_plainly_valid` instead, which applies the same rules without building the
+    schema's structs.
+    """
+    obj = _to_obj(now, items, side)
+    if side is _FROM_BATSIM or not _plainly_valid(now, items):
+        try:
+            message = msgspec.convert(obj, side.schema, str_keys=True, dec_hook=decode_hook)
+        except msgspec.ValidationError as exc:
+            raise _refused(exc, obj, side) from None
+        _typed(message.now, message.events, build=side is _FROM_BATSIM)  # times; open objects
     return _dump(obj)
 
 
-def _checker_settled(decisions: tuple[Any, ...]) -> bool:
-    """True if the checker's acceptance already makes every decision valid on the wire.
+_JOB_ID = re.compile(JOB_ID_PATTERN)
 
-    An undated REJECT_JOB, or an undated EXECUTE_JOB without its optional fields, that
-    :func:`batpolicy.scheduler.checker.check_decisions` accepted names a job Batsim
-    submitted (its id decoded from Batsim's own message, or checked on registration) and a
-    non-empty :class:`MachineSet` of the platform's machines: decoding it back cannot fail
-    (tests/protocol/test_checked_encoding.py checks that property on random decisions).
-    Anything else (a dated decision, a mapping, another type) is decoded back as always.
-    Runtime complexity: O(decisions).
+
+def _plainly_valid(now: Any, decisions: tuple[Any, ...]) -> bool:
+    """True if the schema would accept this reply, seen without building its structs.
+
+    Only for the commonest reply: a finite ``now`` and undated decisions that are each
+    a REJECT_JOB or an EXECUTE_JOB without its optional members; their members are
+    checked with the schema's own rules (the job-id pattern of ``JobId``, the
+    machine-set hook). Anything else, or any doubt, answers False and the whole
+    schema checks the message (and names what is wrong). Runtime complexity:
+    O(decisions).
+
+    >>> from batpolicy.protocol.intervals import MachineSet
+    >>> _plainly_valid(3.0, (ExecuteJob("w!1", MachineSet.of(0)), RejectJob("w!2")))
+    True
+    >>> _plainly_valid(3.0, (ExecuteJob("w!1", MachineSet()),))  # empty: the schema says why
+    False
     """
+    if type(now) is not float or not math.isfinite(now):
+        return False
     for decision in decisions:
         kind = type(decision)
         if decision.timestamp is not None:
             return False
         if kind is ExecuteJob:
             if (decision.mapping is not None or decision.storage_mapping is not None
-                    or decision.additional_io_job is not None):
+                    or decision.additional_io_job is not None
+                    or type(decision.alloc) is not MachineSet):
+                return False
+            try:
+                decode_hook(MachineSet, decision.alloc)
+            except ValueError:
                 return False
         elif kind is not RejectJob:
             return False
+        if type(decision.job_id) is not str or _JOB_ID.search(decision.job_id) is None:
+            return False
     return True
+
+
+def _plain(obj: dict[str, Any]) -> dict[str, Any]:
+    """A message object with its machine sets written as interval strings (plain JSON)."""
+    try:
+        return msgspec.to_builtins(obj, enc_hook=encode_hook, str_keys=True)
+    except Exception as exc:  # an object JSON has no form for
+        raise ProtocolError(f"cannot be written as JSON ({type(exc).__name__}: {exc})") from exc
+
+
+def request_from_obj(obj: Any) -> Request:
+    """Decode a parsed message from Batsim (a dict as in the transcripts) into a Request."""
+    return Request(*_from_obj(obj, _FROM_BATSIM))
+
+
+def reply_from_obj(obj: Any) -> Reply:
+    """Decode a parsed message from a scheduler into a Reply."""
+    return Reply(*_from_obj(obj, _FROM_SCHEDULER))
+
+
+def request_to_obj(request: Request) -> dict[str, Any]:
+    """The JSON object of a Request (events without timestamp get ``now``), unchecked."""
+    if not isinstance(request, Request):
+        raise ProtocolError(f"expected a Request, got {type(request).__name__}")
+    return _plain(_to_obj(request.now, request.events, _FROM_BATSIM))
+
+
+def reply_to_obj(reply: Reply) -> dict[str, Any]:
+    """The JSON object of a Reply (decisions without timestamp get ``now``), unchecked."""
+    if not isinstance(reply, Reply):
+        raise ProtocolError(f"expected a Reply, got {type(reply).__name__}")
+    return _plain(_to_obj(reply.now, reply.decisions, _FROM_SCHEDULER))
+
+
+def decode_request(data: bytes | str) -> Request:
+    """Decode one message received from Batsim."""
+    return Request(*_decode(data, _FROM_BATSIM))
+
+
+def decode_reply(data: bytes | str) -> Reply:
+    """Decode one message sent by a scheduler."""
+    return Reply(*_decode(data, _FROM_SCHEDULER))
 
 
 def encode_request(request: Request) -> bytes:
     """Encode a message as Batsim would send it; refuse what a scheduler must refuse."""
     if not isinstance(request, Request):
         raise ProtocolError(f"expected a Request, got {type(request).__name__}")
-    return _encode(request, _FROM_BATSIM)
+    return _encode(request.now, request.events, _FROM_BATSIM)
 
 
 def encode_reply(reply: Reply, *, checked: bool = False) -> bytes:
     """Encode a reply, stamping undated decisions with ``reply.now``; refuse what Batsim refuses.
 
-    ``checked=True`` says every decision already passed
-    :func:`~batpolicy.scheduler.checker.check_decisions` against the state, as the
-    :class:`~batpolicy.scheduler.dispatch.Dispatcher`'s replies do: undated plain
-    EXECUTE_JOB and REJECT_JOB decisions (nearly every reply) are then not decoded back,
-    since the checker's rules already imply the decoders' (:func:`_checker_settled`);
-    a reply holding anything else is still checked whole. The bytes are the same.
+    Every reply is checked against the wire schema, whoever built it: ``checked`` (set
+    by callers whose decisions passed the scheduler's own checker) changes neither the
+    checks nor the bytes.
     """
     if not isinstance(reply, Reply):
         raise ProtocolError(f"expected a Reply, got {type(reply).__name__}")
-    return _encode(reply, _FROM_SCHEDULER, checked)
+    return _encode(reply.now, reply.decisions, _FROM_SCHEDULER)

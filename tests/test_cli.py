@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import platform
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from batpolicy import __version__
+from batpolicy.platforms.generators import read_machines_csv
 from batpolicy.policies.registry import POLICIES
+from batpolicy.scheduler.app.cli import build_parser
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -129,3 +134,42 @@ def test_a_run_as_a_process_exits_with_its_outputs_whole(tmp_path: Path) -> None
     assert len((tmp_path / "schedule.csv").read_text().splitlines()) == 2
     failed = _run("simulate", "-o", str(tmp_path / "bad"), "-q", "--bsld-tau", "0")
     assert failed.returncode == 1 and "--bsld-tau" in failed.stderr
+
+
+def _options(parser: argparse.ArgumentParser, path: str
+             ) -> Iterator[tuple[str, argparse.ArgumentParser, argparse.Action]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _options(sub, f"{path} {name}")
+        else:
+            yield path, parser, action
+
+
+def test_every_option_of_every_command_says_what_it_does() -> None:
+    """Issue 31 item 15: `platform multicluster --clusters` and `racks --racks` had no help."""
+    bare = [f"{path} {action.option_strings or action.dest}"
+            for path, _, action in _options(build_parser(), "batpolicy") if not action.help]
+    assert bare == []
+
+
+def test_machines_help_shows_the_header_row_the_reader_requires(tmp_path: Path) -> None:
+    [spec] = [action.help for path, _, action in _options(build_parser(), "batpolicy")
+              if path == "batpolicy platform machines" and "--spec" in action.option_strings]
+    assert "header" in spec and "'cpus,speed'" in spec
+    rows = tmp_path / "m.csv"  # the example as the help gives it is what the reader accepts
+    rows.write_text("cpus,speed\n4,2Gf\n")
+    assert read_machines_csv(rows) == [(None, 4, "2Gf", False)]
+
+
+@pytest.mark.parametrize("args", [["policies"], ["workload", "presets"]])
+def test_a_listing_into_a_closed_pipe_is_no_traceback(args: list[str]) -> None:
+    """`batpolicy workload presets | head`: the reader leaves early, the writer stays quiet."""
+    read, write = os.pipe()
+    os.close(read)  # every write now fails with EPIPE, as once `head` has exited
+    try:
+        done = subprocess.run([sys.executable, "-m", "batpolicy", *args], stdout=write,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert done.returncode == 1 and done.stderr == ""

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.base import Parameter
+from batpolicy.policies.base import Parameter, wall_clock_stats
 from batpolicy.policies.deadline.mtedf import MtEdf
 from batpolicy.policies.toolkit.plan import Plan
 
@@ -228,7 +228,8 @@ class Tabu(MtEdf):
 
     def stats(self) -> dict[str, Any]:
         """TS calls, rounds, moves tried and accepted, time-bound hits, plus MT-EDF's."""
-        return {**super().stats(), "nb_searches": self.nb_searches, "nb_rounds": self.nb_rounds,
+        return {**super().stats(), **wall_clock_stats(time_bound_ms=self.params["time_bound_ms"]),
+                "nb_searches": self.nb_searches, "nb_rounds": self.nb_rounds,
                 "nb_moves_tried": self.nb_moves_tried,
                 "nb_moves_accepted": self.nb_moves_accepted,
                 "nb_time_bound_hits": self.nb_time_bound_hits}

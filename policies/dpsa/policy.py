@@ -15,7 +15,11 @@ Steps of :meth:`Dpsa.decide` and the lines of Fig. 2 they implement:
 * l. 11, 15–29 — OptimizeUtilization: ``search=exact`` (default) solves it exactly by
   dynamic programming (:mod:`.exact`), ``search=exhaustive`` runs the paper's bounded
   recursive enumeration (:mod:`.search`). Both rank solutions by utilisation, then by the
-  variant's tie rule; uncut, they return the same subset.
+  variant's tie rule; uncut, they return the same subset. The paper bounds the search by
+  "a time or iteration count constriction" (§III.B) and imposed none in its experiments
+  (§IV); ``max_nodes`` is the counted bound, on by default, and ``time_bound_ms`` the
+  wall-clock one, off by default: set, the run depends on the machine's speed and its
+  stats say ``reproducible: false``.
 * l. 21–23 — a free machine is feasible for a job if its availability (time until the
   reservation needs it: ``shadow − now`` for reserved machines, unlimited for the others)
   covers the job's walltime; the job is mapped on the feasible machines of least
@@ -71,6 +75,7 @@ from batpolicy.policies.base import (
     Parameter,
     Placement,
     Policy,
+    wall_clock_stats,
 )
 from batpolicy.policies.dpsa.exact import solve_exact
 from batpolicy.policies.dpsa.problem import Instance
@@ -118,8 +123,9 @@ class Dpsa(Policy):
     parameters = (
         Parameter("search", str, "exact", "OptimizeUtilization: exact dynamic programming, or "
                   "the paper's bounded recursive enumeration", choices=("exact", "exhaustive")),
-        Parameter("time_bound_ms", float, 100.0,
-                  "exhaustive search: wall-time bound per decision in ms (0: none)"),
+        Parameter("time_bound_ms", float, 0.0,
+                  "exhaustive search: wall-time bound per decision in ms (0: none); set, "
+                  "the run is not reproducible (stats: reproducible=false)"),
         Parameter("max_nodes", int, 1_000_000,
                   "exhaustive search: bound on OptimizeUtilization calls (0: none)"),
         Parameter("prune", bool, False, "exhaustive search: skip subtrees that cannot beat the "
@@ -307,6 +313,8 @@ class Dpsa(Policy):
         """
         searches = self._searches
         return {
+            **(wall_clock_stats(time_bound_ms=self.params["time_bound_ms"])
+               if self.params["search"] == "exhaustive" else {}),
             "dpsa_variant": self.name,
             "dpsa_search": self.params["search"],
             "nb_dpsa_decisions": len(self.decision_timer),

@@ -18,8 +18,13 @@ profile's delay, and ``runtime_other`` elsewhere). Modes (§4):
 * ``hard`` — soft, but jobs only ever run on preferred machines (§4).
 
 ``prune=true`` adds the branch-and-bound of §5.3 (the paper's future work): the same
-choice of ``k`` with fewer nodes. ``time_bound_ms`` and ``max_nodes`` bound a search
-(anytime: the best ``k`` found so far stands; step-0's when none was evaluated).
+choice of ``k`` with fewer nodes. ``max_nodes`` bounds a search by counted work (anytime:
+the best ``k`` found so far stands; step-0's when none was evaluated): the paper bounds
+it by the search depth only (§3, §5.3: "we set the maximum searching steps to 7"), and
+the default 200,000 nodes is a safety net its experiments never reach (Table 1's
+largest search visits about 10,000), so a default run is the paper's search and the same
+on any machine. ``time_bound_ms`` adds a wall-clock bound, off by default: a run with it
+depends on the machine's speed and says so (``reproducible: false`` in its stats).
 
 "Killed at last" (§5.2): a job that waited so long that even started now on its preferred
 machines it would earn no utility (U_max − t_pref − wait ≤ 0) is killed — rejected, since
@@ -39,7 +44,7 @@ from __future__ import annotations
 from typing import Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.base import Decisions, Parameter, Policy, percentile
+from batpolicy.policies.base import Decisions, Parameter, Policy, percentile, wall_clock_stats
 from batpolicy.policies.nstep.search import ANY, GPU, MPI, PendingJob, Snapshot, best_prefix
 from batpolicy.policies.toolkit.timing import DecisionTimer
 from batpolicy.protocol.intervals import MachineSet
@@ -59,7 +64,8 @@ class NStep(Policy):
                   "(soft on preferred machines only)", choices=MODES),
         Parameter("depth", int, 7, "N: scheduling points searched ahead (§3.2)"),
         Parameter("prune", bool, False, "branch-and-bound (§5.3): same choice, fewer nodes"),
-        Parameter("time_bound_ms", float, 100.0, "wall-time bound of one search (0: none)"),
+        Parameter("time_bound_ms", float, 0.0, "wall-time bound of one search in ms (0: "
+                  "none); set, the run is not reproducible (stats: reproducible=false)"),
         Parameter("max_nodes", int, 200_000, "node bound of one search (0: none)"),
         Parameter("umax", float, 1000.0, "U_max of jobs without a 'umax' field"),
         Parameter("other_factor", float, 1.5, "runtime off preferred machines / preferred "
@@ -193,6 +199,7 @@ class NStep(Policy):
         nodes = sorted(self._nodes)
         n = len(self._utilities)
         return {
+            **wall_clock_stats(time_bound_ms=self.params["time_bound_ms"]),
             "nstep_mode": self.params["mode"],
             "average_utility": sum(self._utilities) / n if n else 0.0,
             "nb_jobs_utility": n,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
-import signal
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +20,7 @@ from pathlib import Path
 from batpolicy import __version__
 from batpolicy.errors import BatpolicyError, PeerTimeout
 from batpolicy.policies.registry import POLICIES, available_policies, make_policy, parse_params
+from batpolicy.scheduler.stop_signals import Stopped, stop_on_signals
 
 log = logging.getLogger("batpolicy")
 
@@ -137,24 +138,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``batpolicy`` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    # as typed, for the provenance a run records
+    args.argv = ["batpolicy", *(sys.argv[1:] if argv is None else argv)]
     _setup_logging(args.verbose, args.log_file, quiet=getattr(args, "quiet", False))
     if not getattr(args, "run", None):
         parser.print_help()
         return 2
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        return int(args.run(args))
+        with stop_on_signals():  # SIGINT, SIGTERM, SIGHUP: Stopped, named in the outputs
+            return int(args.run(args))
     except PeerTimeout as exc:
         log.error("%s", exc)
         return 3
     except BatpolicyError as exc:
         log.error("%s", exc)
         return 1
-    except KeyboardInterrupt:
-        log.error("interrupted")
+    except KeyboardInterrupt as exc:
+        log.error("interrupted%s", f" ({exc.signal_name})" if isinstance(exc, Stopped) else "")
         return 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def console() -> None:
@@ -168,7 +169,13 @@ def console() -> None:
     process hands back anyway. Only here, never in :func:`main`: a process that calls
     :func:`main` and goes on (the tests) must keep collecting.
     """
-    status = main()
+    try:
+        status = main()
+        sys.stdout.flush()
+    except BrokenPipeError:  # `batpolicy policies | head`: the reader has gone, say nothing
+        # (Python's recipe: stdout to devnull, so that the flush at exit does not raise too)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = 1
     gc.freeze()
     raise SystemExit(status)
 

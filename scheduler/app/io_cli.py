@@ -111,10 +111,9 @@ def _transform(args: argparse.Namespace) -> int:
         workload = head(workload, args.max_jobs)
     before = len(workload.jobs)
     workload = apply(workload, spec)
-    log.info("writing %d of %d jobs to %s", len(workload.jobs), before, args.output)
     write_batsim_workload(workload, args.output)
-    sys.stdout.write(f"{args.output}: {len(workload.jobs)} jobs, "
-                     f"{len(workload.profiles)} profiles, nb_res {workload.nb_res}\n")
+    log.info("wrote %s: %d of %d jobs, %d profiles, nb_res %s", args.output,
+             len(workload.jobs), before, len(workload.profiles), workload.nb_res)
     return 0
 
 
@@ -125,9 +124,9 @@ def _synth(args: argparse.Namespace) -> int:
     spec = preset(args.preset, **parse_overrides(args.preset, args.param))
     workload = build_workload(spec, args.seed)
     write_batsim_workload(workload, args.output)
-    sys.stdout.write(f"{args.output}: {len(workload.jobs)} jobs, {len(workload.profiles)} "
-                     f"profiles, nb_res {workload.nb_res} (preset {args.preset}, "
-                     f"seed {args.seed})\n")
+    log.info("wrote %s: %d jobs, %d profiles, nb_res %s (preset %s, seed %d)", args.output,
+             len(workload.jobs), len(workload.profiles), workload.nb_res, args.preset,
+             args.seed)
     return 0
 
 

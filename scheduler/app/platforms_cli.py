@@ -96,7 +96,8 @@ def add_command(sub: Any) -> None:
 
     multi = kinds.add_parser("multicluster", help="clusters, one link each to a central "
                              "switch (Jones et al. 2005, Fig. 4)")
-    multi.add_argument("--clusters", type=int, required=True, metavar="M")
+    multi.add_argument("--clusters", type=int, required=True, metavar="M",
+                       help="how many clusters (cluster0, cluster1, ...)")
     multi.add_argument("--nodes", type=int, required=True, metavar="N",
                        help="nodes per cluster")
     _speed(multi)
@@ -104,7 +105,8 @@ def add_command(sub: Any) -> None:
     multi.set_defaults(run=_multicluster)
 
     racks = kinds.add_parser("racks", help="racks of machines, some with GPUs (Wu & Chen)")
-    racks.add_argument("--racks", type=int, required=True, metavar="R")
+    racks.add_argument("--racks", type=int, required=True, metavar="R",
+                       help="how many racks (rack0, rack1, ...)")
     racks.add_argument("--nodes", type=int, required=True, metavar="N", help="machines per rack")
     racks.add_argument("--gpu-racks", type=int, default=1, metavar="G",
                        help="how many racks (the first ones) have GPUs (default: 1)")
@@ -115,8 +117,9 @@ def add_command(sub: Any) -> None:
     machines = kinds.add_parser("machines", help="machines of different CPU counts and speeds "
                                 "(Klusáček et al. 2007, §2)")
     machines.add_argument("--spec", metavar="CSV",
-                          help="CSV with columns cpus,speed and optional name,gpu; one row "
-                               "per machine (e.g. '4,2Gf')")
+                          help="CSV whose header row names the columns cpus,speed and "
+                               "optionally name,gpu; then one row per machine (e.g. the "
+                               "header 'cpus,speed' and the row '4,2Gf')")
     machines.add_argument("--preset", metavar="NAME",
                           help="instead of --spec: the machines a workload preset draws for "
                                "its seed (tabu-4), so that `workload synth --preset NAME "

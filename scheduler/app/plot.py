@@ -77,8 +77,15 @@ def intervals(text: str) -> list[tuple[int, int]]:
 def _save(fig: Any, output: Path) -> Path:
     if output.suffix.lower() not in (".png", ".svg"):
         raise ConfigError(f"plot output must end in .png or .svg, got {output.name!r}")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output, dpi=150, bbox_inches="tight")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the folder {output.parent}: "
+                          f"{exc.strerror or exc}") from None
+    try:
+        fig.savefig(output, dpi=150, bbox_inches="tight")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {output}: {exc.strerror or exc}") from None
     log.info("wrote %s", output)
     return output
 
@@ -94,12 +101,16 @@ def gantt(run: Path, output: Path, *, platform: str | None = None,
     ``platform`` (SimGrid XML) adds the machine groups as shaded bands; without it the
     run's ``metrics.json`` names the platform if it was a file.
     """
+    plt = _pyplot()  # first: it says which extra to install when matplotlib is missing
     from matplotlib.collections import PolyCollection
 
-    plt = _pyplot()
     jobs = _read_csv(_jobs_csv(run))
-    cmap = plt.get_cmap("tab20")
     boxes, owners = gantt_boxes(jobs)
+    if not boxes:  # an empty picture would look like a drawing of nothing that ran
+        raise InputError("no job to draw: " + (f"none of its {len(jobs)} job(s) ran (no "
+                         "allocated_resources)" if jobs else "jobs.csv lists no job"),
+                         path=str(_jobs_csv(run)))
+    cmap = plt.get_cmap("tab20")
     colours = [cmap(i % 20) for i in owners]
     top = max((box[2][1] for box in boxes), default=0)
     fig, ax = plt.subplots(figsize=(12, 6))
@@ -179,6 +190,8 @@ def _runs(paths: Sequence[Path]) -> list[tuple[str, Path]]:
 
 def distributions(paths: Sequence[Path], output: Path, *, tau: float = 10.0) -> Path:
     """Empirical CDFs of waiting time and bounded slowdown, one line per policy."""
+    if not (math.isfinite(tau) and tau > 0):  # bsld divides by max(run time, tau)
+        raise ConfigError(f"--tau must be a finite number of seconds > 0, got {tau:g}")
     plt = _pyplot()
     waits: dict[str, list[float]] = defaultdict(list)
     bslds: dict[str, list[float]] = defaultdict(list)
@@ -220,6 +233,25 @@ def _column(rows: Iterable[dict[str, str]], name: str, path: Path) -> str:
         if candidate in rows[0]:
             return candidate
     raise ConfigError(f"{path}: no column '{name}' (columns: {', '.join(rows[0])})")
+
+
+def _numeric(rows: Iterable[dict[str, str]], column: str, path: Path, hint: str) -> None:
+    """Refuse ``column`` when it has values but not one number (``--line``, ``--heatmap``).
+
+    Non-numeric cells are otherwise skipped as missing, which left "no row has both ..."
+    as the only message for a column such as ``param.mode`` (``soft``, ``hard``).
+
+    >>> _numeric([{"param.mode": "soft"}], "param.mode", Path("r.csv"), "use --bars")
+    Traceback (most recent call last):
+    batpolicy.errors.ConfigError: r.csv: column 'param.mode' is not numeric (e.g. 'soft'): ...
+    """
+    cells = [r.get(column) or "" for r in rows]
+    if any(_number(cell) is not None for cell in cells):
+        return
+    example = next((cell for cell in cells if cell), None)
+    if example is not None:
+        raise ConfigError(f"{path}: column '{column}' is not numeric (e.g. {example!r}): "
+                          f"{hint}")
 
 
 def select(rows: list[dict[str, str]], where: Sequence[str], path: Path
@@ -286,7 +318,11 @@ def sweep(path: Path, parameter: str, metric: str, output: Path, *, by: str = "p
     plt = _pyplot()
     rows = select(_results(path), where, path)
     xcol, ycol = _column(rows, parameter, path), _column(rows, metric, path)
-    series, flat = sweep_series(rows, xcol, ycol, _column(rows, by, path))
+    bcol = _column(rows, by, path)
+    _numeric(rows, xcol, path, f"--line draws against a numeric parameter; to compare its "
+             f"values, draw one bar per value: --bars --by {parameter} --metric {metric}")
+    _numeric(rows, ycol, path, "--metric must name a numeric column")
+    series, flat = sweep_series(rows, xcol, ycol, bcol)
     if not series:
         raise InputError(f"no row has both '{xcol}' and '{ycol}'", path=str(path))
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -331,8 +367,14 @@ def heatmap(path: Path, x: str, y: str, metric: str, output: Path, *,
     rows = select(_results(path), where, path)
     if policy is not None:
         rows = [r for r in rows if r.get("policy") == policy]
+        if not rows:
+            raise InputError(f"no finished run of policy '{policy}' (--policy)", path=str(path))
     xcol, ycol, mcol = (_column(rows, x, path), _column(rows, y, path),
                         _column(rows, metric, path))
+    for column in (xcol, ycol):
+        _numeric(rows, column, path, "--heatmap draws over two numeric parameters; keep one "
+                 "value of a non-numeric one with --where COLUMN=VALUE (or --policy)")
+    _numeric(rows, mcol, path, "--metric must name a numeric column")
     cells: dict[tuple[float, float], list[float]] = defaultdict(list)
     for row in rows:
         a, b, v = _number(row.get(xcol)), _number(row.get(ycol)), _number(row.get(mcol))
@@ -374,6 +416,7 @@ def bars(path: Path, metric: str, output: Path, *, baseline: str | None = None,
     rows = select(_results(path), where, path)
     mcol = _column(rows, metric, path)
     bcol = _column(rows, by, path)
+    _numeric(rows, mcol, path, "--metric must name a numeric column")
     cells: dict[tuple[str, str], list[float]] = defaultdict(list)
     for row in rows:
         value = _number(row.get(mcol))

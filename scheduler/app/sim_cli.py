@@ -64,14 +64,18 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
 
 def _add_batsim_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("Batsim flags")
-    g.add_argument("--enable-dynamic-jobs", action="store_true")
-    g.add_argument("--acknowledge-dynamic-jobs", action="store_true")
-    g.add_argument("--enable-profile-reuse", action="store_true")
-    g.add_argument("--enable-compute-sharing", action="store_true",
-                   help="jobs may share machines (their tasks then share the CPUs, as "
-                        "SimGrid's parallel tasks)")
-    g.add_argument("--forward-profiles-on-submission", action="store_true")
-    g.add_argument("--forward-unknown-events", action="store_true")
+    g.add_argument("--enable-dynamic-jobs", action="store_true",
+                   help="let the scheduler register jobs and profiles while it runs")
+    g.add_argument("--acknowledge-dynamic-jobs", action="store_true",
+                   help="answer each job the scheduler registers with a JOB_SUBMITTED")
+    g.add_argument("--enable-profile-reuse", action="store_true",
+                   help="let registered jobs use the profiles of other jobs (kept, not "
+                        "collected when their job ends)")
+    g.add_argument("--forward-profiles-on-submission", action="store_true",
+                   help="send each job's profile with its JOB_SUBMITTED")
+    g.add_argument("--forward-unknown-events", action="store_true",
+                   help="send --events entries of types Batsim does not know to the "
+                        "scheduler")
     g.add_argument("--mmax", type=int, metavar="N", help="use the first N machines only")
     g.add_argument("--sched-cfg", default="", metavar="TEXT",
                    help="forwarded to the scheduler in SIMULATION_BEGINS")
@@ -169,13 +173,17 @@ def _paths(args: argparse.Namespace) -> OutputPaths:
 def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
          options: SimOptions, describe: dict[str, Any], state: ClusterState | None = None,
          **hooks: Any) -> int:
+    from batpolicy.provenance import utc_now
     from batpolicy.scheduler.io.inputs import load_inputs
     from batpolicy.scheduler.sim.latency import make_simulator
     from batpolicy.scheduler.sim.run import output_layout, run_simulation
 
     if not args.bsld_tau > 0:  # max(run, tau) divides: a zero-length job would give 0/0
         raise ConfigError(f"--bsld-tau must be > 0 s, got {args.bsld_tau}")
-    workloads, platform, events = load_inputs(_input_spec(args))
+    started_at = utc_now()
+    # fake-batsim with dynamic jobs: the scheduler may register every job itself
+    workloads, platform, events = load_inputs(
+        _input_spec(args), allow_empty=args.enable_dynamic_jobs and "policy" not in describe)
     if state is not None:  # what Batsim does not forward (e.g. speeds), from the file
         state.platform_file = platform
     nb_jobs = sum(len(w.jobs) for w in workloads)
@@ -183,7 +191,8 @@ def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
     hint = hooks.pop("end_hint", None)
     describe = {**describe, "workloads": [w.source for w in workloads],
                 "inputs_skipped": {w.name: dict(sorted(w.skipped.items())) for w in workloads},
-                "platform": platform.source or f"{platform.nb_machines} identical machines"}
+                "platform": platform.source or f"{platform.nb_machines} identical machines",
+                "provenance": _provenance(args, workloads, platform, describe, started_at)}
     paths = _paths(args)
 
     def simulator(on_record: Callable[[Any], None]) -> Simulator:
@@ -200,10 +209,54 @@ def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
         record=Path(args.record) if args.record else None,
         progress=not (args.no_progress or args.quiet),
         describe=describe, **hooks)
+    _warn_rejected(report.metrics, describe)
     if not args.quiet:
         _print_summary(report.metrics)
     log.info("outputs: %s, %s, %s", paths.jobs, paths.schedule, paths.metrics)
     return 0
+
+
+#: The options of the workload selection and transforms a run records in its provenance.
+_SELECTION = ("nb_res", "max_jobs", "start", "end", "status", "size", "lenient",
+              "extra_machines", "load", "weeks", "min_util", "week_index", "sample",
+              "sample_jobs", "exact_walltime", "mmax", "job_model", "zero_latency")
+
+
+def _provenance(args: argparse.Namespace, workloads: list[Any], platform: Any,
+                describe: dict[str, Any], started_at: str) -> dict[str, Any]:
+    """``metrics.json``'s ``provenance``: code, command line, input files, options, seeds."""
+    from batpolicy.provenance import provenance
+
+    inputs = [(w.name, w.source) for w in workloads if w.source and Path(w.source).is_file()]
+    if platform.source:
+        inputs.append(("platform", platform.source))
+    inputs += [("events", path) for path in args.events]
+    seeds = {f"param.{k}": v for k, v in describe.get("params", {}).items() if "seed" in k}
+    if args.sample is not None or args.sample_jobs is not None:
+        seeds["sample_seed"] = args.sample_seed
+    return provenance(argv=getattr(args, "argv", None), inputs=inputs, started_at=started_at,
+                      options={k: getattr(args, k, None) for k in _SELECTION}, seeds=seeds)
+
+
+def _warn_rejected(metrics: dict[str, Any], describe: dict[str, Any]) -> None:
+    """One warning when jobs were rejected: how many, why, and what would run them."""
+    reasons = metrics.get("rejected_by_reason") or {}
+    if not reasons:
+        return
+    total = sum(reasons.values())
+    policy = describe.get("policy")
+    who = f"policy '{policy}'" if policy else "the scheduler"
+    hints = {
+        "no_walltime": "without a walltime (" + (
+            "--param no_walltime=run runs them, " if "no_walltime" in describe.get("params", {})
+            else "") + ("a policy that needs none, e.g. --policy fcfs, or " if policy
+                        else "") + "--exact-walltime sets walltime = run time)",
+        "no_machine": "asking for 0 machines (fix the workload's res)",
+        "too_large": "larger than the platform (a larger platform, or --lenient drops them)",
+        "policy": "by the policy's own rules (see its parameters: batpolicy policies)",
+    }
+    why = "; ".join(f"{n} {hints[reason]}" for reason, n in reasons.items())
+    log.warning("%s rejected %d of %d jobs: %s", who, total, metrics.get("nb_jobs", total), why)
 
 
 #: The metrics summary printed on stdout at the end of a run: (key, label, format).
@@ -220,7 +273,11 @@ SUMMARY = (("nb_jobs", "jobs", "{:d}"), ("nb_jobs_success", "succeeded", "{:d}")
 
 
 def _print_summary(metrics: dict[str, Any]) -> None:
-    """The run's main figures as a two-column table on stdout (the command's output)."""
+    """The run's main figures as a two-column table on stdout (the command's output).
+
+    Rejected jobs stand out; with no job run, the means and maxima over the jobs that
+    ran read "no job ran" instead of zeros that would look like results.
+    """
     from rich.console import Console
     from rich.table import Table
 
@@ -228,9 +285,16 @@ def _print_summary(metrics: dict[str, Any]) -> None:
                   show_header=False)
     table.add_column(style="bold")
     table.add_column(justify="right")
+    none_ran = metrics.get("nb_jobs_finished") == 0
     for key, label, fmt in SUMMARY:
         value = metrics.get(key)
-        if value is not None:
+        if value is None:
+            continue
+        if none_ran and key.startswith(("mean_", "max_")):
+            table.add_row(label, "no job ran")
+        elif key == "nb_jobs_rejected" and value:
+            table.add_row(label, f"{value:d}", style="bold yellow")
+        else:
             table.add_row(label, fmt.format(value))
     Console(highlight=False).print(table)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -82,12 +82,16 @@ def read_workload(path: str, name: str, spec: InputSpec) -> Workload:
 WorkloadReader = Callable[[str, str, "InputSpec"], Workload]
 
 
-def load_inputs(spec: InputSpec, read: WorkloadReader | None = None,
+def load_inputs(spec: InputSpec, read: WorkloadReader | None = None, *,
+                allow_empty: bool = False,
                 ) -> tuple[list[Workload], Platform, list[ExternalEvent]]:
     """Workloads, platform and external events of a run; errors name file, line, field.
 
     ``read`` reads one workload file (default: its format's reader, with ``spec``'s
     selection); a campaign passes a cached one, so many runs on one trace read it once.
+    No job at all, once selected and transformed, is an :class:`InputError` naming the
+    files (a run of nothing gives zeros that look like results), unless ``allow_empty``
+    (a scheduler that registers every job itself, with dynamic jobs).
     """
     read = read or read_workload
     if spec.max_jobs is not None and spec.max_jobs < 0:
@@ -109,6 +113,9 @@ def load_inputs(spec: InputSpec, read: WorkloadReader | None = None,
                           "(--nb-res or the SWF header), not a platform file")
     with steady_gc():  # a few objects per job: no young collection every 700 of them
         workloads = [read(p, f"w{i}", spec) for i, p in enumerate(paths)]
+    if not allow_empty:
+        _check_not_empty(workloads, spec, "the selection (--max-jobs, --start, --end, "
+                         "--status)" if _selects(spec) else None)
     if platform_path is not None:
         platform = read_platform(platform_path)
     elif spec.nb_res is not None:
@@ -119,10 +126,12 @@ def load_inputs(spec: InputSpec, read: WorkloadReader | None = None,
         sizes = [w.nb_res for w in workloads if w.nb_res]
         if len(sizes) != len(workloads):
             raise ConfigError("no platform: give a platform file (-p) or a number of "
-                              "machines (--nb-res); only SWF traces with MaxProcs/MaxNodes "
-                              "in their header size the platform themselves")
-        platform = Platform.homogeneous(max(sizes))
-        log.info("platform: %d identical machines (from the trace header)", max(sizes))
+                              "machines (--nb-res); only a Batsim JSON workload with nb_res "
+                              "or an SWF trace with MaxProcs/MaxNodes in its header sizes "
+                              "the platform itself")
+        widest = max(workloads, key=lambda w: w.nb_res or 0)
+        platform = Platform.homogeneous(widest.nb_res)
+        log.info("platform: %d identical machines (%s)", widest.nb_res, _size_origin(widest))
     # the jobs that cannot fit go first (lenient: dropped and counted), before the weeks'
     # utilisation is measured on the original machines; then the transforms
     workloads = [apply(_checked_fits(w, platform.nb_machines, spec.lenient), spec.transform,
@@ -130,7 +139,10 @@ def load_inputs(spec: InputSpec, read: WorkloadReader | None = None,
     for w in workloads:
         if w.skipped:
             log.info("%s: %d jobs; skipped or adjusted: %s", w.source, len(w.jobs),
-                     dict(sorted(w.skipped.items())))
+                     ", ".join(f"{k} {n}" for k, n in sorted(w.skipped.items())))
+    if not allow_empty:
+        _check_not_empty(workloads, spec, "the transforms (--weeks, --sample, ...) and "
+                         "dropping the jobs larger than the platform")
     if spec.extra_machines is not None:
         platform = Platform.homogeneous(_grown(platform.nb_machines, spec.extra_machines))
         log.info("platform grown to %d identical machines (--extra-machines %g)",
@@ -139,6 +151,35 @@ def load_inputs(spec: InputSpec, read: WorkloadReader | None = None,
     for path in spec.events:
         events.extend(read_events(path))
     return workloads, platform, events
+
+
+def _size_origin(workload: Workload) -> str:
+    """Where a workload's platform size comes from, for the log.
+
+    >>> _size_origin(Workload("w0", [], {}, nb_res=4, source="w.json"))
+    'nb_res of w.json'
+    >>> _size_origin(Workload("w0", [], {}, nb_res=100, source="KTH.swf.gz"))
+    'the header of KTH.swf.gz'
+    """
+    source = workload.source or workload.name
+    swf = source.lower().endswith((".swf", ".swf.gz"))
+    return f"the header of {source}" if swf else f"nb_res of {source}"
+
+
+def _selects(spec: InputSpec) -> bool:
+    """True when ``spec`` selects part of a workload file while reading it."""
+    return any(v is not None for v in (spec.max_jobs, spec.start, spec.end,
+                                       spec.status_filter))
+
+
+def _check_not_empty(workloads: Sequence[Workload], spec: InputSpec, after: str | None) -> None:
+    """Raise :class:`InputError` when no workload has a job (``after``: what removed them)."""
+    if any(w.jobs for w in workloads):
+        return
+    files = ", ".join(str(w.source or w.name) for w in workloads)
+    if after is None:
+        raise InputError(f"no job in {files}: nothing to simulate")
+    raise InputError(f"no job left in {files} after {after}: nothing to simulate")
 
 
 def _grown(nb_machines: int, fraction: float) -> int:

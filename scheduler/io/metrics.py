@@ -10,6 +10,7 @@ run stopped on one; :func:`write_json` replaces the file atomically.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from batpolicy.policies.toolkit.outcomes import JobOutcome, compute_metrics, mer
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.io.result import JobRecord, SimResult
+from batpolicy.scheduler.stop_signals import stopped_by
 
 __all__ = ["job_outcomes", "run_metrics", "write_json"]
 
@@ -79,7 +81,11 @@ def run_metrics(result: SimResult, wall: float, tau: float, error: BaseException
         "wall_time_s": wall,
         "jobs_per_second": len(result.records) / wall if wall > 0 else None,
         "complete": result.complete and error is None,
+        "stopped_by": stopped_by(error),
     })
+    rejected = rejection_reasons(result.records, result.nb_machines)
+    if rejected:
+        metrics["rejected_by_reason"] = rejected
     if policy_stats is not None:
         try:
             metrics["policy_stats"] = policy_stats()
@@ -89,6 +95,33 @@ def run_metrics(result: SimResult, wall: float, tau: float, error: BaseException
         metrics["error"] = ("interrupted" if isinstance(error, KeyboardInterrupt)
                             else f"{type(error).__name__}: {error}")
     return metrics
+
+
+def rejection_reasons(records: Sequence[JobRecord], nb_machines: int) -> dict[str, int]:
+    """Rejected jobs counted by what in the job explains it, for the run's warning.
+
+    ``no_walltime`` (EASY and conservative backfilling reject those by default, as
+    batsched does), ``no_machine`` (a job asking for 0 machines), ``too_large`` (more
+    machines than the platform has), else ``policy`` (the policy's own choice, e.g. a
+    deadline it cannot meet). Runtime complexity: O(records).
+
+    >>> r = JobRecord("w0!1", "p", 0.0, 2, None, JobState.REJECTED)
+    >>> rejection_reasons([r], 4)
+    {'no_walltime': 1}
+    """
+    reasons: Counter[str] = Counter()
+    for r in records:
+        if r.start is not None:
+            continue
+        if r.requested_resources <= 0:
+            reasons["no_machine"] += 1
+        elif r.requested_resources > nb_machines:
+            reasons["too_large"] += 1
+        elif r.walltime is None or r.walltime <= 0:
+            reasons["no_walltime"] += 1
+        else:
+            reasons["policy"] += 1
+    return dict(sorted(reasons.items()))
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:

@@ -239,10 +239,27 @@ def read_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
     finally:
         if gc_was_enabled:
             gc.enable()
-    dropped = {k: n for k, n in skipped.items() if not k.startswith("kept_")}
-    log.info("%s: %d jobs kept, dropped %s, %s", where, len(jobs), dropped or "none",
-             {k: n for k, n in skipped.items() if k.startswith("kept_")})
+    log.info("%s: %s", where, _kept_summary(len(jobs), skipped))
     return Workload(name, jobs, profiles, nb_res=nb_res, source=where, skipped=skipped)
+
+
+def _kept_summary(kept: int, skipped: Counter[str]) -> str:
+    """What the reader kept, dropped (by reason) and adjusted, for the log.
+
+    >>> _kept_summary(3, Counter())
+    '3 jobs kept, none dropped'
+    >>> _kept_summary(3, Counter({"non_positive_res": 2, "kept_res_from_allocated": 1}))
+    '3 jobs kept, dropped 2 (non_positive_res 2), adjusted: kept_res_from_allocated 1'
+    """
+    def listed(counts: dict[str, int]) -> str:
+        """``reason n, reason n`` in name order."""
+        return ", ".join(f"{k} {n}" for k, n in sorted(counts.items()))
+
+    dropped = {k: n for k, n in skipped.items() if n and not k.startswith("kept_")}
+    adjusted = {k: n for k, n in skipped.items() if n and k.startswith("kept_")}
+    text = f"{kept} jobs kept, " + (f"dropped {sum(dropped.values())} ({listed(dropped)})"
+                                    if dropped else "none dropped")
+    return text + (f", adjusted: {listed(adjusted)}" if adjusted else "")
 
 
 def _parse(text: str, name: str, where: str, lenient: bool, status_filter: set[int] | None,

@@ -296,6 +296,11 @@ class TransformSpec:
             raise ConfigError(f"--min-util must be in [0, 1], got {self.min_util}")
         if self.week_index < 0:
             raise ConfigError(f"--week-index must be >= 0, got {self.week_index}")
+        if self.weeks is None and (self.min_util or self.week_index):
+            # both choose among the blocks of --weeks: alone they would be silently ignored
+            given = "--min-util" if self.min_util else "--week-index"
+            raise ConfigError(f"{given} chooses among the blocks of --weeks N: give --weeks "
+                              f"(e.g. --weeks 1) or drop {given}")
         if self.sample is not None and not (math.isfinite(self.sample) and 0 < self.sample <= 1):
             raise ConfigError(f"--sample must be a fraction in (0, 1], got {self.sample}")
         if self.sample_jobs is not None and self.sample_jobs < 0:

@@ -35,6 +35,7 @@ from batpolicy.scheduler.io.result import JobRecord, SimResult
 from batpolicy.scheduler.sim.engine import Scheduler, Simulator
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.steady_gc import steady_gc
+from batpolicy.scheduler.stop_signals import outputs_first
 
 __all__ = ["RunReport", "output_layout", "run_simulation"]
 
@@ -180,16 +181,19 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
             error = exc
             raise
         finally:
-            bar.close()
-            if close_record is not None:
-                close_record()
-            result = simulator.result()
-            wall = time.perf_counter() - began
-            write_schedule_csv(paths.schedule, result)
-            metrics = run_metrics(result, wall, tau, error, describe, policy_stats, nb_decisions,
-                               groups)
-            model_stats = simulator.job_model_stats()
-            if model_stats:  # e.g. the co-allocation models' mean penalty
-                metrics["job_model_stats"] = model_stats
-            write_json(paths.metrics, metrics)
+            # however the run stopped, the outputs are written in full (a second Ctrl-C
+            # or a SIGTERM now waits for them)
+            with outputs_first(stopping=error is not None):
+                bar.close()
+                if close_record is not None:
+                    close_record()
+                result = simulator.result()
+                wall = time.perf_counter() - began
+                write_schedule_csv(paths.schedule, result)
+                metrics = run_metrics(result, wall, tau, error, describe, policy_stats,
+                                      nb_decisions, groups)
+                model_stats = simulator.job_model_stats()
+                if model_stats:  # e.g. the co-allocation models' mean penalty
+                    metrics["job_model_stats"] = model_stats
+                write_json(paths.metrics, metrics)
     return RunReport(result, metrics, paths, wall)

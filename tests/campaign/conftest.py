@@ -34,3 +34,9 @@ seed = [1, 2]
     path = tmp_path / "small.toml"
     path.write_text(text)
     return path
+
+
+@pytest.fixture(autouse=True)
+def _run_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Campaigns without an output folder write under the current one: make it tmp_path."""
+    monkeypatch.chdir(tmp_path)

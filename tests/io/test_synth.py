@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from pathlib import Path
 
@@ -132,6 +133,14 @@ def test_presets_registry() -> None:
         preset("nope")
 
 
+def test_the_workloads_doc_lists_every_preset() -> None:
+    """docs/workloads.md's table of presets names each registered one (it said only uniform)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "workloads.md").read_text()
+    rows = doc.split("| preset | the workload |")[1].split("\n\n")[0].splitlines()[2:]
+    named = [name for row in rows for name in re.findall(r"`([^`]+)`", row.split("|")[1])]
+    assert sorted(named) == sorted(PRESETS)
+
+
 def test_synthetic_workload_simulates(tmp_path: Path) -> None:
     path = tmp_path / "w.json"
     assert cli.main(["workload", "synth", "--preset", "uniform", "--seed", "4", "--param",
@@ -182,6 +191,13 @@ def test_simulate_takes_the_transform_options(tmp_path: Path) -> None:
      "nb_res"),
     (["workload", "synth", "--preset", "uniform", "-o", "{nowhere}"], "nowhere"),
     (["simulate", "-w", "{src}", "--load", "0", "-o", "{out}"], "--load"),
+    # issue 31 item 8: alone they were silently ignored
+    (["workload", "transform", "{src}", "--min-util", "0.7", "-o", "{out}"],
+     "--min-util chooses among the blocks of --weeks N: give --weeks"),
+    (["workload", "transform", "{src}", "--week-index", "2", "-o", "{out}"],
+     "--week-index chooses among the blocks of --weeks N"),
+    (["simulate", "-w", "{src}", "--nb-res", "8", "--min-util", "0.7", "-o", "{out}"],
+     "--min-util chooses among the blocks of --weeks N"),
 ])
 def test_errors_are_one_line_naming_the_option_or_file(
         args: list[str], named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

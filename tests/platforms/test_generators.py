@@ -124,6 +124,10 @@ def test_view_from_the_simulators_begins_equals_the_files(tmp_path: Path,
     (["racks", "--racks", "2", "--nodes", "3", "--gpu-racks", "3"], "--gpu-racks must be"),
     (["racks", "--racks", "2", "--nodes", "3", "--speed", "fast"], "--speed: not a SimGrid"),
     (["racks", "--racks", "2", "--nodes", "3", "--link-latency", "soon"], "--link-latency"),
+    (["racks", "--racks", "2", "--nodes", "3", "--speed", "0Gf"],
+     "--speed: a speed must be positive, got '0Gf'"),
+    (["multicluster", "--clusters", "2", "--nodes", "3", "--speed", "0"],
+     "--speed: a speed must be positive, got '0'"),
     (["machines"], "give --spec CSV or --preset NAME"),
     (["machines", "--preset", "uniform"], "drawn for no particular platform"),
     (["machines", "--preset", "tabu-4", "--param", "cpus=3"], "no such parameter"),
@@ -162,6 +166,24 @@ def test_bad_group_names_are_refused() -> None:
         gen.to_xml(gen.machines([("a", 1, "1Gf", False), ("a", 2, "1Gf", False)]))
     with pytest.raises(ConfigError, match="no machine"):
         gen.machines([])
+
+
+def test_every_generated_group_has_a_positive_speed() -> None:
+    """The one writer checks it, whatever made the groups (e.g. a preset's machines)."""
+    with pytest.raises(ConfigError, match="group 'fast': speed: a speed must be positive"):
+        gen.to_xml([gen.GroupSpec("fast", "machine", 2, speed="0Gf")])
+
+
+def test_simulate_on_a_platform_of_speed_zero_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 31 item 5: a platform file with speed 0 divided by zero in the speed model."""
+    platform = _cli(tmp_path, "racks", "--racks", "2", "--nodes", "3")
+    platform.write_text(platform.read_text().replace('"1Gf"', '"0Gf"'))
+    assert main(["simulate", "-p", str(platform), "--job-model", "speed", "-o",
+                 str(tmp_path / "out")]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if "ERROR" in line]
+    assert errors == [f"batpolicy: ERROR: {platform}:13, field 'speed': host 'rack0_0' "
+                      "computes at 0 flop/s: a compute host's speed must be positive"]
 
 
 def test_the_docs_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -34,6 +34,10 @@ def _platform(tmp_path: Path, body: str) -> Path:
      5, "radical", "ranges"),
     ('<link id="l" bandwidth="fast"/>', 5, "bandwidth/latency", "fast"),
     ('<host id="h0" speed="1Gf"/>\n<host id="h0" speed="2Gf"/>', 6, "id", "two hosts"),
+    ('<host id="h0" speed="1Gf"/>\n<host id="h1" speed="0Gf"/>', 6, "speed",
+     "host 'h1' computes at 0 flop/s: a compute host's speed must be positive"),
+    ('<cluster id="c" prefix="c_" suffix="" radical="0-1" speed="2Gf,0f" pstate="1" bw="1GBps" '
+     'lat="0"/>', 5, "speed", "host 'c_0' computes at 0 flop/s"),
 ])
 def test_bad_platform_names_file_line_and_field(tmp_path: Path, body: str, line: int,
                                                 field: str | None, needle: str) -> None:

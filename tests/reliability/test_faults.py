@@ -172,6 +172,8 @@ def test_fake_batsim_interrupted_writes_its_outputs_and_exits_nonzero(sig: int,
     assert len([line for line in stderr.splitlines() if "ERROR" in line]) == 1, stderr
     metrics = _metrics(out)
     assert metrics["complete"] is False and metrics["error"] == "interrupted"
+    assert metrics["stopped_by"] == signal.Signals(sig).name  # issue 31, item 12
+    assert metrics["provenance"]["argv"][:2] == ["batpolicy", "fake-batsim"]
     assert (out / "jobs.csv").is_file() and (out / "schedule.csv").is_file()
 
 
@@ -194,7 +196,7 @@ def test_fake_batsim_exits_within_its_timeout_when_the_scheduler_vanishes(tmp_pa
     assert status != 0 and elapsed < 5, (status, elapsed)
     errors = [line for line in stderr.splitlines() if "ERROR" in line]
     assert len(errors) == 1 and "1.5 s" in errors[0] and "Traceback" not in stderr, stderr
-    assert _metrics(out)["complete"] is False
+    assert _metrics(out)["complete"] is False and _metrics(out)["stopped_by"] == "timeout"
 
 
 # ------------------------------------------------------------------ a policy that raises

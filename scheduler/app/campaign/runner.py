@@ -22,7 +22,13 @@ from typing import Any
 
 from batpolicy.scheduler.app.campaign.executors import Executor
 from batpolicy.scheduler.app.campaign.spec import Campaign, RunSpec
-from batpolicy.scheduler.app.campaign.task import read_row, run_dir, run_task
+from batpolicy.scheduler.app.campaign.task import (
+    is_current,
+    read_row,
+    run_dir,
+    run_task,
+    write_code,
+)
 
 log = logging.getLogger(__name__)
 
@@ -44,25 +50,35 @@ class CampaignReport:
 
 
 def run_campaign(campaign: Campaign, executor: Executor, *, progress: bool = True,
-                 task: Any = run_task) -> CampaignReport:
+                 task: Any = run_task, force: bool = False) -> CampaignReport:
     """Execute the campaign's unfinished runs on ``executor``; write the table.
 
+    A run is finished when it has its row and ran with the policy's current code
+    (:func:`~.task.is_current`); ``force`` reruns every run.
     Runtime complexity: the runs themselves, plus O(runs × columns) for the table.
     """
     out = campaign.output
     out.mkdir(parents=True, exist_ok=True)
-    todo = [spec for spec in campaign.runs if read_row(run_dir(out, spec)) is None]
+    todo = pending(campaign, force=force)
+    by_id = {spec.run_id: spec for spec in todo}
     skipped = len(campaign.runs) - len(todo)
     if skipped:
         log.info("%d of %d runs already finished: skipped", skipped, len(campaign.runs))
+    stale = sum(read_row(run_dir(out, spec)) is not None for spec in todo)
+    if stale:
+        log.info("%d finished run(s) rerun (%s)", stale,
+                 "--force" if force else "their policy's code changed")
     bar = _Progress(len(todo), executor.workers, progress)
     ran = failed = 0
     complete = False
     try:
         for row in executor.run(task, todo, str(out)):
             folder = out / "runs" / str(row["run_id"])
-            if read_row(folder) is None:  # a remote worker without our file system
+            spec = by_id.get(str(row["run_id"]))
+            if spec is not None and not is_current(folder, spec):
+                # a remote worker without our file system
                 folder.mkdir(parents=True, exist_ok=True)
+                write_code(folder, spec)
                 (folder / "row.json").write_text(json.dumps(row, indent=2, sort_keys=True,
                                                             default=str) + "\n")
             ran += 1
@@ -197,6 +213,12 @@ class _Progress:
             self._bar = None
 
 
-def pending(campaign: Campaign) -> list[RunSpec]:
-    """Runs of the campaign without a finished row. Runtime complexity: O(runs)."""
-    return [s for s in campaign.runs if read_row(run_dir(campaign.output, s)) is None]
+def pending(campaign: Campaign, *, force: bool = False) -> list[RunSpec]:
+    """Runs of the campaign to do (all with ``force``).
+
+    Without ``force``: those not finished with the policy's current code.
+    Runtime complexity: O(runs).
+    """
+    if force:
+        return list(campaign.runs)
+    return [s for s in campaign.runs if not is_current(run_dir(campaign.output, s), s)]

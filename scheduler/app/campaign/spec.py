@@ -5,8 +5,8 @@ workloads × platforms × transforms × seeds, each run once in the embedded sim
 each row of one results table. The file::
 
     [campaign]
-    name = "redirection"           # results go to <output>/ (default: results/<name>)
-    output = "results/redirection" # relative to the campaign file
+    name = "redirection"           # results go to <output>/ (default:
+    output = "results/redirection" # ./campaign-results/<name>); relative to this file
 
     [defaults]                     # every run, unless a grid says otherwise
     tau = 60
@@ -163,7 +163,7 @@ def parse_campaign(data: Mapping[str, Any], path: Path,
     elif out is not None:
         out_dir = base / str(out)
     else:
-        out_dir = base / "results" / name
+        out_dir = default_output(name)
     defaults = dict(data.get("defaults", {}))
     _check_keys(defaults, "[defaults]", path, grid=False)
     raw: list[dict[str, Any]] = []
@@ -183,6 +183,24 @@ def parse_campaign(data: Mapping[str, Any], path: Path,
         seen.add(spec.run_id)
         runs.append(spec)
     return Campaign(name, path, out_dir, tuple(runs))
+
+
+#: Where a campaign writes when neither ``--output-dir`` nor ``[campaign] output`` says.
+DEFAULT_OUTPUT = "campaign-results"
+
+
+def default_output(name: str) -> Path:
+    """``./campaign-results/<name>`` under the current folder, never beside the file.
+
+    A campaign file shipped in a checkout (``bench/campaigns/*.toml``) sits next to
+    committed results: writing beside it would dirty the checkout, so the default is
+    the folder the user runs from (``campaign-results/`` is git-ignored in this
+    repository).
+
+    >>> default_output("nstep_table1") == Path.cwd() / "campaign-results" / "nstep_table1"
+    True
+    """
+    return Path.cwd() / DEFAULT_OUTPUT / name
 
 
 def _tables(data: Mapping[str, Any], key: str, path: Path) -> list[dict[str, Any]]:
@@ -360,3 +378,14 @@ def transform_spec(spec: RunSpec) -> Any:
     table = dict(spec.transform)
     seed = table.pop("sample_seed", 0)
     return TransformSpec(**table, seed=seed)
+
+
+def with_seed(spec: RunSpec, params: dict[str, Any]) -> dict[str, Any]:
+    """Give the policy the run's seed when it declares a ``seed`` parameter."""
+    from batpolicy.policies.registry import available_policies
+
+    cls = available_policies().get(spec.policy)
+    if spec.seed is not None and cls is not None and "seed" not in params and \
+            any(p.name == "seed" for p in cls.parameters):
+        return {**params, "seed": spec.seed}
+    return params

@@ -4,9 +4,10 @@
 reads the inputs with :func:`~batpolicy.scheduler.io.inputs.load_inputs`, simulates with
 the registered policy through the one :class:`~batpolicy.scheduler.dispatch.Dispatcher`,
 writes the run's ``jobs.csv``, ``schedule.csv`` and ``metrics.json`` in its own folder,
-and last, atomically, ``row.json``: the run's row of the results table. A run whose
-``row.json`` exists is finished; anything else is redone on the next pass, so a killed
-worker or an interrupted campaign loses nothing finished.
+``code.json`` (the policy's code hash) and last, atomically, ``row.json``: the run's row
+of the results table. A run whose ``row.json`` exists and whose ``code.json`` matches the
+policy's current code is finished; anything else is redone on the next pass, so a killed
+worker or an interrupted campaign loses nothing finished, and a changed policy is rerun.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import BatpolicyError
-from batpolicy.scheduler.app.campaign.spec import RunSpec, transform_spec
+from batpolicy.scheduler.app.campaign.spec import RunSpec, transform_spec, with_seed
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,8 @@ log = logging.getLogger(__name__)
 TIMING_KEYS = frozenset({"wall_time_s", "jobs_per_second", "scheduler_time_s",
                          "decisions_per_second"})
 ROW_FILE = "row.json"
+#: The policy's code hash the run ran with (:func:`~.checks.policy_code_hash`).
+CODE_FILE = "code.json"
 
 
 def run_dir(output: Path, spec: RunSpec) -> Path:
@@ -43,6 +46,34 @@ def read_row(folder: Path) -> dict[str, Any] | None:
         return None
 
 
+def is_current(folder: Path, spec: RunSpec) -> bool:
+    """Whether the run finished with the policy's current code (``code.json``'s hash).
+
+    A run finished before its policy's code changed, or before runs recorded it, is not:
+    a rerun of the campaign redoes it.
+    """
+    from batpolicy.scheduler.app.campaign.checks import policy_code_hash
+
+    if read_row(folder) is None:
+        return False
+    try:
+        recorded = json.loads((folder / CODE_FILE).read_text()).get("policy_code")
+    except (OSError, ValueError, AttributeError):
+        return False
+    try:
+        return recorded == policy_code_hash(spec.policy)
+    except KeyError:
+        return False
+
+
+def write_code(folder: Path, spec: RunSpec) -> None:
+    """Record the policy's code hash of a run (before its row: see :func:`is_current`)."""
+    from batpolicy.scheduler.app.campaign.checks import policy_code_hash
+
+    _write_atomic(folder / CODE_FILE, {"policy": spec.policy,
+                                       "policy_code": policy_code_hash(spec.policy)})
+
+
 def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     """Simulate ``spec``, write its outputs under ``output``; return its row.
 
@@ -51,6 +82,7 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     here prints: workers stay quiet, the campaign shows the progress.
     """
     from batpolicy.policies.registry import make_policy
+    from batpolicy.provenance import utc_now
     from batpolicy.scheduler.dispatch import Dispatcher
     from batpolicy.scheduler.io.inputs import InputSpec, load_inputs
     from batpolicy.scheduler.io.outputs import OutputPaths
@@ -58,6 +90,7 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     from batpolicy.scheduler.sim.options import SimOptions
     from batpolicy.scheduler.sim.run import output_layout, run_simulation
 
+    started_at = utc_now()
     folder = run_dir(Path(output), spec)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "run.json").write_text(json.dumps(spec.describe(), indent=2, sort_keys=True))
@@ -65,7 +98,7 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     timings: dict[str, Any] = {}
     try:
         params = dict(spec.params)
-        policy = make_policy(spec.policy, _with_seed(spec, params))
+        policy = make_policy(spec.policy, with_seed(spec, params))
         flags = dict(spec.flags)
         options = SimOptions(
             dynamic_jobs=bool(flags.get("enable_dynamic_jobs")) or policy.needs_dynamic_jobs,
@@ -94,7 +127,8 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
                                         on_record=on_record),
             dispatcher.handle, OutputPaths.in_dir(folder),
             nb_jobs=sum(len(w.jobs) for w in workloads), tau=spec.tau, progress=False,
-            describe={"policy": spec.policy, "params": dict(policy.params)},
+            describe={"policy": spec.policy, "params": dict(policy.params),
+                      "provenance": _provenance(spec, workloads, platform, started_at)},
             policy_stats=policy.stats, nb_decisions=lambda: dispatcher.nb_decisions,
             extra_columns=extra_columns, groups=groups)
         row["status"] = "ok"
@@ -105,6 +139,10 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
         log.debug("run %s failed: %s", spec.run_id, exc)
     row = {**_flat_spec(spec), **row}  # a generated platform keeps its "preset:" name
     _write_atomic(folder / "timings.json", timings)
+    try:
+        write_code(folder, spec)
+    except KeyError:  # an unknown policy: its row says so
+        pass
     _write_atomic(folder / ROW_FILE, row)
     return row
 
@@ -156,17 +194,6 @@ def _synthesize(spec: RunSpec, folder: Path) -> tuple[Path, Path | None]:
     return path, write_platform(machines(make(spec.seed or 0)), folder / "platform.xml")
 
 
-def _with_seed(spec: RunSpec, params: dict[str, Any]) -> dict[str, Any]:
-    """Give the policy the run's seed when it declares a ``seed`` parameter."""
-    from batpolicy.policies.registry import available_policies
-
-    cls = available_policies().get(spec.policy)
-    if spec.seed is not None and cls is not None and "seed" not in params and \
-            any(p.name == "seed" for p in cls.parameters):
-        return {**params, "seed": spec.seed}
-    return params
-
-
 def _flat_spec(spec: RunSpec) -> dict[str, Any]:
     """The run's defining values as table columns (``param.<name>`` for parameters)."""
     desc = spec.describe()
@@ -198,6 +225,9 @@ def _flat_metrics(metrics: dict[str, Any], timings: dict[str, Any]) -> dict[str,
     for key, value in metrics.items():
         if key in ("policy", "params", "workloads", "platform", "inputs_skipped"):
             continue
+        if key == "provenance" and isinstance(value, dict):
+            out.update(_flat_provenance(value, timings))
+            continue
         if key == "policy_stats" and isinstance(value, dict):
             for skey, svalue in _nested(value, "stat."):
                 if _is_timing(skey):
@@ -209,6 +239,54 @@ def _flat_metrics(metrics: dict[str, Any], timings: dict[str, Any]) -> dict[str,
             timings[key] = value
         elif isinstance(value, (int, float, str, bool)) or value is None:
             out[key] = value
+    return out
+
+
+def _provenance(spec: RunSpec, workloads: list[Any], platform: Any,
+                started_at: str) -> dict[str, Any]:
+    """The run's ``provenance`` (:mod:`batpolicy.provenance`), as ``simulate`` records it.
+
+    Its inputs as read, the campaign's command line, the run's transforms and seeds.
+    """
+    import sys
+
+    from batpolicy.provenance import provenance
+
+    inputs = [(w.name, w.source) for w in workloads if w.source and Path(w.source).is_file()]
+    if platform.source:
+        inputs.append(("platform", platform.source))
+    inputs += [("events", path) for path in spec.events]
+    desc = spec.describe()
+    options = {key: desc.get(key) for key in ("nb_res", "max_jobs", "start", "end", "lenient",
+                                              "size", "extra_machines", "job_model")}
+    options["transform"] = desc.get("transform", {})
+    seeds = {"seed": spec.seed} if spec.seed is not None else {}
+    if "sample_seed" in options["transform"]:
+        seeds["sample_seed"] = options["transform"]["sample_seed"]
+    return provenance(argv=sys.argv, inputs=inputs, started_at=started_at, options=options,
+                      seeds=seeds)
+
+
+def _flat_provenance(prov: dict[str, Any], timings: dict[str, Any]) -> dict[str, Any]:
+    """``prov.*`` columns: the code and each input's digest; where and when apart.
+
+    The interpreter and the start time differ between hosts and runs: they go with the
+    timings (``timings.csv``), so the results table stays the same wherever it is made.
+
+    >>> timings = {}
+    >>> _flat_provenance({"batpolicy": {"version": "1", "commit": None, "dirty": None},
+    ...                   "inputs": [{"role": "w0", "sha256": "ab", "size": 2}],
+    ...                   "interpreter": "CPython", "started_at": "t"}, timings)
+    {'prov.version': '1', 'prov.commit': None, 'prov.dirty': None, 'prov.w0_sha256': 'ab'}
+    >>> sorted(timings)
+    ['prov.interpreter', 'prov.started_at']
+    """
+    code = prov.get("batpolicy", {})
+    out = {f"prov.{key}": code.get(key) for key in ("version", "commit", "dirty")}
+    for record in prov.get("inputs", []):
+        out[f"prov.{record['role']}_sha256"] = record.get("sha256")
+    timings["prov.interpreter"] = prov.get("interpreter")
+    timings["prov.started_at"] = prov.get("started_at")
     return out
 
 
