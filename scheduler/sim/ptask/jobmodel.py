@@ -50,6 +50,7 @@ _WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
 def needs_ptask(profiles: Mapping[str, Mapping[str, Any]]) -> bool:
     """Whether a workload's profiles need the parallel-task model (data moves, storage)."""
     def definition(name: str) -> Mapping[str, Any]:
+        """A profile of the job's workload, by name."""
         return profiles.get(name, {})
     return any(communicates(p, definition) for p in profiles.values() if isinstance(p, dict))
 
@@ -147,6 +148,7 @@ class PtaskModel(JobModel, InstantModel):
                                  field=str(platform.source))
 
             def route(a: int, b: int) -> list[Any]:
+                """The links from machine ``a`` to machine ``b``."""
                 return routes.links(names[a], names[b])
 
             self._runner = JobRunner(L07Model([routes.host_cpu[n] for n in names], route),
@@ -164,6 +166,7 @@ class PtaskModel(JobModel, InstantModel):
             return True
 
         def definition(n: str) -> Mapping[str, Any]:
+            """A profile of the job's workload, by name."""
             return ctx.profile_definition(job.workload, n)
         if communicates(job.profile_data, definition):
             return True
@@ -195,6 +198,7 @@ class PtaskModel(JobModel, InstantModel):
         known = self._natural.get(job.id)
         if known is None:
             def definition(n: str) -> Mapping[str, Any]:
+                """A profile of the job's workload, by name."""
                 return ctx.profile_definition(job.workload, n)
             ret = 0
             for _, _, leaf in program(job.profile, job.profile_data, definition):
@@ -268,6 +272,7 @@ class PtaskModel(JobModel, InstantModel):
 
     def _leaves(self, job: Any, ctx: Any) -> list[Any]:
         def definition(n: str) -> Mapping[str, Any]:
+            """A profile of the job's workload, by name."""
             return ctx.profile_definition(job.workload, n)
         executors = _executors(job)
         mapping = job.storage_mapping

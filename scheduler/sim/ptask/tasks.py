@@ -139,6 +139,7 @@ def program(name: str, profile: Mapping[str, Any], definition: Definitions
     out: list[tuple[tuple[tuple[str, int], ...], str, Mapping[str, Any]]] = []
 
     def walk(path: tuple[tuple[str, int], ...], name: str, profile: Mapping[str, Any]) -> None:
+        """Append the leaves of ``profile`` under ``path``."""
         if profile.get("type") in SEQUENCES:
             seq = [str(s) for s in profile.get("seq", ())]
             for _ in range(int(profile.get("repeat", 1))):
