@@ -91,6 +91,7 @@ class InputError(BatpolicyError):
         self.line = line
         self.job = job
         self.field = field
+        self.detail = message
         where = []
         if path:
             where.append(str(path) + (f":{line}" if line is not None else ""))

@@ -71,6 +71,9 @@ def _add_batsim_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--enable-profile-reuse", action="store_true",
                    help="let registered jobs use the profiles of other jobs (kept, not "
                         "collected when their job ends)")
+    g.add_argument("--enable-compute-sharing", action="store_true",
+                   help="let jobs share machines (their tasks then share the CPUs, as "
+                        "SimGrid's parallel tasks)")
     g.add_argument("--forward-profiles-on-submission", action="store_true",
                    help="send each job's profile with its JOB_SUBMITTED")
     g.add_argument("--forward-unknown-events", action="store_true",
@@ -139,6 +142,7 @@ def _sim_options(args: argparse.Namespace, *, dynamic: bool = False) -> SimOptio
     return SimOptions(dynamic_jobs=args.enable_dynamic_jobs or dynamic,
                       acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
                       profile_reuse=args.enable_profile_reuse,
+                      compute_sharing=args.enable_compute_sharing,
                       forward_profiles=args.forward_profiles_on_submission,
                       forward_unknown_events=args.forward_unknown_events,
                       mmax=args.mmax, sched_config=args.sched_cfg, energy=args.energy,

@@ -42,7 +42,8 @@ class SimJob:
 
     __slots__ = ("id", "workload", "subtime", "res", "walltime", "profile", "profile_data",
                  "raw", "dynamic", "state", "alloc", "start", "end", "end_seq", "outcome",
-                 "return_code", "metadata", "kill_requested", "model", "mstate", "fields")
+                 "return_code", "metadata", "kill_requested", "model", "mstate", "fields",
+                 "mapping", "storage_mapping")
 
     def __init__(self, job_id: str, workload: str, subtime: float, res: int,
                  walltime: float | None, profile: str, profile_data: dict[str, Any],
@@ -69,6 +70,8 @@ class SimJob:
         self.model: Any = None
         self.mstate: Any = None
         self.fields = fields
+        self.mapping: dict[int, int] | None = None  # EXECUTE_JOB's executor -> alloc index
+        self.storage_mapping: dict[str, int] | None = None  # EXECUTE_JOB's label -> machine
 
     @property
     def name(self) -> str:
@@ -189,7 +192,8 @@ class Machines:
     """
 
     __slots__ = ("names", "speeds", "n", "busy", "unavailable", "last_change", "busy_time",
-                 "unavailable_time", "unavailable_since", "windows", "_changes", "on_states")
+                 "unavailable_time", "unavailable_since", "windows", "_changes", "on_states",
+                 "_sharers")
 
     def __init__(self, names: list[str], speeds: list[float]) -> None:
         n = len(names)
@@ -207,6 +211,7 @@ class Machines:
         #: Told ``(time, counts by state)`` where Batsim writes a ``machine_states.csv``
         #: row (:meth:`trace`; :mod:`batpolicy.scheduler.io.machine_states`), or None.
         self.on_states: Callable[[float, dict[str, int]], None] | None = None
+        self._sharers: dict[int, int] = {}  # machine -> jobs on it, with compute sharing
 
     def exist(self, alloc: MachineSet) -> bool:
         """Whether every machine of ``alloc`` exists. Runtime complexity: O(1)."""
@@ -248,12 +253,31 @@ class Machines:
             listener(now, self.counts())
 
     def occupy(self, alloc: MachineSet) -> None:
-        """Mark the machines busy. Runtime complexity: one C-level union."""
+        """Mark the machines busy. Runtime complexity: one C-level union.
+
+        O(len(alloc)) once machines are shared: compute sharing counts the jobs on each.
+        """
+        if self._sharers or not alloc.isdisjoint(self.busy):
+            shared = alloc & self.busy
+            for m in alloc:
+                self._sharers[m] = self._sharers.get(m, 1 if m in shared else 0) + 1
         self.busy |= alloc
 
     def release(self, alloc: MachineSet, start: float, now: float) -> None:
-        """Free the machines of a job run from ``start`` to ``now``. One C-level difference."""
-        self.busy -= alloc
+        """Free the machines of a job run from ``start`` to ``now``. One C-level difference.
+
+        A machine that other jobs still share stays busy.
+        """
+        if self._sharers:
+            still = []
+            for m in alloc:
+                left = self._sharers.pop(m, 1) - 1
+                if left > 0:
+                    self._sharers[m] = left
+                    still.append(m)
+            self.busy -= alloc - MachineSet(still) if still else alloc
+        else:
+            self.busy -= alloc
         self.busy_time += (now - start) * len(alloc)
         self._changed(now, alloc)
 

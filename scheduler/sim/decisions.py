@@ -99,6 +99,8 @@ class DecisionApplier:
         books.machines.trace(now)
         job.state = _RUNNING
         job.alloc = alloc
+        job.mapping = d.mapping
+        job.storage_mapping = d.storage_mapping
         job.start = now
         books.running[job.id] = job
         self._messages.started(job.id, now)

@@ -394,7 +394,9 @@ class LatencyDriver:
         done = outbox[before:]
         del outbox[before:]
         first = job.alloc[0] if job.alloc is not None and len(job.alloc) else 0
-        self._report_later(self.delays.from_machine(first), done)
+        reported = getattr(job.model, "job_reported", None)
+        self._report_later(self.delays.from_machine(first), done,
+                           None if reported is None else lambda: reported(job, self.now))
 
     def on_call(self) -> None:
         """waiter_process: WAITING_DONE from the master host, REQUESTED_CALL on arrival."""
@@ -422,7 +424,10 @@ class LatencyDriver:
             self._event_submitters = 1
             self.at(0.0, _Actor(self, self._event_program(list(self._external_events))).step)
         self.at(0.0, self._server_start)
+        ends = self._parts.ends
         while not self._ended:
+            if ends.dirty and queue.peek() > queue.now:
+                ends.end_of_instant()  # once per instant, after its starts and ends
             time = queue.peek()
             if time == float("inf"):
                 raise self._server.stuck()

@@ -9,7 +9,8 @@ to the per-instant hook as they appear (``on_instant_model``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from batpolicy.errors import ConfigError, InputError
@@ -20,7 +21,26 @@ from batpolicy.scheduler.sim.models import JobModel
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.registry import make_job_model
 
-__all__ = ["ModelChoice"]
+__all__ = ["ModelChoice", "with_default_model"]
+
+
+def with_default_model(options: SimOptions, workloads: Sequence[Workload]) -> SimOptions:
+    """The options with ``ptask`` as default job model where Batsim would need it.
+
+    ``ptask`` (:mod:`.ptask.jobmodel`) runs Batsim's jobs as SimGrid parallel tasks when
+    they move data, map executors onto one machine or share machines, and the others
+    in closed form; it is the default for Batsim JSON workloads and with compute
+    sharing, when the options leave the default (``profile``). Not with ``-E``: the power
+    model reads a job's load from its profile over its planned duration, which a
+    parallel task's rates (changing with the network) do not give yet (the model's
+    ``L07Model.host_load`` has them; no listener feeds ``EnergyPart.set_loads``).
+    """
+    if options.energy:
+        return options
+    if options.default_job_model == "profile" and (options.compute_sharing or any(
+            (w.source or "").endswith(".json") for w in workloads)):
+        return replace(options, default_job_model="ptask")
+    return options
 
 
 class ModelChoice:
@@ -81,8 +101,10 @@ class ModelChoice:
             try:
                 model.check(workload.name, profile, workload.profiles)
             except InputError as exc:
-                exc.path = exc.path or workload.source
-                raise
+                if exc.path or not workload.source:
+                    raise
+                raise InputError(exc.detail, path=workload.source, line=exc.line, job=exc.job,
+                                 field=exc.field) from None
 
     def stats(self) -> dict[str, Any]:
         """Statistics of the configured models that keep some (co-allocation penalty...)."""

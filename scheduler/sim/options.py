@@ -20,8 +20,9 @@ class SimOptions:
     ``forward_profiles`` (``--forward-profiles-on-submission``), ``forward_unknown_events``
     (``--forward-unknown-events``), ``mmax`` (``--mmax``: keep the first machines only),
     ``energy`` (``-E``: only SET_RESOURCE_STATE and the energy QUERY depend on it; no
-    energy is modelled), ``sched_config`` (``--sched-cfg``, forwarded in
-    SIMULATION_BEGINS).
+    energy is modelled), ``compute_sharing`` (``--enable-compute-sharing``: jobs may
+    share machines, their tasks then share the CPUs as SimGrid parallel tasks),
+    ``sched_config`` (``--sched-cfg``, forwarded in SIMULATION_BEGINS).
 
     ``job_models`` maps a workload name to a job model name of
     :data:`batpolicy.scheduler.sim.registry.JOB_MODELS` (or to a model instance);
@@ -41,6 +42,7 @@ class SimOptions:
     forward_unknown_events: bool = False
     mmax: int | None = None
     energy: bool = False
+    compute_sharing: bool = False
     sched_config: str = ""
     job_models: Mapping[str, Any] = field(default_factory=dict)
     default_job_model: str = "profile"

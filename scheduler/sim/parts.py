@@ -40,7 +40,7 @@ from batpolicy.scheduler.sim.decisions import DecisionApplier
 from batpolicy.scheduler.sim.energy import EnergyPart, build_energy
 from batpolicy.scheduler.sim.instant import InstantModel, MovingEnds
 from batpolicy.scheduler.sim.message_clock import InstantMessages
-from batpolicy.scheduler.sim.model_choice import ModelChoice
+from batpolicy.scheduler.sim.model_choice import ModelChoice, with_default_model
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.server import Server
 
@@ -80,7 +80,7 @@ class Parts:
         machines = Machines([m.name for m in machine_info],
                             [float(m.speed) for m in machine_info])
         books = Books(queue, options, platform, machines)
-        models = ModelChoice(options)
+        models = ModelChoice(with_default_model(options, workloads))
         ends = MovingEnds(queue, books, [instant, *models.configured()])
         models.on_instant_model = ends.add_model
         messages = InstantMessages(platform)

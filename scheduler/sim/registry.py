@@ -40,6 +40,7 @@ _LOCATIONS: dict[str, str] = {
     "bandwidth": "coalloc_models:BandwidthModel",
     "fixed-penalty": "coalloc_models:FixedPenaltyModel",
     "ideal": "coalloc_models:IdealModel",
+    "ptask": "ptask.jobmodel:PtaskModel",
 }
 
 

@@ -30,7 +30,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from batpolicy.platforms.xml import parse_bandwidth, parse_time
+from batpolicy.platforms.units import parse_bandwidth, parse_speed, parse_time
 
 __all__ = ["Hop", "Routes", "UnsupportedRoute", "read_routes"]
 
@@ -44,10 +44,23 @@ class UnsupportedRoute(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Hop:
-    """One link of a route: latency (s) and bandwidth (byte/s)."""
+    """One link of a route: latency (s), bandwidth (byte/s), name and sharing policy.
+
+    ``name`` is the link's SimGrid name (a ``SPLITDUPLEX`` link's two directions are
+    ``NAME_UP`` and ``NAME_DOWN``, ``sg_platf_new_link``), what tells two routes share
+    it; ``sharing`` is ``SHARED`` or ``FATPIPE``.
+    """
 
     latency: float
     bandwidth: float
+    name: str = ""
+    sharing: str = "SHARED"
+
+
+#: The network model's implicit loopback link (``NetworkL07Model``, ``network/loopback-bw``
+#: 10 GB/s, ``network/loopback-lat`` 0, FATPIPE), which ``FullZone::do_seal`` gives every
+#: host of a Full zone that has no route to itself.
+LOOPBACK = Hop(0.0, 10e9, "__loopback__", "FATPIPE")
 
 
 @dataclass(slots=True)
@@ -63,6 +76,7 @@ class _Zone:
         field(default_factory=dict)
     # cluster routing
     private: dict[str, Hop] = field(default_factory=dict)
+    private_down: dict[str, Hop] = field(default_factory=dict)  # SPLITDUPLEX DOWN halves
     loopback: dict[str, Hop] = field(default_factory=dict)
     limiter: dict[str, Hop] = field(default_factory=dict)
     backbone: Hop | None = None
@@ -75,6 +89,8 @@ class Routes:
     def __init__(self, root: _Zone, zone_of: dict[str, _Zone]) -> None:
         self._root = root
         self._zone_of = zone_of
+        #: host name -> (speed of its first pstate in flop/s, core count)
+        self.host_cpu: dict[str, tuple[float, int]] = {}
 
     def hosts(self) -> set[str]:
         """Every host name of the platform."""
@@ -82,6 +98,20 @@ class Routes:
 
     def route(self, src: str, dst: str) -> list[Hop]:
         """The links a message from host ``src`` to host ``dst`` crosses."""
+        return self._global(src, dst)
+
+    def links(self, src: str, dst: str) -> list[Hop]:
+        """The links of ``src`` -> ``dst`` as a parallel task uses them.
+
+        As :meth:`route`, plus the model's loopback (:data:`LOOPBACK`) from a host of a
+        Full zone to itself when the zone has no route for it (``FullZone::do_seal``).
+        A host missing from the platform raises :class:`KeyError`.
+        """
+        if src == dst:
+            zone = self._zone_of[src]
+            if not zone.is_cluster and zone.routing == "Full" and (src, src) not in zone.routes \
+                    and not zone.children:
+                return [LOOPBACK]
         return self._global(src, dst)
 
     def message_time(self, src: str, dst: str, size: float = 1.0) -> tuple[float, float]:
@@ -137,6 +167,10 @@ class Routes:
 
     @staticmethod
     def _cluster_local(zone: _Zone, src: str, dst: str) -> list[Hop]:
+        """``StarZone::get_local_route``: source's links up, destination's links down.
+
+        Each link once: a host to itself without loopback crosses its link once.
+        """
         if src == dst and src in zone.loopback:
             return [zone.loopback[src]]
         hops: list[Hop] = []
@@ -148,10 +182,12 @@ class Routes:
         if zone.backbone is not None:
             hops.append(zone.backbone)
         if dst not in zone.routers:
-            if dst in zone.private:
-                hops.append(zone.private[dst])
-            if dst in zone.limiter:
-                hops.append(zone.limiter[dst])
+            down = zone.private_down.get(dst) or zone.private.get(dst)
+            if down is not None and down not in hops:
+                hops.append(down)
+            limiter = zone.limiter.get(dst)
+            if limiter is not None and limiter not in hops:
+                hops.append(limiter)
         return hops
 
 
@@ -165,8 +201,9 @@ def _radical(text: str) -> list[int]:
 
 class _Builder:
     def __init__(self) -> None:
-        self.links: dict[str, Hop] = {}
+        self.links: dict[str, tuple[Hop, Hop]] = {}  # name -> (UP, DOWN); one Hop twice
         self.zone_of: dict[str, _Zone] = {}
+        self.hosts: dict[str, tuple[float, int]] = {}  # name -> (speed, core count)
 
     def zone(self, node: ET.Element, parent: _Zone | None) -> _Zone:
         """A ``zone`` (``AS``) element and everything in it."""
@@ -182,25 +219,37 @@ class _Builder:
             elif tag == "cluster":
                 self.cluster(child, zone)
             elif tag == "host":
-                zone.hosts.add(child.get("id", ""))
-                self.zone_of[child.get("id", "")] = zone
+                name = child.get("id", "")
+                zone.hosts.add(name)
+                self.zone_of[name] = zone
+                self.hosts[name] = (_speed(child.get("speed", "1f")),
+                                    int(child.get("core", "1")))
             elif tag == "router":
                 zone.routers.add(child.get("id", ""))
                 self.zone_of[child.get("id", "")] = zone
             elif tag == "link":
-                self.links[child.get("id", "")] = self.hop(child, "latency", "bandwidth")
+                self.link(child)
             elif tag == "backbone":
-                zone.backbone = self.hop(child, "latency", "bandwidth")
+                zone.backbone = self.hop(child, "latency", "bandwidth", child.get("id", ""))
             elif tag == "cabinet":
-                hop = self.hop(child, "lat", "bw")
+                hop = self.hop(child, "lat", "bw", "")
+                speed = _speed(child.get("speed", "1f"))
                 for i in _radical(child.get("radical", "")):
                     name = f"{child.get('prefix', '')}{i}{child.get('suffix', '')}"
                     zone.hosts.add(name)
-                    zone.private[name] = hop
+                    zone.private[name] = Hop(hop.latency, hop.bandwidth, f"link_{name}_UP")
+                    zone.private_down[name] = Hop(hop.latency, hop.bandwidth,
+                                                  f"link_{name}_DOWN")
                     self.zone_of[name] = zone
+                    self.hosts[name] = (speed, 1)
             elif tag == "host_link":
-                up = self.links[child.get("up", "")]
-                zone.private[child.get("id", "")] = up
+                name = child.get("id", "")
+                for key in ("up", "down"):
+                    if child.get(key, "") not in self.links:
+                        raise UnsupportedRoute(f"host_link of {name}: link "
+                                               f"'{child.get(key, '')}' is not declared")
+                zone.private[name] = self.links[child.get("up", "")][0]
+                zone.private_down[name] = self.links[child.get("down", "")][1]
             elif tag in ("route", "zoneRoute", "ASroute"):
                 self.route(child, zone)
             elif tag in ("bypassRoute", "bypassZoneRoute", "bypassASroute"):
@@ -209,50 +258,99 @@ class _Builder:
             raise UnsupportedRoute(f"zone {zone.id}: routing {zone.routing!r} is not modelled")
         return zone
 
-    def hop(self, node: ET.Element, lat: str, bw: str) -> Hop:
+    def hop(self, node: ET.Element, lat: str, bw: str, name: str,
+            sharing: str = "SHARED") -> Hop:
         """A link from an element's latency and bandwidth attributes."""
-        return Hop(parse_time(node.get(lat, "0")), parse_bandwidth(node.get(bw, "0")))
+        return Hop(parse_time(node.get(lat, "0")), parse_bandwidth(node.get(bw, "0")), name,
+                   sharing)
+
+    def link(self, node: ET.Element) -> None:
+        """A ``link`` element; a ``SPLITDUPLEX`` one is two links, ``_UP`` and ``_DOWN``."""
+        name = node.get("id", "")
+        policy = node.get("sharing_policy", "SHARED").upper()
+        if policy in ("SPLITDUPLEX", "FULLDUPLEX"):
+            self.links[name] = (self.hop(node, "latency", "bandwidth", f"{name}_UP"),
+                                self.hop(node, "latency", "bandwidth", f"{name}_DOWN"))
+        else:
+            hop = self.hop(node, "latency", "bandwidth", name,
+                           "FATPIPE" if policy == "FATPIPE" else "SHARED")
+            self.links[name] = (hop, hop)
 
     def route(self, node: ET.Element, zone: _Zone) -> None:
-        """A ``route`` / ``zoneRoute`` element, and its reverse if symmetrical."""
-        links = [self.links[ctn.get("id", "")] for ctn in node if ctn.tag == "link_ctn"]
+        """A ``route`` / ``zoneRoute`` element, and its reverse if symmetrical.
+
+        A ``link_ctn`` of a SPLITDUPLEX link names its ``direction``; the reverse
+        route crosses the other direction (``RoutedZone::get_link_list_impl``).
+        """
+        forward, backward = [], []
+        for ctn in node:
+            if ctn.tag != "link_ctn":
+                continue
+            link = ctn.get("id", "")
+            if link not in self.links:
+                raise UnsupportedRoute(f"route {node.get('src')} -> {node.get('dst')} crosses "
+                                       f"link '{link}', which is not declared before it")
+            up, down = self.links[link]
+            if ctn.get("direction", "UP").upper() == "DOWN":
+                forward.append(down)
+                backward.append(up)
+            else:
+                forward.append(up)
+                backward.append(down)
         src, dst = node.get("src", ""), node.get("dst", "")
         gw_src, gw_dst = node.get("gw_src"), node.get("gw_dst")
-        zone.routes[(src, dst)] = (links, gw_src, gw_dst)
+        zone.routes[(src, dst)] = (forward, gw_src, gw_dst)
         if node.get("symmetrical", "YES").upper() == "YES" and (dst, src) not in zone.routes:
-            zone.routes[(dst, src)] = (links[::-1], gw_dst, gw_src)
+            zone.routes[(dst, src)] = (backward[::-1], gw_dst, gw_src)
 
     def cluster(self, node: ET.Element, parent: _Zone) -> None:
-        """A ``cluster`` element: hosts with private links, backbone, loopback, limiter."""
+        """A ``cluster`` element: hosts with private links, backbone, loopback, limiter.
+
+        Link names and sharing policies as ``sg_platf_new_cluster_flat`` makes them.
+        """
         topology = node.get("topology", "FLAT").upper()
         if topology != "FLAT":
             raise UnsupportedRoute(f"cluster {node.get('id')}: {topology} topology is not "
                                    "modelled")
-        zone = _Zone(node.get("id", ""), "Cluster", parent, is_cluster=True)
+        cid = node.get("id", "")
+        zone = _Zone(cid, "Cluster", parent, is_cluster=True)
         parent.children.append(zone)
         self.zone_of[zone.id] = parent
         prefix, suffix = node.get("prefix", ""), node.get("suffix", "")
-        private = self.hop(node, "lat", "bw")
-        loopback = (Hop(parse_time(node.get("loopback_lat", "0")),
-                        parse_bandwidth(node.get("loopback_bw")))
-                    if node.get("loopback_bw") else None)
-        limiter = (Hop(0.0, parse_bandwidth(node.get("limiter_link")))
-                   if node.get("limiter_link") else None)
-        if node.get("bb_bw"):
+        policy = node.get("sharing_policy", "SPLITDUPLEX").upper()
+        speed, cores = _speed(node.get("speed", "1f")), int(node.get("core", "1"))
+        if node.get("bb_bw") or float(parse_time(node.get("bb_lat", "0"))) > 0:
+            bb_policy = node.get("bb_sharing_policy", "SHARED").upper()
             zone.backbone = Hop(parse_time(node.get("bb_lat", "0")),
-                                parse_bandwidth(node.get("bb_bw", "0")))
+                                parse_bandwidth(node.get("bb_bw", "0")), f"{cid}_backbone",
+                                "FATPIPE" if bb_policy == "FATPIPE" else "SHARED")
         for i in _radical(node.get("radical", "")):
             name = f"{prefix}{i}{suffix}"
+            link_id = f"{cid}_link_{i}"
             zone.hosts.add(name)
-            zone.private[name] = private
-            if loopback is not None:
-                zone.loopback[name] = loopback
-            if limiter is not None:
-                zone.limiter[name] = limiter
+            self.hosts[name] = (speed, cores)
+            if policy in ("SPLITDUPLEX", "FULLDUPLEX"):
+                zone.private[name] = self.hop(node, "lat", "bw", f"{link_id}_UP")
+                zone.private_down[name] = self.hop(node, "lat", "bw", f"{link_id}_DOWN")
+            else:
+                zone.private[name] = self.hop(node, "lat", "bw", link_id,
+                                              "FATPIPE" if policy == "FATPIPE" else "SHARED")
+            if node.get("loopback_bw") or node.get("loopback_lat"):
+                zone.loopback[name] = Hop(parse_time(node.get("loopback_lat", "0")),
+                                          parse_bandwidth(node.get("loopback_bw", "0")),
+                                          f"{link_id}_loopback", "FATPIPE")
+            if node.get("limiter_link"):
+                zone.limiter[name] = Hop(0.0, parse_bandwidth(node.get("limiter_link")),
+                                         f"{link_id}_limiter")
             self.zone_of[name] = zone
         router = node.get("router_id") or f"{prefix}{zone.id}_router{suffix}"
         zone.routers.add(router)
         self.zone_of[router] = zone
+
+
+def _speed(text: str) -> float:
+    """A host's first pstate speed (flop/s) from a ``speed`` attribute."""
+    return parse_speed(text.split(",")[0].strip())
 
 
 def read_routes(path: str | Path) -> Routes:
@@ -266,4 +364,6 @@ def read_routes(path: str | Path) -> Routes:
     if len(zones) != 1:
         raise UnsupportedRoute("the platform must have one root zone")
     top = builder.zone(zones[0], None)
-    return Routes(top, builder.zone_of)
+    routes = Routes(top, builder.zone_of)
+    routes.host_cpu = builder.hosts
+    return routes

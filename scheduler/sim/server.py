@@ -184,7 +184,8 @@ class Server:
         return t.SimulationBegins(
             timestamp=0.0, nb_resources=len(resources) + len(storage),
             nb_compute_resources=len(resources), nb_storage_resources=len(storage),
-            allow_compute_sharing=False, allow_storage_sharing=True,
+            allow_compute_sharing=self._books.options.compute_sharing,
+            allow_storage_sharing=True,
             config=self._books.options.config(), compute_resources=resources,
             storage_resources=storage,  # Batsim keeps workloads in a std::map: sorted by name
             workloads={name: paths[name] for name in sorted(paths)},

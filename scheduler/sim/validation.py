@@ -99,16 +99,17 @@ def check_execute(view: BatsimView, d: t.ExecuteJob) -> SimJob:
     if not rules.at_most_one_execute_option(d.mapping, d.storage_mapping, d.additional_io_job):
         raise fail(_EXECUTE_JOB, "'data' holds job_id, alloc and at most one of mapping, "
                    "storage_mapping, additional_io_job", now, d.job_id, alloc)
-    if d.storage_mapping is not None or d.additional_io_job is not None:
-        raise fail(_EXECUTE_JOB, "storage_mapping / additional_io_job need storage or I/O "
-                   "profiles, which the embedded simulator does not model", now, d.job_id, alloc)
+    if d.additional_io_job is not None:
+        raise fail(_EXECUTE_JOB, "additional_io_job needs I/O profiles, which the embedded "
+                   "simulator does not model", now, d.job_id, alloc)
     if not alloc:
         raise fail(_EXECUTE_JOB, "the allocation is empty", now, d.job_id, alloc)
     machines = view.machines
     if not machines.exist(alloc):
         raise fail(_EXECUTE_JOB, f"the allocation names machines that do not exist (the "
                    f"platform has machines 0-{machines.n - 1})", now, d.job_id, alloc)
-    if not machines.all_free(alloc):
+    if not machines.all_free(alloc) and not (view.options.compute_sharing
+                                             and not machines.unavailable_in(alloc)):
         busy = machines.busy_in(alloc)
         if busy:
             owners = sorted(j.id for j in view.jobs.values()

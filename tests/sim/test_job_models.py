@@ -342,7 +342,7 @@ def test_the_one_registry_holds_every_model_under_its_own_name() -> None:
     from batpolicy.scheduler.sim.registry import JOB_MODELS, make_job_model
 
     assert sorted(JOB_MODELS) == ["bandwidth", "fixed-penalty", "ideal", "placement",
-                                  "profile", "speed"]
+                                  "profile", "ptask", "speed"]
     for name, cls in JOB_MODELS.items():
         assert cls.name == name and isinstance(make_job_model(name), cls)
     assert make_job_model("fixed-penalty:1.25").penalty == 1.25  # type: ignore[attr-defined]

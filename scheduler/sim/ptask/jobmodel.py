@@ -1,0 +1,290 @@
+"""The ``ptask`` job model: Batsim's jobs on SimGrid's parallel-task model.
+
+What real Batsim 4.2.1 does with a job (``execute_parallel_task`` on ``ptask_L07``):
+every task of a job that communicates, runs several executors on one machine
+(``mapping`` in EXECUTE_JOB), shares machines (``--enable-compute-sharing``) or uses
+storage (``parallel_homogeneous_pfs``, ``data_staging``) is a SimGrid parallel task
+sharing CPUs and links with the others (:mod:`.l07`, :mod:`.runner`). Any other job
+runs alone on its machines and keeps the closed form of
+:class:`~batpolicy.scheduler.sim.models.ProfileModel` (the same durations, no solve).
+
+The model is also an instant model (:mod:`..instant`): after each instant it moves the
+shared model to now, starts the tasks of the jobs started then, and completes the jobs
+whose last task ended; it wakes the simulator at the model's next event (a task end, a
+latency paid, a sleep's end) with an event of its own. A job's planned end stays its
+walltime kill (or far away) until its tasks end: the engine keeps the walltime exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from batpolicy.errors import InputError
+from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.sim.core import COMPLETION
+from batpolicy.scheduler.sim.instant import InstantModel
+from batpolicy.scheduler.sim.models import JobModel, ProfileModel, check_profile
+from batpolicy.scheduler.sim.ptask.l07 import L07Model
+from batpolicy.scheduler.sim.ptask.runner import JobRunner
+from batpolicy.scheduler.sim.ptask.tasks import (
+    COMMUNICATING,
+    SEQUENCES,
+    check_ptask_profile,
+    communicates,
+    leaf_task,
+    program,
+)
+from batpolicy.scheduler.sim.routes import UnsupportedRoute, read_routes
+
+__all__ = ["PtaskModel", "needs_ptask"]
+
+_EMPTY = {"type": "delay", "delay": 0}
+#: A planned end no job reaches: the end of a job without walltime until its tasks end.
+FAR = 1e300
+_SUCCESS = JobState.COMPLETED_SUCCESSFULLY
+_FAILED = JobState.COMPLETED_FAILED
+_WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
+
+
+def needs_ptask(profiles: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether a workload's profiles need the parallel-task model (data moves, storage)."""
+    def definition(name: str) -> Mapping[str, Any]:
+        """A profile of the job's workload, by name."""
+        return profiles.get(name, {})
+    return any(communicates(p, definition) for p in profiles.values() if isinstance(p, dict))
+
+
+class _WakeUp:
+    """The model's next event in the simulator's queue.
+
+    It only makes the instant dirty, so that the moving-ends part runs the model's
+    :meth:`~PtaskModel.after_instant`.
+    """
+
+    __slots__ = ("ends", "seq")
+
+    def __init__(self) -> None:
+        self.ends: Any = None  # the MovingEnds part, known from the first instant
+        self.seq = -1
+
+    def live(self, seq: int) -> bool:
+        """Only the latest wake-up counts."""
+        return seq == self.seq
+
+    def fire(self) -> None:
+        """The model's event is now."""
+        self.ends.dirty = True
+
+
+class PtaskModel(JobModel, InstantModel):
+    """Jobs as SimGrid parallel tasks (module docstring).
+
+    ``compute_sharing``: jobs may share machines (``--enable-compute-sharing``), so every
+    job is a parallel task.
+    """
+
+    name: ClassVar[str] = "ptask"
+
+    def __init__(self, compute_sharing: bool = False) -> None:
+        self.compute_sharing = compute_sharing
+        self._closed = ProfileModel()
+        self._runner: JobRunner | None = None
+        self._pending: list[Any] = []
+        self._mine: dict[str, Any] = {}  # the jobs run on the shared model, by id
+        self._reported: set[str] = set()  # walltime-killed jobs whose actor has ended
+        self._wake = _WakeUp()
+        self._queue: Any = None
+        self._storage_ids: list[int] = []
+        self._natural: dict[str, tuple[JobState, int]] = {}
+
+    # ------------------------------------------------------------------ checks
+    def check(self, workload: str, name: str, profiles: Mapping[str, dict[str, Any]]) -> None:
+        """Batsim's checks of the profile and of its tasks' amounts."""
+        self._check_tree(workload, name, profiles, 0)
+
+    def _check_tree(self, workload: str, name: str, profiles: Mapping[str, Any],
+                    depth: int) -> None:
+        """:func:`check_profile` on each leaf (the storage ones apart), then the amounts."""
+        profile = profiles.get(name)
+        kind = profile.get("type") if isinstance(profile, dict) else None
+        if kind in SEQUENCES and depth <= 20:
+            # the sequence's own fields, its leaves replaced by an empty delay
+            check_profile(workload, name, {**{str(s): _EMPTY for s in profile.get("seq", ())
+                                              if str(s) in profiles}, name: profile})
+            for sub in profile.get("seq", ()):
+                self._check_tree(workload, str(sub), profiles, depth + 1)
+            return
+        if isinstance(profile, dict):
+            check_ptask_profile(profile, f"{workload}!{name}")
+        if kind not in COMMUNICATING:
+            check_profile(workload, name, profiles)
+
+    # ------------------------------------------------------------------ the shared model
+    def _setup(self, ctx: Any) -> JobRunner:
+        """The shared model of the run, from the Books (``ctx``) on the first job.
+
+        Without a platform file (``--nb-res N``: machines and nothing else) the machines
+        have no link between them: data moves at once, CPUs are still shared.
+        """
+        if self._runner is None:
+            platform = ctx.platform
+            self._queue = ctx.queue
+            if platform.source is None:
+                cpus = [(float(speed), 1) for speed in ctx.machines.speeds]
+                self._runner = JobRunner(L07Model(cpus, lambda a, b: []), ctx.queue.now)
+                return self._runner
+            try:
+                routes = read_routes(platform.source)
+            except UnsupportedRoute as exc:
+                raise InputError(f"the parallel-task model cannot route this platform: {exc}",
+                                 field=str(platform.source)) from None
+            compute = list(ctx.machines.names)
+            names = compute + [m.name for m in platform.storage]
+            self._storage_ids = list(range(len(compute), len(names)))
+            missing = [n for n in names if n not in routes.host_cpu]
+            if missing:
+                raise InputError(f"hosts {missing[:5]} are not in the platform file",
+                                 field=str(platform.source))
+
+            def route(a: int, b: int) -> list[Any]:
+                """The links from machine ``a`` to machine ``b``."""
+                return routes.links(names[a], names[b])
+
+            self._runner = JobRunner(L07Model([routes.host_cpu[n] for n in names], route),
+                                     ctx.queue.now)
+        return self._runner
+
+    def _is_mine(self, job: Any, ctx: Any) -> bool:
+        """Whether the job needs the shared model.
+
+        It moves data, maps executors onto one machine, or computes on machines other
+        jobs may share.
+        """
+        executors = _executors(job)
+        if len(set(executors)) != len(executors):
+            return True
+
+        def definition(n: str) -> Mapping[str, Any]:
+            """A profile of the job's workload, by name."""
+            return ctx.profile_definition(job.workload, n)
+        if communicates(job.profile_data, definition):
+            return True
+        if self.compute_sharing or ctx.options.compute_sharing:
+            return any(p.get("type") != "delay"
+                       for _, _, p in program(job.profile, job.profile_data, definition))
+        return False
+
+    # ------------------------------------------------------------------ JobModel
+    def start(self, job: Any, now: float, ctx: Any) -> float:
+        """A closed-form job, or a parallel-task job whose end the model will set."""
+        if not self._is_mine(job, ctx):
+            kind = job.profile_data.get("type")
+            if kind == "parallel" or kind in SEQUENCES:
+                self._leaves(job, ctx)  # Batsim's size checks, as it starts the tasks
+            return self._closed.start(job, now, ctx)
+        self._setup(ctx)
+        self._mine[job.id] = job
+        self._pending.append(job)
+        outcome, ret = self._natural_outcome(job, ctx)
+        if job.walltime is not None:
+            job.outcome, job.return_code = _WALLTIME, -1
+            return now + job.walltime
+        job.outcome, job.return_code = outcome, ret
+        return FAR
+
+    def _natural_outcome(self, job: Any, ctx: Any) -> tuple[JobState, int]:
+        """How the job ends without a walltime: its first failing task, or its ret."""
+        known = self._natural.get(job.id)
+        if known is None:
+            def definition(n: str) -> Mapping[str, Any]:
+                """A profile of the job's workload, by name."""
+                return ctx.profile_definition(job.workload, n)
+            ret = 0
+            for _, _, leaf in program(job.profile, job.profile_data, definition):
+                ret = int(leaf.get("ret", 0))
+                if ret != 0:
+                    break
+            else:
+                ret = int(job.profile_data.get("ret", 0))
+            known = self._natural[job.id] = (_SUCCESS if ret == 0 else _FAILED, ret)
+        return known
+
+    def natural(self, job: Any, ctx: Any) -> tuple[float, JobState, int]:
+        """Far away until the tasks end (the model moves the end), with the job's outcome."""
+        if job.id not in self._mine:
+            return self._closed.natural(job, ctx)
+        outcome, ret = self._natural_outcome(job, ctx)
+        return FAR, outcome, ret
+
+    def progress(self, job: Any, now: float, ctx: Any) -> dict[str, Any]:
+        """Batsim's kill progress of the job's current task."""
+        runner = self._runner
+        if job.id not in self._mine or runner is None:
+            return self._closed.progress(job, now, ctx)
+        if job.id not in runner:
+            return {"profile_name": job.profile, "progress": 0.0}
+        return runner.progress(job.id, job.profile, now)
+
+    def job_reported(self, job: Any, now: float) -> None:
+        """The job's actor has ended: its JOB_COMPLETED reached the server (driver's call).
+
+        Batsim's job actor, its walltime reached, stops waiting for its parallel task but
+        does not cancel it: it sends JOB_COMPLETED (a blocking put from the job's first
+        machine) and SimGrid cancels the task when the actor ends
+        (``execute_job_process``, ``ActorImpl::cleanup_from_self``). Until then the
+        task keeps its share of the CPUs and links.
+        """
+        runner = self._runner
+        if runner is not None and job.id in self._mine and job.id in runner:
+            self._reported.add(job.id)
+            wake = self._wake
+            if wake.ends is not None:
+                wake.seq = self._queue.schedule(wake, COMPLETION, at=now)
+
+    # ------------------------------------------------------------------ InstantModel
+    def after_instant(self, now: float, running: Mapping[str, Any], ctx: Any
+                      ) -> dict[str, float]:
+        """Move the model to ``now``, start and stop tasks, end the jobs done now."""
+        runner = self._runner
+        if runner is None:
+            return {}
+        done = runner.advance_to(now)
+        for job_id in [j for j in runner.runs() if j not in running]:
+            job = self._mine.get(job_id)
+            if job is not None and job.state is _WALLTIME and job_id not in self._reported:
+                continue  # its task runs on until the job's actor ends (job_reported)
+            runner.cancel(job_id)  # killed, or its walltime reached and reported
+        for job_id in [j for j in self._mine if j not in running and j not in runner]:
+            del self._mine[job_id]
+            self._natural.pop(job_id, None)
+            self._reported.discard(job_id)
+        pending, self._pending = self._pending, []
+        for job in pending:
+            if job.id in running:
+                done.extend(runner.start(job.id, self._leaves(job, ctx)))
+        at = runner.next_time()
+        if at != float("inf"):
+            wake = self._wake
+            wake.ends = ctx
+            wake.seq = self._queue.schedule(wake, COMPLETION, at=at)
+        return {job_id: now for job_id, _ in done if job_id in running}
+
+    def _leaves(self, job: Any, ctx: Any) -> list[Any]:
+        def definition(n: str) -> Mapping[str, Any]:
+            """A profile of the job's workload, by name."""
+            return ctx.profile_definition(job.workload, n)
+        executors = _executors(job)
+        mapping = job.storage_mapping
+        return [(path, leaf_task(name, profile, executors, f"{job.workload}!{name}", mapping,
+                                 self._storage_ids))
+                for path, name, profile in program(job.profile, job.profile_data, definition)]
+
+
+def _executors(job: Any) -> Sequence[int]:
+    """The machine of each executor: the allocation, or its ``mapping`` in EXECUTE_JOB."""
+    machines = list(job.alloc)
+    mapping = job.mapping
+    if mapping:
+        return [machines[mapping[rank]] for rank in sorted(mapping)]
+    return machines

@@ -1,0 +1,224 @@
+"""SimGrid 3.32's ``ptask_L07`` host model: parallel tasks sharing CPUs and links.
+
+Follows ``src/surf/ptask_L07.cpp`` (the model Batsim 4.2.1 configures, ``batsim.cpp``):
+
+- a parallel task (``L07Action``) runs on a list of hosts (a host may appear twice: two
+  executors of a job mapped onto one machine) with ``flops[i]`` on the i-th host and
+  ``bytes[i][j]`` from the i-th host to the j-th; its progress is one fraction
+  (``remains`` from 1 to 0) shared by all its parts, advanced at the rate the solver
+  (:class:`~.lmm.FairBottleneck`) gives its variable;
+- the variable uses each host's CPU constraint (bound ``core_count x speed``) with
+  weight ``flops[i]``, one element per listed host (``expand(..., true)``), and each
+  link of each route with bytes to move, weight ``bytes[i][j]`` (summed when routes
+  share a link, largest for a FATPIPE link: ``System::expand``);
+- latency first: the task starts disabled for the largest route latency among its
+  pairs that move data (``L07Action::L07Action``), then its bound is set to
+  ``min(TCP_gamma / (2 max(latency x bytes)), min speed_i / flops_i)``
+  (``L07Action::update_bound``) and it shares the resources;
+- a task with nothing to compute nor move is done at once;
+- time moves from event to event (``HostL07Model::next_occurring_event``: the soonest
+  end ``remains / rate`` or latency expiry) and every task advances by ``rate x delta``
+  (``HostL07Model::update_actions_state``, ``double_update`` with precisions
+  ``sg_maxmin_precision x sg_surf_precision`` for remains and ``sg_surf_precision``
+  for latencies). Rates are recomputed whenever a task starts, ends or stops paying
+  its latency.
+
+:meth:`L07Model.host_load` exposes the flop/s a host delivers at the current rates, what
+a power model reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+from batpolicy.scheduler.sim.ptask.lmm import (
+    FATPIPE,
+    MAXMIN_PRECISION,
+    SHARED,
+    SURF_PRECISION,
+    Constraint,
+    FairBottleneck,
+    Variable,
+    double_update,
+)
+from batpolicy.scheduler.sim.routes import TCP_GAMMA, Hop
+
+__all__ = ["L07Model", "Ptask"]
+
+_DBL_MAX = 1.7976931348623157e308
+_INF = float("inf")
+
+
+@dataclass(slots=True, eq=False)
+class Ptask:
+    """One running parallel task (``L07Action``)."""
+
+    key: Hashable
+    hosts: tuple[int, ...]
+    flops: tuple[float, ...]
+    variable: Variable
+    latency: float
+    remains: float
+    bound: float  # min(network, cpu) bound, applied once the latency is paid
+
+
+class L07Model:
+    """Running parallel tasks on hosts and links; see the module docstring.
+
+    ``cpus[h]`` is host ``h``'s (speed in flop/s, core count); ``route(a, b)`` the links
+    from host ``a`` to host ``b`` (:meth:`~..routes.Routes.links`). Runtime complexity:
+    one solve per :meth:`next_event` after a change, O(tasks) per :meth:`advance`.
+    """
+
+    def __init__(self, cpus: Sequence[tuple[float, int]],
+                 route: Callable[[int, int], list[Hop]]) -> None:
+        self._system = FairBottleneck()
+        self._speed = [speed for speed, _ in cpus]
+        self._cpu = [Constraint(speed * cores, SHARED, ("cpu", h))
+                     for h, (speed, cores) in enumerate(cpus)]
+        self._route = route
+        self._routes: dict[tuple[int, int], tuple[list[Constraint], float]] = {}
+        self._links: dict[str, Constraint] = {}
+        self.tasks: dict[Hashable, Ptask] = {}
+
+    # ------------------------------------------------------------------ network
+    def _path(self, src: int, dst: int) -> tuple[list[Constraint], float]:
+        """(link constraints, latency) of ``src`` -> ``dst``, cached."""
+        found = self._routes.get((src, dst))
+        if found is None:
+            links: list[Constraint] = []
+            latency = 0.0
+            for hop in self._route(src, dst):
+                cnst = self._links.get(hop.name)
+                if cnst is None:
+                    cnst = self._links[hop.name] = Constraint(
+                        hop.bandwidth, FATPIPE if hop.sharing == FATPIPE else SHARED, hop.name)
+                links.append(cnst)
+                latency += hop.latency
+            found = self._routes[(src, dst)] = (links, latency)
+        return found
+
+    # ------------------------------------------------------------------ tasks
+    def start(self, key: Hashable, hosts: Sequence[int], flops: Sequence[float],
+              bytes_amount: Sequence[float] | None = None) -> Ptask:
+        """Start a task (``L07Action::L07Action``).
+
+        ``bytes_amount`` is the row-major ``len(hosts)`` x ``len(hosts)`` matrix, or None.
+        """
+        system = self._system
+        nb = len(hosts)
+        var = system.variable_new(key, 1.0, -1.0)
+        latency = 0.0
+        lat_current = 0.0
+        pairs: list[tuple[list[Constraint], float]] = []
+        if bytes_amount is not None:
+            for k, amount in enumerate(bytes_amount):
+                if amount <= 0:
+                    continue
+                links, lat = self._path(hosts[k // nb], hosts[k % nb])
+                latency = max(latency, lat)
+                lat_current = max(lat_current, lat * amount)
+                pairs.append((links, amount))
+        if latency > 0:
+            system.update_variable_penalty(var, 0.0)
+        for i, host in enumerate(hosts):
+            system.expand(self._cpu[host], var, flops[i], force_creation=True)
+        # System::expand per (pair, link), folded per link first: the same weights
+        # (summed on a SHARED link, the largest on a FATPIPE one), one element each
+        weights: dict[int, tuple[Constraint, float]] = {}
+        for links, amount in pairs:
+            for cnst in links:
+                known = weights.get(id(cnst))
+                if known is None:
+                    weights[id(cnst)] = (cnst, amount)
+                elif cnst.policy == FATPIPE:
+                    weights[id(cnst)] = (cnst, max(known[1], amount))
+                else:
+                    weights[id(cnst)] = (cnst, known[1] + amount)
+        used_links = weights
+        for cnst, weight in weights.values():
+            system.expand(cnst, var, weight)
+        cpu_bound = _DBL_MAX
+        used_hosts = 0
+        for i, host in enumerate(hosts):
+            if flops[i] > 0:
+                used_hosts += 1
+                cpu_bound = min(cpu_bound, self._speed[host] / flops[i])
+        net_bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else _DBL_MAX
+        task = Ptask(key, tuple(hosts), tuple(flops), var, latency,
+                     0.0 if not used_links and not used_hosts else 1.0,
+                     min(net_bound, cpu_bound))
+        self._update_bound(task)
+        self.tasks[key] = task
+        return task
+
+    def _update_bound(self, task: Ptask) -> None:
+        """``L07Action::update_bound``: the bound applies once the latency is paid."""
+        if task.bound < _DBL_MAX and task.latency <= 0.0:
+            self._system.update_variable_bound(task.variable, task.bound)
+
+    def cancel(self, key: Hashable) -> None:
+        """Remove a task before its end (a killed job)."""
+        task = self.tasks.pop(key)
+        self._system.variable_free(task.variable)
+
+    # ------------------------------------------------------------------ time
+    def next_event(self) -> float:
+        """Seconds until the next task end or latency expiry, inf if none.
+
+        ``HostL07Model::next_occurring_event``.
+        """
+        self._system.solve()
+        soonest = -1.0
+        for task in self.tasks.values():
+            rate = task.variable.value
+            if rate > 0:
+                value = task.remains / rate if task.remains > 0 else 0.0
+                if soonest < 0 or value < soonest:
+                    soonest = value
+        for task in self.tasks.values():
+            if task.latency > 0 and (soonest < 0 or task.latency < soonest):
+                soonest = task.latency
+        if soonest < 0:
+            # a task with nothing left (or a zero-rate one) ends at the next update
+            return 0.0 if any(t.remains <= 0 and t.latency <= 0 for t in self.tasks.values()) \
+                else _INF
+        return soonest
+
+    def advance(self, delta: float) -> list[Hashable]:
+        """Move ``delta`` seconds at the current rates; the keys of the tasks done.
+
+        ``HostL07Model::update_actions_state``; the tasks done leave the model. Call
+        it for the time since the last change, before starting or cancelling tasks.
+        """
+        self._system.solve()
+        done: list[Hashable] = []
+        system = self._system
+        for task in list(self.tasks.values()):
+            if task.latency > 0:
+                if task.latency > delta:
+                    task.latency = double_update(task.latency, delta, SURF_PRECISION)
+                else:
+                    task.latency = 0.0
+                if task.latency <= 0.0:
+                    self._update_bound(task)
+                    system.update_variable_penalty(task.variable, 1.0)
+            task.remains = double_update(task.remains, task.variable.value * delta,
+                                         MAXMIN_PRECISION * SURF_PRECISION)
+            if task.remains <= 0 and task.variable.penalty > 0:
+                done.append(task.key)
+                del self.tasks[task.key]
+                system.variable_free(task.variable)
+        return done
+
+    def rate(self, key: Hashable) -> float:
+        """The fraction of task ``key`` done per second at the current rates."""
+        self._system.solve()
+        return self.tasks[key].variable.value
+
+    def host_load(self, host: int) -> float:
+        """Flop/s host ``host`` delivers at the current rates (for a power model)."""
+        self._system.solve()
+        return sum(elem.weight * elem.variable.value
+                   for elem in self._cpu[host].elements.values() if elem.variable.penalty > 0)

@@ -1,0 +1,165 @@
+"""Jobs as Batsim runs them on SimGrid: one task after another on the ``ptask_L07`` model.
+
+Batsim's job actor (``src/jobs_execution.cpp``, ``execute_task``) runs a profile's tasks
+in order: a sequence's ``seq`` ``repeat`` times, each leaf a parallel task
+(``execute_parallel_task``) or a sleep (``do_delay_task``); the next task starts at the
+instant the previous one ends, and a task whose ``ret`` is not 0 ends the job with it.
+:class:`JobRunner` keeps every running job's position in its program on one
+:class:`~.l07.L07Model` and moves them all together from event to event. The walltime
+is the caller's (the engine kills at ``start + walltime``).
+
+Time: :meth:`JobRunner.next_time` is the soonest instant something changes (a task ends,
+a latency is paid, a sleep ends); the caller must call :meth:`JobRunner.advance_to` at
+that instant and at every instant it starts or kills a job, before doing so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from batpolicy.scheduler.sim.ptask.l07 import L07Model
+from batpolicy.scheduler.sim.ptask.tasks import Leaf
+
+__all__ = ["JobRunner"]
+
+_INF = float("inf")
+
+Path = tuple[tuple[str, int], ...]
+
+
+@dataclass(slots=True, eq=False)
+class _Run:
+    """A running job: its leaves (lazily made), where it is, since when."""
+
+    job_id: str
+    leaves: list[tuple[Path, Leaf]]
+    index: int = 0
+    since: float = 0.0
+    sleep_end: float | None = None
+    task: Hashable | None = None
+    seq: int = field(default=0)
+
+
+class JobRunner:
+    """Running jobs on one :class:`L07Model`; see the module docstring."""
+
+    def __init__(self, model: L07Model, now: float = 0.0) -> None:
+        self.model = model
+        self.now = now
+        self._runs: dict[str, _Run] = {}  # start order
+        self._planned: tuple[float, float] | None = None  # (absolute time, delta)
+        self._serial = 0
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self._runs
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def start(self, job_id: str, leaves: list[tuple[Path, Leaf]]) -> list[tuple[str, int]]:
+        """Start a job at :attr:`now`; the jobs done at once ((id, ret) if it has no task)."""
+        run = _Run(job_id, leaves, since=self.now)
+        self._runs[job_id] = run
+        self._planned = None
+        done: list[tuple[str, int]] = []
+        self._begin(run, done)
+        return done
+
+    def cancel(self, job_id: str) -> None:
+        """Forget a job (killed, or its walltime reached): its task leaves the model."""
+        run = self._runs.pop(job_id, None)
+        if run is not None and run.task is not None:
+            self.model.cancel(run.task)
+        self._planned = None
+
+    def _begin(self, run: _Run, done: list[tuple[str, int]]) -> None:
+        """Start ``run``'s current leaf, or end the job when none is left."""
+        if run.index >= len(run.leaves):
+            del self._runs[run.job_id]
+            done.append((run.job_id, 0))
+            return
+        leaf = run.leaves[run.index][1]
+        run.since = self.now
+        run.task = None
+        run.sleep_end = None
+        if leaf.delay is not None:
+            run.sleep_end = self.now + leaf.delay
+        else:
+            self._serial += 1
+            run.task = (run.job_id, self._serial)
+            self.model.start(run.task, leaf.hosts, leaf.flops, leaf.bytes)
+
+    def _finish_leaf(self, run: _Run, done: list[tuple[str, int]]) -> None:
+        leaf = run.leaves[run.index][1]
+        run.task = None
+        run.sleep_end = None
+        if leaf.ret != 0:
+            del self._runs[run.job_id]
+            done.append((run.job_id, leaf.ret))
+            return
+        run.index += 1
+        self._begin(run, done)
+
+    def next_time(self) -> float:
+        """The soonest instant a task ends, a latency is paid or a sleep ends (inf: none)."""
+        delta = self.model.next_event()
+        for run in self._runs.values():
+            if run.sleep_end is not None:
+                delta = min(delta, run.sleep_end - self.now)
+        if delta == _INF:
+            self._planned = None
+            return _INF
+        at = self.now + delta
+        self._planned = (at, delta)
+        return at
+
+    def advance_to(self, now: float) -> list[tuple[str, int]]:
+        """Move to ``now``: the jobs that ended, (id, return code), in start order.
+
+        The delta is the one :meth:`next_time` planned when ``now`` is that instant (no
+        rounding from ``now - self.now``), as SimGrid adds its deltas to its clock.
+        """
+        if now < self.now:
+            raise ValueError(f"time goes back: {now} < {self.now}")
+        planned = self._planned
+        delta = planned[1] if planned is not None and planned[0] == now else now - self.now
+        finished = set(self.model.advance(delta)) if self.model.tasks else set()
+        self.now = now
+        self._planned = None
+        done: list[tuple[str, int]] = []
+        for run in list(self._runs.values()):
+            if run.task is not None and run.task in finished:
+                self._finish_leaf(run, done)
+            elif run.sleep_end is not None and run.sleep_end <= now:
+                self._finish_leaf(run, done)
+        return done
+
+    def progress(self, job_id: str, name: str, now: float) -> dict[str, Any]:
+        """Batsim's ``job_progress`` entry of a job killed at ``now``.
+
+        ``BatTask``'s tree: a sequence's ``current_task_index`` and ``current_task``, a
+        leaf's ``progress``: ``1 - remaining ratio`` of its parallel task, or the share
+        of its sleep done.
+        """
+        run = self._runs[job_id]
+        path, leaf = run.leaves[min(run.index, len(run.leaves) - 1)]
+        if run.task is not None:
+            task = self.model.tasks.get(run.task)
+            remains = 0.0 if task is None else task.remains - task.variable.value * (
+                now - self.now)
+            value = 1.0 - max(remains, 0.0)
+        elif leaf.delay:
+            value = min((now - run.since) / leaf.delay, 1.0)
+        else:
+            value = 1.0
+        entry: dict[str, Any] = {"profile_name": leaf.name, "progress": value}
+        for seq_name, index in reversed(path):
+            entry = {"profile_name": seq_name, "current_task_index": index,
+                     "current_task": entry}
+        return entry
+
+    def runs(self) -> Mapping[str, _Run]:
+        """The running jobs, in start order."""
+        return self._runs
