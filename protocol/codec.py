@@ -160,7 +160,58 @@ def _explain_parse_failure(data: Any, failure: Exception, side: _Side | None = N
         kind = value_at(obj, ["events", index, "type"]) if index is not None else None
         known = kind if side is not None and type(kind) is str and kind in side.decoders else None
         return ProtocolError(problem, index=index, field=field, event_type=known)
+    if side is not None:  # valid JSON msgspec's parser refused (an integer beyond a double):
+        try:  # the schema, on the parsed values, says which event and field
+            msgspec.convert(obj, side.schema, str_keys=True, dec_hook=decode_hook)
+        except msgspec.ValidationError as exc:
+            return _refused(exc, obj, side)
+        except Exception:  # noqa: BLE001 - only to name the place; the generic error stands
+            pass
+    huge = _find_huge_int(obj)
+    if huge is not None:
+        index, path, value = huge
+        return ProtocolError(f"integer {str(value)[:24]}... does not fit a double (Batsim's "
+                             "numbers are doubles)", index=index, field=path or None)
     return ProtocolError(f"message refused by the JSON parser: {failure}")
+
+
+def _find_huge_int(obj: Any) -> tuple[int | None, str, int] | None:
+    """The first integer too large for a double: (event index, field path, value).
+
+    >>> _find_huge_int({"now": 1, "events": [{"data": {"t": 10 ** 400}}]})[:2]
+    (0, 'data.t')
+    """
+    def walk(value: Any, path: str) -> tuple[str, int] | None:
+        if type(value) is int:
+            try:
+                float(value)
+            except OverflowError:
+                return path, value
+        elif type(value) is dict:
+            for key, item in value.items():
+                found = walk(item, f"{path}.{key}" if path else str(key))
+                if found is not None:
+                    return found
+        elif type(value) is list:
+            for i, item in enumerate(value):
+                found = walk(item, f"{path}[{i}]")
+                if found is not None:
+                    return found
+        return None
+
+    if type(obj) is not dict:
+        return None
+    for key, value in obj.items():
+        if key == "events" and type(value) is list:
+            for index, event in enumerate(value):
+                found = walk(event, "")
+                if found is not None:
+                    return index, found[0], found[1]
+        else:
+            found = walk(value, str(key))
+            if found is not None:
+                return None, found[0], found[1]
+    return None
 
 
 def _dump(obj: dict[str, Any]) -> bytes:
