@@ -8,13 +8,11 @@ a command asks for the policies (:func:`available_policies`); see docs/add_a_pol
 
 from __future__ import annotations
 
-import importlib
-import logging
-from collections.abc import Iterator, Mapping
-from types import MappingProxyType
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from batpolicy.errors import ConfigError
+from batpolicy.plugins import LazyClasses, with_plugins
 
 if TYPE_CHECKING:
     from batpolicy.policies.base import Policy
@@ -40,27 +38,9 @@ _LOCATIONS: dict[str, str] = {
 }
 
 
-class _Registry(Mapping[str, "type[Policy]"]):
-    """Read-only name -> policy class; importing a policy's module on first access."""
-
-    def __getitem__(self, name: str) -> type[Policy]:
-        module, _, cls = _LOCATIONS[name].partition(":")
-        return getattr(importlib.import_module(f"batpolicy.policies.{module}"), cls)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(_LOCATIONS)
-
-    def __len__(self) -> int:
-        return len(_LOCATIONS)
-
-    def __contains__(self, name: object) -> bool:
-        return name in _LOCATIONS
+POLICIES: Mapping[str, type[Policy]] = LazyClasses("batpolicy.policies", _LOCATIONS)
 
 
-POLICIES: Mapping[str, type[Policy]] = _Registry()
-
-
-log = logging.getLogger(__name__)
 
 #: The entry-point group through which other packages register policies.
 ENTRY_POINT_GROUP = "batpolicy.policies"
@@ -73,29 +53,9 @@ def available_policies() -> Mapping[str, type[Policy]]:
     a :class:`Policy` subclass is skipped with a warning naming it (never a traceback).
     Runtime complexity: one scan of the installed distributions' metadata.
     """
-    from importlib import metadata  # ~20 ms: only the commands that list policies
-
     from batpolicy.policies.base import Policy
 
-    found = dict(POLICIES)
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name in POLICIES:
-            log.warning("policy plug-in '%s' (%s) ignored: the name is taken by batpolicy's "
-                        "own policy", ep.name, ep.value)
-            continue
-        try:
-            cls = ep.load()
-        except Exception as exc:  # a broken plug-in must not break every command
-            log.warning("policy plug-in '%s' (%s) cannot be loaded: %s: %s", ep.name,
-                        ep.value, type(exc).__name__, exc)
-            continue
-        if not (isinstance(cls, type) and issubclass(cls, Policy)):
-            log.warning("policy plug-in '%s' (%s) is not a Policy subclass", ep.name, ep.value)
-            continue
-        if not cls.name:
-            cls.name = ep.name
-        found[ep.name] = cls
-    return MappingProxyType(found)
+    return with_plugins(POLICIES, ENTRY_POINT_GROUP, Policy, "policy")
 
 
 def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:

@@ -14,20 +14,17 @@ A spec is ``name`` or ``name:argument``; a class that takes an argument (e.g.
 
 from __future__ import annotations
 
-import importlib
-import logging
-from collections.abc import Iterator, Mapping
-from types import MappingProxyType
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from batpolicy.errors import ConfigError
+from batpolicy.plugins import LazyClasses, with_plugins
 
 if TYPE_CHECKING:
     from batpolicy.scheduler.sim.models import JobModel
 
 __all__ = ["ENTRY_POINT_GROUP", "JOB_MODELS", "available_job_models", "make_job_model"]
 
-log = logging.getLogger(__name__)
 
 #: The entry-point group through which other packages register job models.
 ENTRY_POINT_GROUP = "batpolicy.job_models"
@@ -44,25 +41,7 @@ _LOCATIONS: dict[str, str] = {
 }
 
 
-class _Registry(Mapping[str, "type[JobModel]"]):
-    """Read-only name -> job model class; importing a model's module on first access."""
-
-    def __getitem__(self, name: str) -> type[JobModel]:
-        module, _, cls = _LOCATIONS[name].partition(":")
-        return getattr(importlib.import_module(f"batpolicy.scheduler.sim.{module}"), cls)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(_LOCATIONS)
-
-    def __len__(self) -> int:
-        return len(_LOCATIONS)
-
-    def __contains__(self, name: object) -> bool:
-        return name in _LOCATIONS
-
-
-#: Our job models by name (tests/sim/test_job_models.py checks each class's ``name``).
-JOB_MODELS: Mapping[str, type[JobModel]] = _Registry()
+JOB_MODELS: Mapping[str, type[JobModel]] = LazyClasses("batpolicy.scheduler.sim", _LOCATIONS)
 
 def available_job_models() -> Mapping[str, type[JobModel]]:
     """Our job models, plus those other installed packages register as entry points.
@@ -72,30 +51,9 @@ def available_job_models() -> Mapping[str, type[JobModel]]:
     naming it (never a traceback). Runtime complexity: one scan of the installed
     distributions' metadata.
     """
-    from importlib import metadata
-
     from batpolicy.scheduler.sim.models import JobModel
 
-    found: dict[str, type[JobModel]] = dict(JOB_MODELS)
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name in JOB_MODELS:
-            log.warning("job model plug-in '%s' (%s) ignored: the name is taken by "
-                        "batpolicy's own job model", ep.name, ep.value)
-            continue
-        try:
-            cls = ep.load()
-        except Exception as exc:  # a broken plug-in must not break every run
-            log.warning("job model plug-in '%s' (%s) cannot be loaded: %s: %s", ep.name,
-                        ep.value, type(exc).__name__, exc)
-            continue
-        if not (isinstance(cls, type) and issubclass(cls, JobModel)):
-            log.warning("job model plug-in '%s' (%s) is not a JobModel subclass", ep.name,
-                        ep.value)
-            continue
-        if not cls.name:
-            cls.name = ep.name
-        found[ep.name] = cls
-    return MappingProxyType(found)
+    return with_plugins(JOB_MODELS, ENTRY_POINT_GROUP, JobModel, "job model")
 
 
 def make_job_model(spec: str | JobModel) -> JobModel:
