@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from types import TracebackType
 from typing import IO
+
+from batpolicy.scheduler.io.outputs import RowFile
 
 __all__ = ["HEADER", "STATES", "MachineStatesCsvWriter", "format_row"]
 
@@ -45,7 +46,7 @@ def format_row(time: float, counts: Mapping[str, int]) -> str:
     return f"{time:g}," + ",".join(str(counts.get(state, 0)) for state in STATES) + "\n"
 
 
-class MachineStatesCsvWriter:
+class MachineStatesCsvWriter(RowFile):
     """Appends ``machine_states.csv`` rows, ``flush_every`` at a time and on close.
 
     Runtime complexity: O(1) per row.
@@ -78,18 +79,3 @@ class MachineStatesCsvWriter:
         self._pending.clear()
         self._file.flush()
 
-    def close(self) -> None:
-        """Write the rows not yet on disk, flush and close (idempotent)."""
-        if self._file is not None:
-            try:
-                self.flush()
-            finally:
-                self._file.close()
-                self._file = None
-
-    def __enter__(self) -> MachineStatesCsvWriter:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 traceback: TracebackType | None) -> None:
-        self.close()

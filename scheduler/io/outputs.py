@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Self
 
 from batpolicy.errors import ConfigError
 from batpolicy.protocol.intervals import format_intervals
@@ -141,7 +141,36 @@ _ROW = '%s,%s,%s,%f,%s,%f,%s,%f,%f,%f,%f,%f,%f,%s,%f,"%s"%s\n'
 _REJECTED_ROW = '%s,%s,%s,%f,%s,%f,%s,,,,,,,,,"%s"%s\n'
 
 
-class JobsCsvWriter:
+class RowFile:
+    """A CSV file written in batches: ``close`` (idempotent) and ``with`` for every writer.
+
+    Subclasses set ``_file`` (None once closed) and define ``flush``.
+    """
+
+    _file: IO[str] | None
+
+    def flush(self) -> None:
+        """Write the rows not yet on disk."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Write the rows not yet on disk, flush and close (idempotent)."""
+        if self._file is not None:
+            try:
+                self.flush()
+            finally:
+                self._file.close()
+                self._file = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
+
+
+class JobsCsvWriter(RowFile):
     """Appends ``jobs.csv`` rows as jobs finish, ``flush_every`` rows at a time and on close.
 
     ``extra_columns`` are job fields written after Batsim's columns (give only those a
@@ -193,21 +222,6 @@ class JobsCsvWriter:
             pending.clear()
         self._file.flush()
 
-    def close(self) -> None:
-        """Write the rows not yet on disk, flush and close (idempotent)."""
-        if self._file is not None:
-            try:
-                self.flush()
-            finally:
-                self._file.close()
-                self._file = None
-
-    def __enter__(self) -> JobsCsvWriter:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 traceback: TracebackType | None) -> None:
-        self.close()
 
 
 def write_jobs_csv(path: str | os.PathLike[str], records: Iterable[JobRecord],
