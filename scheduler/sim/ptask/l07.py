@@ -42,7 +42,7 @@ from batpolicy.scheduler.sim.ptask.lmm import (
     Variable,
     double_update,
 )
-from batpolicy.scheduler.sim.routes import TCP_GAMMA, Hop
+from batpolicy.scheduler.sim.routes import COORDINATES, TCP_GAMMA, Hop
 
 __all__ = ["L07Model", "Ptask"]
 
@@ -90,12 +90,14 @@ class L07Model:
             links: list[Constraint] = []
             latency = 0.0
             for hop in self._route(src, dst):
+                latency += hop.latency
+                if hop.sharing == COORDINATES:
+                    continue  # a Vivaldi distance: latency, no link to share
                 cnst = self._links.get(hop.name)
                 if cnst is None:
                     cnst = self._links[hop.name] = Constraint(
                         hop.bandwidth, FATPIPE if hop.sharing == FATPIPE else SHARED, hop.name)
                 links.append(cnst)
-                latency += hop.latency
             found = self._routes[(src, dst)] = (links, latency)
         return found
 
