@@ -69,6 +69,12 @@ class Constraint:
     elements: dict[int, Element] = field(default_factory=dict)  # enabled and disabled
     remaining: float = 0.0
     usage: float = 0.0
+    # a solve's bookkeeping: elements of growing variables, consumption of the round and
+    # of the variables that left the rounds, the solve that last met it
+    nb: int = 0
+    consumed: float = 0.0
+    stale: float = 0.0
+    seen: int = -1
 
 
 @dataclass(slots=True, eq=False)
@@ -81,6 +87,10 @@ class Variable:
     elements: list[Element] = field(default_factory=list)
     value: float = 0.0
     mu: float = 0.0
+    # a solve's bookkeeping: still growing, the solve that last met it, in the system
+    growing: bool = False
+    seen: int = -1
+    alive: bool = True
 
 
 class FairBottleneck:
@@ -93,6 +103,7 @@ class FairBottleneck:
         self.variables: dict[int, Variable] = {}  # insertion-ordered, keyed by id()
         self._touched_vars: dict[int, Variable] = {}
         self._touched_cnsts: dict[int, Constraint] = {}
+        self._stamp = 0  # one per solve: marks what it met (Constraint.seen, Variable.seen)
 
     @property
     def modified(self) -> bool:
@@ -113,6 +124,7 @@ class FairBottleneck:
             self._touched_cnsts[id(elem.constraint)] = elem.constraint
         var.elements.clear()
         del self.variables[id(var)]
+        var.alive = False
         self._touched_vars.pop(id(var), None)
 
     def expand(self, cnst: Constraint, var: Variable, weight: float,
@@ -152,31 +164,33 @@ class FairBottleneck:
         """
         if not (self._touched_vars or self._touched_cnsts):
             return
-        part: dict[int, Variable] = {}
-        seen: set[int] = set()
+        self._stamp += 1
+        stamp = self._stamp
         stack_vars = list(self._touched_vars.values())
         stack_cnsts = list(self._touched_cnsts.values())
         self._touched_vars = {}
         self._touched_cnsts = {}
+        size = 0
         while stack_vars or stack_cnsts:
             while stack_cnsts:
                 cnst = stack_cnsts.pop()
-                if id(cnst) in seen:
+                if cnst.seen == stamp:
                     continue
-                seen.add(id(cnst))
+                cnst.seen = stamp
                 for elem in cnst.elements.values():
-                    if id(elem.variable) not in part:
+                    if elem.variable.seen != stamp:
                         stack_vars.append(elem.variable)
             while stack_vars:
                 var = stack_vars.pop()
-                if id(var) in part or id(var) not in self.variables:
+                if var.seen == stamp or not var.alive:
                     continue
-                part[id(var)] = var
+                var.seen = stamp
+                size += 1
                 for elem in var.elements:
-                    if id(elem.constraint) not in seen:
+                    if elem.constraint.seen != stamp:
                         stack_cnsts.append(elem.constraint)
-        self._do_solve([v for k, v in self.variables.items() if k in part]
-                       if len(part) < len(self.variables) else list(self.variables.values()))
+        self._do_solve([v for v in self.variables.values() if v.seen == stamp]
+                       if size < len(self.variables) else list(self.variables.values()))
 
     def _do_solve(self, variables: list[Variable]) -> None:
         """``FairBottleneck::do_solve``, round for round.
@@ -187,32 +201,37 @@ class FairBottleneck:
         constraint. Runtime complexity: O(elements) per round of the variables still
         growing, plus O(elements) once.
         """
-        saturated: dict[int, Variable] = {}
-        constraints: dict[int, Constraint] = {}
-        count: dict[int, int] = {}
+        self._stamp += 1
+        stamp = self._stamp
+        growing: list[Variable] = []
+        cnst_list: list[Constraint] = []
         for var in variables:
             var.value = 0.0
             enabled = var.penalty > 0.0
             if enabled and any(e.weight != 0.0 for e in var.elements):
-                saturated[id(var)] = var
-                for elem in var.elements:
-                    if elem.weight > 0:
-                        key = id(elem.constraint)
-                        count[key] = count.get(key, 0) + 1
+                growing.append(var)
+                var.growing = True
             elif enabled:
                 var.value = 1.0
             if enabled or any(e.weight > 0 for e in var.elements):
                 for elem in var.elements:
-                    constraints.setdefault(id(elem.constraint), elem.constraint)
-        cnst_list = list(constraints.values())
+                    cnst = elem.constraint
+                    if cnst.seen != stamp:
+                        cnst.seen = stamp
+                        cnst.nb = 0
+                        cnst.stale = 0.0
+                        cnst_list.append(cnst)
+        for var in growing:
+            for elem in var.elements:
+                if elem.weight > 0:
+                    elem.constraint.nb += 1
         for cnst in cnst_list:
             cnst.remaining = cnst.bound
             cnst.usage = 0.0
-        stale: dict[int, float] = {}  # per constraint: sum of weight x mu of left variables
         while True:
             kept: list[Constraint] = []
             for cnst in cnst_list:
-                nb = count.get(id(cnst), 0)
+                nb = cnst.nb
                 if nb > 0 and cnst.policy == FATPIPE:
                     nb = 1
                 if nb == 0:
@@ -220,37 +239,35 @@ class FairBottleneck:
                     cnst.usage = 0.0
                 else:
                     cnst.usage = cnst.remaining / nb
+                    cnst.consumed = 0.0
                     kept.append(cnst)
             cnst_list = kept
-            growing = list(saturated.values())
             left: list[Variable] = []
             for var in growing:
                 min_inc = _DBL_MAX
                 for elem in var.elements:
-                    if elem.weight > 0:
-                        inc = elem.constraint.usage / elem.weight
+                    weight = elem.weight
+                    if weight > 0:
+                        inc = elem.constraint.usage / weight
                         if inc < min_inc:
                             min_inc = inc
-                if var.bound > 0 and var.bound - var.value < min_inc:
-                    min_inc = var.bound - var.value
+                bound = var.bound
+                if bound > 0 and bound - var.value < min_inc:
+                    min_inc = bound - var.value
                 var.mu = min_inc
                 var.value += min_inc
-                if var.value == var.bound:
-                    self._leave(var, saturated, count, left)
-            consumed: dict[int, float] = {}
+                if var.value == bound:
+                    self._leave(var, left)
             for var in growing:
                 mu = var.mu
                 for elem in var.elements:
                     if elem.weight:
-                        key = id(elem.constraint)
-                        consumed[key] = consumed.get(key, 0.0) + elem.weight * mu
+                        elem.constraint.consumed += elem.weight * mu
             kept = []
             for cnst in cnst_list:
-                key = id(cnst)
                 if cnst.policy != FATPIPE:
-                    cnst.remaining = double_update(
-                        cnst.remaining, consumed.get(key, 0.0) + stale.get(key, 0.0),
-                        MAXMIN_PRECISION)
+                    cnst.remaining = double_update(cnst.remaining, cnst.consumed + cnst.stale,
+                                                   MAXMIN_PRECISION)
                 else:
                     for elem in cnst.elements.values():
                         if elem.variable.penalty > 0:
@@ -259,25 +276,24 @@ class FairBottleneck:
                 if cnst.remaining <= 0.0:
                     for elem in cnst.elements.values():
                         var = elem.variable
-                        if var.penalty > 0 and elem.weight > 0 and id(var) in saturated:
-                            self._leave(var, saturated, count, left)
+                        if var.growing and var.penalty > 0 and elem.weight > 0:
+                            self._leave(var, left)
                 else:
                     kept.append(cnst)
             cnst_list = kept
             for var in left:
                 for elem in var.elements:
                     if elem.weight:
-                        key = id(elem.constraint)
-                        stale[key] = stale.get(key, 0.0) + elem.weight * var.mu
-            if not saturated:
+                        elem.constraint.stale += elem.weight * var.mu
+            growing = [var for var in growing if var.growing]
+            if not growing:
                 break
 
     @staticmethod
-    def _leave(var: Variable, saturated: dict[int, Variable], count: dict[int, int],
-               left: list[Variable]) -> None:
+    def _leave(var: Variable, left: list[Variable]) -> None:
         """``var`` stops growing: its constraints count one variable less."""
-        del saturated[id(var)]
+        var.growing = False
         for elem in var.elements:
             if elem.weight > 0:
-                count[id(elem.constraint)] -= 1
+                elem.constraint.nb -= 1
         left.append(var)
