@@ -79,12 +79,6 @@ class Constraint:
     elements: dict[int, Element] = field(default_factory=dict)  # enabled and disabled
     remaining: float = 0.0
     usage: float = 0.0
-    # a solve's bookkeeping: elements of growing variables, consumption of the round and
-    # of the variables that left the rounds, the solve that last met it
-    nb: int = 0
-    consumed: float = 0.0
-    stale: float = 0.0
-    seen: int = -1
     gid: int = -1  # its index in its system (FairBottleneck's arrays)
 
 
@@ -98,10 +92,9 @@ class Variable:
     elements: list[Element] = field(default_factory=list)
     value: float = 0.0
     mu: float = 0.0
-    # a solve's bookkeeping: still growing, the solve that last met it, in the system
+    # a solve's bookkeeping: still growing, its index in the solve's arrays
     growing: bool = False
     seen: int = -1
-    alive: bool = True
     # its elements as arrays (built at its first solve, dropped by expand): constraint
     # indexes of every element, and of the positive weights with those weights
     arrays: tuple[Any, Any, Any] | None = None
@@ -117,7 +110,6 @@ class FairBottleneck:
         self.variables: dict[int, Variable] = {}  # insertion-ordered, keyed by id()
         self._touched_vars: dict[int, Variable] = {}
         self._touched_cnsts: dict[int, Constraint] = {}
-        self._stamp = 0  # one per solve: marks what it met (Constraint.seen, Variable.seen)
         self._cnsts: list[Constraint] = []  # by Constraint.gid
 
     @property
@@ -139,7 +131,6 @@ class FairBottleneck:
             self._touched_cnsts[id(elem.constraint)] = elem.constraint
         var.elements.clear()
         del self.variables[id(var)]
-        var.alive = False
         self._touched_vars.pop(id(var), None)
 
     def expand(self, cnst: Constraint, var: Variable, weight: float,
@@ -179,37 +170,36 @@ class FairBottleneck:
         Variables interact only through the constraints they share, and the rounds of
         ``do_solve`` move each connected part of the system on its own: re-solving the
         parts that hold a changed variable or constraint gives every value a whole solve
-        gives. Runtime complexity: O(size of those parts) plus their solve.
+        gives. Runtime complexity: O(variables) Python and O(elements) array work per
+        step along the elements (a few), plus the parts' solve.
         """
         if not (self._touched_vars or self._touched_cnsts):
             return
-        self._stamp += 1
-        stamp = self._stamp
-        stack_vars = list(self._touched_vars.values())
-        stack_cnsts = list(self._touched_cnsts.values())
+        touched_vars, touched_cnsts = self._touched_vars, self._touched_cnsts
         self._touched_vars = {}
         self._touched_cnsts = {}
-        size = 0
-        while stack_vars or stack_cnsts:
-            while stack_cnsts:
-                cnst = stack_cnsts.pop()
-                if cnst.seen == stamp:
-                    continue
-                cnst.seen = stamp
-                for elem in cnst.elements.values():
-                    if elem.variable.seen != stamp:
-                        stack_vars.append(elem.variable)
-            while stack_vars:
-                var = stack_vars.pop()
-                if var.seen == stamp or not var.alive:
-                    continue
-                var.seen = stamp
-                size += 1
-                for elem in var.elements:
-                    if elem.constraint.seen != stamp:
-                        stack_cnsts.append(elem.constraint)
-        self._do_solve([v for v in self.variables.values() if v.seen == stamp]
-                       if size < len(self.variables) else list(self.variables.values()))
+        variables = list(self.variables.values())
+        if not variables:
+            return
+        for var in variables:
+            if var.arrays is None:
+                var.arrays = _arrays(var)
+        # the parts: from the touched variables and constraints, along the elements
+        ec = np.concatenate([v.arrays[0] for v in variables])  # type: ignore[index]
+        ev = np.repeat(np.arange(len(variables)),
+                       [v.arrays[0].size for v in variables])  # type: ignore[index]
+        in_part = np.array([id(v) in touched_vars for v in variables], dtype=bool)
+        cnst_in = np.zeros(len(self._cnsts), dtype=bool)
+        cnst_in[[c.gid for c in touched_cnsts.values() if c.gid >= 0]] = True
+        while True:
+            cnst_in[ec[in_part[ev]]] = True
+            grown = in_part.copy()
+            grown[ev[cnst_in[ec]]] = True
+            if np.array_equal(grown, in_part):
+                break
+            in_part = grown
+        self._do_solve([variables[i] for i in np.flatnonzero(in_part)]
+                       if not in_part.all() else variables)
 
     def _do_solve(self, variables: list[Variable]) -> None:
         """``FairBottleneck::do_solve``, round for round, each round on arrays.
@@ -321,12 +311,3 @@ class FairBottleneck:
         for j in order:
             cnsts[j].remaining = float(remaining[j])
             cnsts[j].usage = float(usage[j])
-
-    @staticmethod
-    def _leave(var: Variable, left: list[Variable]) -> None:
-        """``var`` stops growing: its constraints count one variable less."""
-        var.growing = False
-        for elem in var.elements:
-            if elem.weight > 0:
-                elem.constraint.nb -= 1
-        left.append(var)
