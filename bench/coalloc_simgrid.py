@@ -24,7 +24,8 @@ Usage (the platform is small: Batsim runs every module to the end in seconds)::
 
     python bench/coalloc_simgrid.py --jobs 2000 --bsbw 300 600 900 1200 --workers 2
     python bench/coalloc_simgrid.py --jobs 2000 --bsbw 300 600 900 1200 --workers 2 \
-        --offline --compare bench/results/coalloc_simgrid.txt --out coalloc_simgrid_offline
+        --offline [--ptask-only] --compare bench/results/coalloc_simgrid.txt \
+        --out coalloc_simgrid_offline
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class Case:
     platform: Path
     workload: Path
     batsim: Path | None  # None: offline, the ptask model stands in for Batsim
+    models_too: bool = True  # offline: also the bandwidth and ideal models
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,10 @@ class Measure:
     penalty: float
     coallocated: float
     rejected: int
+
+
+#: A model not run (``--offline --ptask-only``).
+_NOT_RUN = Measure(float("nan"), float("nan"), float("nan"), 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +125,7 @@ def run_case(case: Case) -> Row:
                                   platform.machines[0].speed) for j in workload.jobs}
     if case.batsim is None:
         measures = [_simulated(workload, platform, params, model, te, cluster_of)
+                    if model == "ptask" or case.models_too else _NOT_RUN
                     for model in ("ptask", "bandwidth", "ideal")]
         return Row(case, *measures, time.perf_counter() - began)
     with tempfile.TemporaryDirectory(prefix="coalloc_simgrid_") as tmp:
@@ -183,7 +190,8 @@ def _inputs(args: argparse.Namespace, folder: Path) -> list[Case]:
                       comm_phase=args.comm_phase)
         workload = write_batsim_workload(build_workload(spec, args.seed),
                                          folder / f"w{bsbw:g}.json")
-        cases += [Case(m, bsbw, platform, workload, args.batsim) for m in args.modules]
+        cases += [Case(m, bsbw, platform, workload, args.batsim, not args.ptask_only)
+                  for m in args.modules]
     return cases
 
 
@@ -233,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batsim", type=Path, default=BATSIM)
     parser.add_argument("--offline", action="store_true",
                         help="no Batsim: the ptask job model in the SimGrid column")
+    parser.add_argument("--ptask-only", action="store_true",
+                        help="with --offline: the ptask model only (no bandwidth, ideal)")
     parser.add_argument("--compare", type=Path, default=None,
                         help="a table of this script made with real Batsim: agreement rows")
     parser.add_argument("--workers", type=int, default=None)
