@@ -11,32 +11,39 @@ import sys
 
 import zmq
 
-args = sys.argv[1:]
-plan = json.load(open(args[args.index("--plan") + 1]))
-sock = zmq.Context().socket(zmq.REP)
-sock.bind(args[args.index("-s") + 1])
-queue: list[str] = []
-running = False
-while True:
-    msg = json.loads(sock.recv())
-    now = msg["now"]
-    out = []
-    end = False
-    for ev in msg["events"]:
-        if ev["type"] == "JOB_SUBMITTED":
-            queue.append(ev["data"]["job_id"])
-        elif ev["type"] == "JOB_COMPLETED":
-            running = False
-        elif ev["type"] == "SIMULATION_ENDS":
-            end = True
-    if not running and queue:
-        job_id = queue.pop(0)
-        entry = plan[job_id.split("!")[1]]
-        data = {"job_id": job_id, "alloc": entry["alloc"]}
-        if "io" in entry:
-            data["additional_io_job"] = entry["io"]
-        out.append({"timestamp": now, "type": "EXECUTE_JOB", "data": data})
-        running = True
-    sock.send(json.dumps({"now": now, "events": out}).encode())
-    if end:
-        break
+
+def main() -> None:
+    """Serve one Batsim run: one REP message per Batsim message, until SIMULATION_ENDS."""
+    args = sys.argv[1:]
+    plan = json.load(open(args[args.index("--plan") + 1]))
+    sock = zmq.Context().socket(zmq.REP)
+    sock.bind(args[args.index("-s") + 1])
+    queue: list[str] = []
+    running = False
+    while True:
+        msg = json.loads(sock.recv())
+        now = msg["now"]
+        out = []
+        end = False
+        for ev in msg["events"]:
+            if ev["type"] == "JOB_SUBMITTED":
+                queue.append(ev["data"]["job_id"])
+            elif ev["type"] == "JOB_COMPLETED":
+                running = False
+            elif ev["type"] == "SIMULATION_ENDS":
+                end = True
+        if not running and queue:
+            job_id = queue.pop(0)
+            entry = plan[job_id.split("!")[1]]
+            data = {"job_id": job_id, "alloc": entry["alloc"]}
+            if "io" in entry:
+                data["additional_io_job"] = entry["io"]
+            out.append({"timestamp": now, "type": "EXECUTE_JOB", "data": data})
+            running = True
+        sock.send(json.dumps({"now": now, "events": out}).encode())
+        if end:
+            break
+
+
+if __name__ == "__main__":
+    main()
