@@ -19,7 +19,9 @@ machines at once, CALL_ME_LATER(10) in reply to SIMULATION_BEGINS) on
 ``wake_order.json`` with the events of ``wake_order_events.txt``: the wake-ups of one
 instant in the order their actors went to sleep (t = 10: the event, the call, the
 submissions, then the completion of a job started at 0; t = 25 and t = 100030: a
-completion before a submission).
+completion before a submission). ``pybatsim-seqorder`` (the same scheduler, no events, on
+``seq_order.json``): a job of three 10 s tasks ends after the submission of its instant,
+its last sleep having begun after the submitter's (t = 30 and t = 100030).
 
 Each is replayed as ``test_transcript_fidelity`` replays the shared recordings: the
 simulator, fed the recorded replies, must send Batsim's events at each instant and write
@@ -50,6 +52,7 @@ SUBMITTER = ("walltime_mix_120.json", "zero_lat_cluster32.xml",
              {"dynamic_jobs": True, "acknowledge_dynamic_jobs": True})
 RUNS["submitter-walltime120"] = SUBMITTER
 RUNS["pybatsim-wakeorder"] = ("wake_order.json", "zero_lat_cluster32.xml", {})
+RUNS["pybatsim-seqorder"] = ("seq_order.json", "zero_lat_cluster32.xml", {})
 #: name -> the ``--events`` file of the run
 EVENTS = {"pybatsim-wakeorder": "wake_order_events.txt"}
 
@@ -137,3 +140,16 @@ def test_wake_ups_of_one_instant_come_in_the_order_their_actors_went_to_sleep() 
     assert order[25.0] == ["w0!d", "w0!e"] and order[100030.0][:2] == ["w0!f", "w0!h"]
     assert order[10.0][:5] == ["Notify", "RequestedCall", "w0!b", "w0!c", "w0!a"]
     assert len(replay("pybatsim-wakeorder")) == 8
+
+
+def test_a_sequence_job_completes_where_its_last_task_began() -> None:
+    """Batsim's executor sleeps once per task: a sequence job ends where its last began.
+
+    At t = 30 the job of three 10 s tasks started at 0 ends after the submission due then
+    (its last sleep began at 20, the submitter's at 15).
+    """
+    scheduler = RecordedScheduler(DATA / "pybatsim-seqorder.jsonl")
+    at30 = next(request for request, _ in scheduler.recorded if request.now == 30.0)
+    assert [type(e).__name__ for e in at30.events] == ["JobSubmitted", "JobCompleted"]
+    assert len(replay("pybatsim-seqorder")) == 6
+
