@@ -20,7 +20,8 @@ and their messages reach the server, in that order. A sleep is created when its 
 starts waiting: the job submitter's right after it sent the previous batch
 (``job_submitter.cpp``), the event submitter's likewise (``event_submitter.cpp``), a
 job's when it starts (``do_delay_task``: one sleep for the whole delay, or until the
-walltime), a waiter's when its CALL_ME_LATER is received. So the wake-ups of one
+walltime; a sequence sleeps once per task, :class:`~.actors.NextTask`), a waiter's
+when its CALL_ME_LATER is received. So the wake-ups of one
 instant (:data:`SUBMISSION`, :data:`CALL`, :data:`EXTERNAL`, :data:`COMPLETION`: one
 priority) fire in the order they were scheduled, which is ``seq``'s. Examples, all in
 recorded Batsim conversations:
