@@ -9,10 +9,11 @@ load-driven node shutdown; batsched's ``energy_bf_idle_sleeper`` is Batsim's exa
    back when RESOURCE_STATE_CHANGED says they are awake, :mod:`batpolicy.scheduler.state`);
 2. a machine idle for ``idle_timeout`` seconds (τ) is sent to the platform's first
    sleep pstate (``sleep_pstates`` host property), highest ids first, as long as
-   ``keep_awake`` machines stay awake and no job waits;
-3. when the queue's head job asks for more machines than are awake (or waking), enough
-   sleeping machines are woken at once (lowest ids first): as early as the queue needs
-   them, hence before the head's reservation on the awake machines.
+   ``keep_awake`` machines stay awake and no waiting job takes it (3.);
+3. the waiting jobs, in queue order, take the machines they fit on: idle ones first,
+   then waking ones, then sleeping ones, which are woken at once (lowest ids first), as
+   batsched's ``energy_bf_idle_sleeper`` awakens for all jobs; idle machines a waiting
+   job takes are not switched off.
 
 It needs Batsim's ``-E`` (``simulate --energy``, or real Batsim with ``-E``) and a
 platform with ``sleep_pstates``; on a platform without, it warns and the inner policy
@@ -122,7 +123,7 @@ class PowerOff(Policy):
     def decide(self, now: float, state: PolicyView) -> list[t.Decision]:
         """The inner policy's decisions, then switches off and wake-ups.
 
-        Runtime complexity: the inner policy's, plus O(machines).
+        Runtime complexity: the inner policy's, plus O(machines + waiting jobs).
         """
         decisions = list(self.inner.decide(now, state))
         if self._sleep_pstate is None:  # no energy platform: the inner policy alone
@@ -137,24 +138,18 @@ class PowerOff(Policy):
                 del self._idle_since[m]
         for m in idle:
             self._idle_since.setdefault(m, now)
-        waiting = [job for job in state.waiting.values()
-                   if not any(isinstance(d, (t.ExecuteJob, t.RejectJob)) and d.job_id == job.id
-                              for d in decisions)]
-        off = self._going_off | self._asleep
-        awake = state.nb_machines - len(off)
-        if waiting:
-            need = waiting[0].res - awake  # the head, in submission order
-            if need > 0:
-                wake = sorted(self._asleep)[:need]
-                if wake:
-                    self._asleep -= set(wake)
-                    self._waking |= set(wake)
-                    self.nb_switch_on += len(wake)
-                    decisions.append(t.SetResourceState(MachineSet(wake),
-                                                        str(self.params["compute_pstate"])))
-            return decisions
+        decided = {d.job_id for d in decisions if isinstance(d, (t.ExecuteJob, t.RejectJob))}
+        waiting = [job for job in state.waiting.values() if job.id not in decided]
+        wake, kept = self._wake_for(waiting, len(idle))
+        if wake:
+            self._asleep -= set(wake)
+            self._waking |= set(wake)
+            self.nb_switch_on += len(wake)
+            decisions.append(t.SetResourceState(MachineSet(wake),
+                                                str(self.params["compute_pstate"])))
+        awake = state.nb_machines - len(self._going_off | self._asleep)
         tau = self.params["idle_timeout"]
-        spare = awake - self.params["keep_awake"]
+        spare = min(awake - self.params["keep_awake"], len(idle) - kept)
         due = sorted((m for m, since in self._idle_since.items() if since + tau <= now),
                      reverse=True)[:max(spare, 0)]
         if due:
@@ -170,6 +165,31 @@ class PowerOff(Policy):
                 self._calls.add(later)
                 decisions.append(t.CallMeLater(later))
         return decisions
+
+    def _wake_for(self, waiting: list[Job], nb_idle: int) -> tuple[list[int], int]:
+        """Sleeping machines to wake for the queue, and how many idle machines it keeps.
+
+        As batsched's ``energy_bf_idle_sleeper`` (``select_idle_machines_to_awaken``,
+        awakening for all jobs): the waiting jobs in queue order, each one that fits on
+        the machines left takes idle machines first, then waking ones, then sleeping
+        ones; the sleeping machines taken are woken (lowest ids first). The idle machines
+        taken are not switched off. Runtime complexity: O(waiting jobs).
+        """
+        idle, waking, asleep = nb_idle, len(self._waking), len(self._asleep)
+        kept = woken = 0
+        for job in waiting:
+            left = idle + waking + asleep
+            if left == 0:
+                break
+            if job.res > left:
+                continue
+            need = job.res
+            take = min(idle, need)
+            idle, kept, need = idle - take, kept + take, need - take
+            take = min(waking, need)
+            waking, need = waking - take, need - take
+            asleep, woken = asleep - need, woken + need
+        return sorted(self._asleep)[:woken], kept
 
     def stats(self) -> dict[str, Any]:
         """Switches asked, and the inner policy's stats."""

@@ -81,6 +81,23 @@ def test_keep_awake_machines_serve_at_once(platform_path: Path) -> None:
     assert waits["w0!3"] == pytest.approx(151.52)  # 128 machines: 64 must wake
 
 
+def test_a_job_arriving_while_others_run_wakes_sleeping_machines(platform_path: Path) -> None:
+    """A long job holds 64 machines, the other 64 sleep; a 32-machine job arriving then
+    waits one switch-on (151.52 s), not the long job's end (the awake machines are busy)."""
+    jobs = [JobSpec("w0!0", 0.0, 64, "long", 20000.0,
+                    {"id": 0, "subtime": 0.0, "res": 64, "walltime": 20000.0, "profile": "long"}),
+            JobSpec("w0!1", 1000.0, 32, "d", 200.0,
+                    {"id": 1, "subtime": 1000.0, "res": 32, "walltime": 200.0, "profile": "d"})]
+    w = Workload("w0", jobs, {"long": {"type": "delay", "delay": 10000.0},
+                              "d": {"type": "delay", "delay": 100.0}})
+    platform = read_platform(platform_path)
+    handle = Dispatcher(make_policy("poweroff", {"idle_timeout": 30.0}),
+                        ClusterState(platform_file=platform)).handle
+    result = Simulator([w], platform, options=SimOptions(energy=True)).run(handle)
+    starts = {r.job_id: r.start for r in result.records}
+    assert starts["w0!1"] == pytest.approx(1000.0 + 151.52)
+
+
 def test_without_an_energy_platform_the_inner_policy_schedules_alone(
         caplog: pytest.LogCaptureFixture) -> None:
     def jobs_of(policy: str) -> list[tuple[object, ...]]:
