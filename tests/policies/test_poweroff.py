@@ -82,8 +82,10 @@ def test_keep_awake_machines_serve_at_once(platform_path: Path) -> None:
 
 
 def test_a_job_arriving_while_others_run_wakes_sleeping_machines(platform_path: Path) -> None:
-    """A long job holds 64 machines, the other 64 sleep; a 32-machine job arriving then
-    waits one switch-on (151.52 s), not the long job's end (the awake machines are busy)."""
+    """A job arriving while the awake machines are busy waits one switch-on, not their end.
+
+    A long job holds 64 machines, the other 64 sleep; a 32-machine job then waits 151.52 s.
+    """
     jobs = [JobSpec("w0!0", 0.0, 64, "long", 20000.0,
                     {"id": 0, "subtime": 0.0, "res": 64, "walltime": 20000.0, "profile": "long"}),
             JobSpec("w0!1", 1000.0, 32, "d", 200.0,
