@@ -81,7 +81,7 @@ def run_case(workload: Path, platform: Path, tau: float, folder: Path,
     (folder / "options.json").write_text(json.dumps(options, indent=2))
     endpoint = f"tcp://127.0.0.1:{_free_port()}"
     began = time.perf_counter()
-    sched = subprocess.Popen([str(BATSCHED), "-v", "energy_bf_idle_sleeper",
+    sched = subprocess.Popen([str(BATSCHED), "-v", "energy_bf_idle_sleeper", "--verbosity", "quiet",
                               "--variant_options_filepath", str(folder / "options.json"),
                               "-s", endpoint], stdout=subprocess.DEVNULL,
                              stderr=(folder / "batsched.log").open("w"))
