@@ -9,11 +9,17 @@ load-driven node shutdown; batsched's ``energy_bf_idle_sleeper`` is Batsim's exa
    back when RESOURCE_STATE_CHANGED says they are awake, :mod:`batpolicy.scheduler.state`);
 2. a machine idle for ``idle_timeout`` seconds (τ) is sent to the platform's first
    sleep pstate (``sleep_pstates`` host property), highest ids first, as long as
-   ``keep_awake`` machines stay awake and no waiting job takes it (3.);
+   ``keep_awake`` machines stay awake and no waiting job takes it (3., 4.);
 3. the waiting jobs, in queue order, take the machines they fit on: idle ones first,
    then waking ones, then sleeping ones, which are woken at once (lowest ids first), as
    batsched's ``energy_bf_idle_sleeper`` awakens for all jobs; idle machines a waiting
-   job takes are not switched off.
+   job takes are not switched off;
+4. the queue's head job always has as many machines awake (busy or not) as it asks
+   for: sleeping ones are woken, and idle ones are not switched off, below that number.
+   The inner policy sees only awake machines; with fewer than the head needs, its
+   reservation would never come and later jobs would backfill past the head without
+   end (batsched's idle sleeper counts sleeping machines in the priority job's
+   reservation for the same reason).
 
 It needs Batsim's ``-E`` (``simulate --energy``, or real Batsim with ``-E``) and a
 platform with ``sleep_pstates``; on a platform without, it warns and the inner policy
@@ -141,15 +147,21 @@ class PowerOff(Policy):
         decided = {d.job_id for d in decisions if isinstance(d, (t.ExecuteJob, t.RejectJob))}
         waiting = [job for job in state.waiting.values() if job.id not in decided]
         wake, kept = self._wake_for(waiting, len(idle))
+        awake = state.nb_machines - len(self._going_off | self._asleep) + len(wake)
+        head = waiting[0].res if waiting else 0
+        if head > awake:  # the head's reservation needs them: the inner policy sees
+            # only awake machines, and would otherwise backfill past it without end
+            more = sorted(self._asleep - set(wake))[:head - awake]
+            wake += more
+            awake += len(more)
         if wake:
             self._asleep -= set(wake)
             self._waking |= set(wake)
             self.nb_switch_on += len(wake)
             decisions.append(t.SetResourceState(MachineSet(wake),
                                                 str(self.params["compute_pstate"])))
-        awake = state.nb_machines - len(self._going_off | self._asleep)
         tau = self.params["idle_timeout"]
-        spare = min(awake - self.params["keep_awake"], len(idle) - kept)
+        spare = min(awake - max(self.params["keep_awake"], head), len(idle) - kept)
         due = sorted((m for m, since in self._idle_since.items() if since + tau <= now),
                      reverse=True)[:max(spare, 0)]
         if due:
