@@ -15,7 +15,9 @@ energy totals.
     python bench/energy_batsched.py -o bench/campaigns/results/energy_tradeoff/batsched.csv
 
 Needs Batsim and batsched (``$BATSIM``, ``$BATSCHED``, default /opt/batsim-4.2.1/bin)
-and ``../shared``. Runs one simulation at a time; progress on stderr.
+and ``../shared``. Runs one simulation at a time; progress on stderr. With ``--keep DIR``
+a case already finished in DIR is read back: cases may run in several invocations (in
+parallel) and a last one with every ``--tau`` writes the whole table.
 """
 
 from __future__ import annotations
@@ -75,6 +77,9 @@ def to_json(trace: Path, nb_res: int, out: Path) -> Path:
 def run_case(workload: Path, platform: Path, tau: float, folder: Path,
              timeout_s: float) -> tuple[dict[str, Any], float]:
     """Batsim -E beside the idle sleeper with ``idle_time_to_sedate = tau``; (row, wall)."""
+    if (folder / "out_schedule.csv").is_file() and (folder / "wall.txt").is_file():
+        log.info("%s: finished before, reused (--keep)", folder.name)
+        return _row(folder / "out"), float((folder / "wall.txt").read_text())
     folder.mkdir(parents=True, exist_ok=True)
     options = {**ENERGY_MODEL, **MINIMAL, "idle_time_to_sedate": tau,
                "output_dir": str(folder), "trace_output_filename": str(folder / "sched.csv")}
@@ -97,6 +102,7 @@ def run_case(workload: Path, platform: Path, tau: float, folder: Path,
     wall = time.perf_counter() - began
     if batsim.returncode != 0:
         raise RuntimeError(f"Batsim exited {batsim.returncode}: {batsim.stderr[-500:]}")
+    (folder / "wall.txt").write_text(f"{wall:.1f}\n")
     return _row(folder / "out"), wall
 
 
@@ -138,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="only these traces (default: both)")
     parser.add_argument("--timeout", type=float, default=3600.0,
                         help="seconds one Batsim run may take (default: %(default)s)")
-    parser.add_argument("--keep", metavar="DIR", help="keep Batsim's outputs under DIR")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="keep Batsim's outputs under DIR; a case finished there before "
+                             "is read back, not rerun (runs split over several invocations)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     rows = []
