@@ -34,7 +34,7 @@ SLICES = {
     "coalloc_modules": [73],  # ideal
     "dpsa_fig3_quick": [23, 33],  # dpsa-n, dpsa-w (shared traces)
     "redirection_fig2": [955, 476],  # EASY, redirection on a loaded week (shared traces)
-    "energy_tradeoff": [29, 31],  # poweroff, EASY with -E on whole HPC2N (shared traces)
+    "energy_tradeoff": [29],  # poweroff with -E on whole HPC2N (shared traces)
 }
 #: Tables whose cheapest runs take several seconds: ``-m benchmark`` only.
 SLOW_SLICES = {"coalloc_fig9": [0], "coalloc_fig10": [5], "coalloc_fig11": [7]}
