@@ -81,6 +81,51 @@ def test_keep_awake_machines_serve_at_once(platform_path: Path) -> None:
     assert waits["w0!3"] == pytest.approx(151.52)  # 128 machines: 64 must wake
 
 
+def test_a_job_arriving_while_others_run_wakes_sleeping_machines(platform_path: Path) -> None:
+    """A job arriving while the awake machines are busy waits one switch-on, not their end.
+
+    A long job holds 64 machines, the other 64 sleep; a 32-machine job then waits 151.52 s.
+    """
+    jobs = [JobSpec("w0!0", 0.0, 64, "long", 20000.0,
+                    {"id": 0, "subtime": 0.0, "res": 64, "walltime": 20000.0, "profile": "long"}),
+            JobSpec("w0!1", 1000.0, 32, "d", 200.0,
+                    {"id": 1, "subtime": 1000.0, "res": 32, "walltime": 200.0, "profile": "d"})]
+    w = Workload("w0", jobs, {"long": {"type": "delay", "delay": 10000.0},
+                              "d": {"type": "delay", "delay": 100.0}})
+    platform = read_platform(platform_path)
+    handle = Dispatcher(make_policy("poweroff", {"idle_timeout": 30.0}),
+                        ClusterState(platform_file=platform)).handle
+    result = Simulator([w], platform, options=SimOptions(energy=True)).run(handle)
+    starts = {r.job_id: r.start for r in result.records}
+    assert starts["w0!1"] == pytest.approx(1000.0 + 151.52)
+
+
+def test_the_head_is_woken_for_its_reservation(platform_path: Path) -> None:
+    """A head larger than the awake machines gets the sleeping ones woken at once.
+
+    Job A holds 64 machines until 10,000 s; the other 64 sleep. The head H (128 machines)
+    arrives at 1,000 s, then a 1-machine job S with a long walltime: the layer wakes the
+    64 sleeping machines for H then (not when A ends, 151.52 s too late), so EASY's
+    reservation for H holds at A's end, and S, which would end after it, waits behind H.
+    """
+    def job(i: int, t: float, res: int, profile: str, walltime: float) -> JobSpec:
+        return JobSpec(f"w0!{i}", t, res, profile, walltime, {
+            "id": i, "subtime": t, "res": res, "walltime": walltime, "profile": profile})
+
+    w = Workload("w0", [job(0, 0.0, 64, "a", 20000.0), job(1, 1000.0, 128, "h", 200.0),
+                        job(2, 1001.0, 1, "s", 30000.0)],
+                          {"a": {"type": "delay", "delay": 10000.0},
+                  "h": {"type": "delay", "delay": 100.0},
+                  "s": {"type": "delay", "delay": 15000.0}})
+    platform = read_platform(platform_path)
+    handle = Dispatcher(make_policy("poweroff", {"idle_timeout": 30.0}),
+                        ClusterState(platform_file=platform)).handle
+    result = Simulator([w], platform, options=SimOptions(energy=True)).run(handle)
+    starts = {r.job_id: r.start for r in result.records}
+    assert starts["w0!1"] == pytest.approx(10000.0)
+    assert starts["w0!2"] >= 10100.0  # type: ignore[operator]
+
+
 def test_without_an_energy_platform_the_inner_policy_schedules_alone(
         caplog: pytest.LogCaptureFixture) -> None:
     def jobs_of(policy: str) -> list[tuple[object, ...]]:
