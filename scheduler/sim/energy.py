@@ -29,8 +29,10 @@ update. Two sources:
   end; Batsim reads every host at both instants, so the integration is exact;
 - a job the model runs as SimGrid parallel tasks (its ``host_load`` answers None) is
   followed task by task with :class:`TaskPower`: SimGrid updates a task's hosts when it
-  ends or is cancelled (``CpuAction::on_state_change``) and a one-host task's host when
-  it starts (``Exec::on_start``), :meth:`EnergyPart.touch`; the loads the model solves
+  ends or is cancelled (``CpuAction::on_state_change``), a one-host task's host when
+  it starts (``Exec::on_start``) and the job actor's host (the allocation's first
+  machine) when a delay task's sleep ends (a sleep is an action of that CPU,
+  ``CpuL07::sleep``), :meth:`EnergyPart.touch`; the loads the model solves
   after an instant (:meth:`EnergyPart.set_loads`) hold from the next instant on, so a
   host nobody updated when its rate changed (a latency paid, a task of several hosts
   starting after a sleep, a task elsewhere leaving a shared link) is charged its later
@@ -144,6 +146,11 @@ class TaskPower:
             return
         self._energy.touch(hosts)
         self._left |= hosts
+
+    def touch_host(self, host: int) -> None:
+        """SimGrid updates one host now (an action of its CPU changed state)."""
+        if host < self._n:
+            self._energy.touch((host,))
 
     def instant_done(self) -> None:
         """The model solved the rates after this instant: they hold from the next one on."""

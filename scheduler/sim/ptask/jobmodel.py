@@ -168,6 +168,17 @@ class PtaskModel(JobModel, InstantModel):
         energy = getattr(ctx, "energy", None)
         if energy is not None and self._runner is not None:
             self._power = TaskPower(energy, self._runner.model)
+            self._runner.on_sleep_end = self._sleep_ended
+
+    def _sleep_ended(self, job_id: str) -> None:
+        """A delay task ended: SimGrid updates the energy of the job actor's host.
+
+        The actor runs on the allocation's first machine (Batsim's ``server.cpp``); its
+        sleep is an action of that host's CPU (``CpuL07::sleep``).
+        """
+        job = self._mine.get(job_id)
+        if job is not None and self._power is not None and job.alloc:
+            self._power.touch_host(job.alloc.min())
 
     def _is_mine(self, job: Any, ctx: Any) -> bool:
         """Whether the job needs the shared model.
