@@ -13,7 +13,11 @@ Batsim's ``simulator.log``, Batsim's outputs as written):
   ``test_energy_minimal``'s options: machines switched off, woken, a communicating job
   on them;
 - ``sleeper-delaysequences-cluster``: sequences of delays, switches between jobs (the
-  sixth decimal of ``epower`` over sub-millisecond intervals).
+  sixth decimal of ``epower`` over sub-millisecond intervals);
+- ``sleeper-random1-cluster``: ``bench/energy_own_cases.py``'s first random workload
+  (communicating tasks, sequences of a communicating task and a delay, walltime
+  kills): a sleep's end updates the job actor's host only, so the next task's load is
+  charged over the sleep on the job's other hosts.
 
 Replayed message for message (batsched's recorded replies; each of Batsim's messages
 must be the recorded one, whole), the run must write Batsim's ``_jobs.csv`` rows,
@@ -42,6 +46,7 @@ RUNS = {
     "sleeper-mixed-cluster": "test_various_profile_types.json",
     "idlesleeper-energymini50-cluster": "test_energy_minimal_load50.json",
     "sleeper-delaysequences-cluster": "test_sequence_delay.json",
+    "sleeper-random1-cluster": "random1_128.json",
 }
 
 
