@@ -16,22 +16,20 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from itertools import pairwise
 from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
 from batpolicy.errors import ProtocolError
-from batpolicy.platforms.begins import platform_from_begins
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.jobfields import EMPTY_FIELDS, JobFieldError, parse_job_fields
 from batpolicy.scheduler.jobs import Job, JobStatus, job_setter
+from batpolicy.scheduler.machines import COMPUTING_POWER_STATES, Machines, Resource
 
-#: Power states in which Batsim lets a machine compute (PROTOCOL.md §1.4, EXECUTE_JOB).
-COMPUTING_POWER_STATES = frozenset({"idle", "computing"})
+__all__ = ["COMPUTING_POWER_STATES", "ClusterState", "Resource", "check_invariants"]
 
 # Jobs are read-only to everyone else (scheduler/jobs.py): the state sets their slots.
 (_set_allocation, _set_expected_end, _set_final_state, _set_finish, _set_kill_requested,
@@ -40,34 +38,10 @@ COMPUTING_POWER_STATES = frozenset({"idle", "computing"})
                  "metadata", "profile_data", "return_code", "start", "status"))
 
 
-@dataclass(slots=True)
-class Resource:
-    """One compute machine; ``id`` is its Batsim resource id."""
-
-    id: int
-    name: str
-    properties: dict[str, Any] = field(default_factory=dict)
-    zone_properties: dict[str, Any] = field(default_factory=dict)
-    power_state: str = "idle"
-    available: bool = True
-    speed: float = 1e9
-    cluster: str | None = None
-    rack: str | None = None
-    gpu: bool = False
-
-
 #: The order of running jobs: expected end, then submission rank (unique per job).
 _END_KEY = attrgetter("expected_end", "seq")
 #: The keyword arguments of a job without extra fields (most jobs); never mutated.
 _NO_EXTRA: dict[str, Any] = {}
-
-
-def _sleep_pstates(properties: Mapping[str, Any]) -> frozenset[str]:
-    """The sleep pstates of Batsim's ``sleep_pstates`` host property (``sleep:off:on,...``)."""
-    text = properties.get("sleep_pstates")
-    if not text:
-        return frozenset()
-    return frozenset(part.split(":")[0].strip() for part in str(text).split(","))
 
 
 def _add_running(running: list[Job], job: Job) -> None:
@@ -94,6 +68,40 @@ def _remove_running(running: list[Job], job: Job) -> None:
     del running[at]
 
 
+#: The handler of each event type (the name of a ClusterState method).
+_ON_EVENT: dict[type, str] = {
+    t.SimulationBegins: "_on_begins",
+    t.SimulationEnds: "_on_ends",
+    t.JobSubmitted: "_on_submitted",
+    t.JobCompleted: "_on_completed",
+    t.JobKilled: "_on_killed",
+    t.ResourceStateChanged: "_on_resource_state",
+    t.RequestedCall: "_on_requested_call",
+    t.Notify: "_on_notify",
+    t.Query: "_ignore",
+    t.Answer: "_ignore",
+    t.FromJobMsg: "_ignore",
+}
+
+#: The handler of each decision type, once the checker accepted it.
+_ON_DECISION: dict[type, str] = {
+    t.ExecuteJob: "_do_execute",
+    t.RejectJob: "_do_reject",
+    t.KillJob: "_do_kill",
+    t.CallMeLater: "_do_call_me_later",
+    t.RegisterJob: "_do_register_job",
+    t.RegisterProfile: "_do_register_profile",
+    t.RegistrationFinished: "_do_registration_finished",
+    t.ContinueRegistration: "_do_continue_registration",
+    t.SetJobMetadata: "_do_set_metadata",
+    t.SetResourceState: "_do_set_resource_state",
+    t.ChangeJobState: "_do_change_job_state",
+    t.Query: "_ignore",
+    t.Answer: "_ignore",
+    t.ToJobMsg: "_ignore",
+}
+
+
 class ClusterState:
     """Machines, jobs and time of one run; changed only by events and checked decisions.
 
@@ -106,15 +114,11 @@ class ClusterState:
         #: the platform file, when the driver knows it: supplies what Batsim does not
         #: forward (speeds, zones, links) to :attr:`platform`
         self.platform_file = platform_file
-        #: machines in groups with speeds and GPU flags, from SIMULATION_BEGINS
-        self.platform = Platform([])
-        self.resources: list[Resource] = []
+        #: the machines, their availability and power states
+        self.machines = Machines()
         self.config: dict[str, Any] = {}
         self.profiles: dict[str, dict[str, Any]] = {}
         self.workloads: dict[str, str] = {}
-        self._all = MachineSet()
-        self._free = MachineSet()
-        self._unavailable = MachineSet()
         self._jobs: dict[str, Job] = {}
         self._waiting: dict[str, Job] = {}
         self._running: dict[str, Job] = {}
@@ -126,56 +130,40 @@ class ClusterState:
         self.no_more_external_events = False
         self.started = False
         self.ended = False
-        self._apply = {
-            t.SimulationBegins: self._on_begins,
-            t.SimulationEnds: self._on_ends,
-            t.JobSubmitted: self._on_submitted,
-            t.JobCompleted: self._on_completed,
-            t.JobKilled: self._on_killed,
-            t.ResourceStateChanged: self._on_resource_state,
-            t.RequestedCall: self._on_requested_call,
-            t.Notify: self._on_notify,
-            t.Query: _ignore,
-            t.Answer: _ignore,
-            t.FromJobMsg: _ignore,
-        }
-        self._apply_decision = {
-            t.ExecuteJob: self._do_execute,
-            t.RejectJob: self._do_reject,
-            t.KillJob: self._do_kill,
-            t.CallMeLater: self._do_call_me_later,
-            t.RegisterJob: self._do_register_job,
-            t.RegisterProfile: self._do_register_profile,
-            t.RegistrationFinished: self._do_registration_finished,
-            t.ContinueRegistration: self._do_continue_registration,
-            t.SetJobMetadata: self._do_set_metadata,
-            t.SetResourceState: self._do_set_resource_state,
-            t.ChangeJobState: self._do_change_job_state,
-            t.Query: _ignore,
-            t.Answer: _ignore,
-            t.ToJobMsg: _ignore,
-        }
+        self._apply = {kind: getattr(self, name) for kind, name in _ON_EVENT.items()}
+        self._apply_decision = {kind: getattr(self, name)
+                                for kind, name in _ON_DECISION.items()}
 
     # ----------------------------------------------------------------- read-only views
     @property
+    def platform(self) -> Platform:
+        """Machines in groups with speeds and GPU flags. Runtime complexity: O(1)."""
+        return self.machines.platform
+
+    @property
+    def resources(self) -> list[Resource]:
+        """The compute machines' records, by id. Runtime complexity: O(1)."""
+        return self.machines.resources
+
+    @property
     def nb_machines(self) -> int:
         """Number of compute machines. Runtime complexity: O(1)."""
-        return len(self.resources)
+        return len(self.machines.resources)
 
     @property
     def all_machines(self) -> MachineSet:
         """Every compute machine id. Runtime complexity: O(1)."""
-        return self._all
+        return self.machines.all
 
     @property
     def free(self) -> MachineSet:
         """Idle, available machines that may start a job now. Runtime complexity: O(1)."""
-        return self._free
+        return self.machines.free
 
     @property
     def unavailable(self) -> MachineSet:
         """Machines made unavailable by external events. Runtime complexity: O(1)."""
-        return self._unavailable
+        return self.machines.unavailable
 
     @property
     def jobs(self) -> Mapping[str, Job]:
@@ -237,25 +225,7 @@ class ClusterState:
         self.config = dict(ev.config)
         self.profiles = {wl: dict(p) for wl, p in ev.profiles.items()}
         self.workloads = dict(ev.workloads)
-        self.resources = []
-        for expected_id, info in enumerate(ev.compute_resources):
-            if info.id != expected_id:
-                raise ProtocolError(f"compute resource ids must be 0..n-1 in order, got {info.id} "
-                                    f"at position {expected_id}", field="compute_resources")
-        self.platform = platform_from_begins(ev, self.platform_file)
-        for info, machine in zip(ev.compute_resources, self.platform.machines, strict=True):
-            state = info.state
-            self.resources.append(Resource(
-                id=info.id, name=info.name, properties=dict(info.properties),
-                zone_properties=dict(info.zone_properties),
-                power_state="idle" if state == "unavailable" else state,
-                available=state != "unavailable", speed=machine.speed,
-                cluster=machine.cluster, rack=machine.rack, gpu=machine.gpu))
-        n = len(self.resources)
-        self._all = MachineSet.span(0, n - 1)
-        self._unavailable = MachineSet([r.id for r in self.resources if not r.available])
-        self._free = MachineSet([r.id for r in self.resources
-                               if r.available and r.power_state in COMPUTING_POWER_STATES])
+        self.machines.begin(ev, self.platform_file)
 
     def _on_ends(self, ev: t.SimulationEnds) -> None:
         self.ended = True
@@ -300,18 +270,19 @@ class ClusterState:
             state = "unknown" if job is None else job.status.value
             raise ProtocolError(f"JOB_COMPLETED for job '{ev.job_id}' which is {state}, not "
                                 "running", field="job_id", event_type="JOB_COMPLETED")
-        _remove_running(self._running_by_end, job)
-        del self._running[job.id]
-        _set_status(job, JobStatus.COMPLETED)
-        _set_finish(job, ev.timestamp)
-        _set_final_state(job, ev.job_state)
+        self._complete(job, ev.job_state, ev.timestamp)
         _set_return_code(job, ev.return_code)
-        assert job.allocation is not None
-        released = job.allocation
-        if self._unavailable:
-            released = released - self._unavailable
-        self._free = self._free | released
         return job
+
+    def _complete(self, job: Job, final_state: t.JobState, at: float) -> None:
+        """``job`` ended in ``final_state`` at ``at``; if it ran, its machines are released."""
+        if self._running.pop(job.id, None) is not None:
+            _remove_running(self._running_by_end, job)
+            if job.allocation is not None:
+                self.machines.release(job.allocation)
+        _set_status(job, JobStatus.COMPLETED)
+        _set_finish(job, at)
+        _set_final_state(job, final_state)
 
     def _on_killed(self, ev: t.JobKilled) -> None:
         for job_id in ev.job_ids:
@@ -320,30 +291,10 @@ class ClusterState:
                 _set_kill_requested(job, False)
 
     def _on_resource_state(self, ev: t.ResourceStateChanged) -> None:
-        """A switch ended: a machine in a sleep pstate is ``sleeping``, else ``idle``.
-
-        Waking machines (available, not running a job) become free.
-        """
-        woken = []
-        for rid in ev.resources:
-            if 0 <= rid < len(self.resources):
-                resource = self.resources[rid]
-                if ev.state in _sleep_pstates(resource.properties):
-                    resource.power_state = "sleeping"
-                else:
-                    resource.power_state = "idle"
-                    woken.append(rid)
-        if woken:
-            self._free |= MachineSet(woken) - self._unavailable - self.busy_machines()
+        self.machines.state_changed(ev, self.busy_machines())
 
     def _do_set_resource_state(self, d: t.SetResourceState) -> None:
-        """Machines sent to a sleep pstate are switching off: nothing starts there any more."""
-        going = [rid for rid in d.resources if 0 <= rid < len(self.resources)
-                 and d.state in _sleep_pstates(self.resources[rid].properties)]
-        for rid in going:
-            self.resources[rid].power_state = "switching_off"
-        if going:
-            self._free -= MachineSet(going)
+        self.machines.switch_requested(d)
 
     def _on_requested_call(self, ev: t.RequestedCall) -> None:
         self.pending_calls = [c for c in self.pending_calls if c > ev.timestamp]
@@ -361,21 +312,11 @@ class ClusterState:
 
     def set_unavailable(self, machines: MachineSet) -> None:
         """Mark machines unavailable: running jobs keep them, nothing new starts there."""
-        machines = machines & self._all
-        for rid in machines:
-            self.resources[rid].available = False
-        self._unavailable |= machines
-        self._free -= machines
+        self.machines.set_unavailable(machines)
 
     def set_available(self, machines: MachineSet) -> None:
         """Mark machines available again; idle ones become free."""
-        machines = machines & self._all
-        busy = self.busy_machines()
-        for rid in machines:
-            self.resources[rid].available = True
-        self._unavailable -= machines
-        self._free |= MachineSet([r for r in machines - busy
-                                if self.resources[r].power_state in COMPUTING_POWER_STATES])
+        self.machines.set_available(machines, self.busy_machines())
 
     def busy_machines(self) -> MachineSet:
         """Machines allocated to running jobs. Runtime complexity: one C-level union of r sets."""
@@ -406,7 +347,8 @@ class ClusterState:
         _set_expected_end(job, self.now + job.walltime if job.walltime is not None else math.inf)
         self._running[job.id] = job
         _add_running(self._running_by_end, job)
-        self._free = self._free - d.alloc
+        machines = self.machines
+        machines.free = machines.free - d.alloc
 
     def _do_reject(self, d: t.RejectJob) -> None:
         job = self._waiting.pop(d.job_id)
@@ -448,56 +390,45 @@ class ClusterState:
             _set_status(job, JobStatus.REJECTED)
             _set_final_state(job, d.job_state)
         elif d.job_state.value.startswith("COMPLETED"):
-            if job.id in self._running:
-                _remove_running(self._running_by_end, job)
-                del self._running[job.id]
-                if job.allocation is not None:
-                    self._free = self._free | (job.allocation - self._unavailable)
-            _set_status(job, JobStatus.COMPLETED)
-            _set_final_state(job, d.job_state)
-            _set_finish(job, self.now)
+            self._complete(job, d.job_state, self.now)
+
+    @staticmethod
+    def _ignore(_: object) -> None:
+        """Events and decisions that change no state (QUERY, ANSWER, messages to jobs)."""
 
     # ---------------------------------------------------------------------- invariants
     def check(self) -> None:
-        """Verify the state's invariants; raise ``AssertionError`` naming the broken one.
-
-        No machine allocated twice; free + busy + unavailable-idle = all; every running
-        job has an allocation of its size and a finish at or before start + walltime;
-        the waiting queue is in submission order.
-        Runtime complexity: O(n + r·k).
-        """
-        busy = MachineSet()
-        for job in self._running.values():
-            if job.allocation is None or job.start is None:
-                raise AssertionError(f"running job '{job.id}' has no allocation or start")
-            if busy & job.allocation:
-                raise AssertionError(f"machines {busy & job.allocation} allocated twice "
-                                     f"(job '{job.id}')")
-            busy |= job.allocation
-            if job.walltime is not None and job.expected_end > job.start + job.walltime + 1e-9:
-                raise AssertionError(f"job '{job.id}' expected to end after its walltime")
-        if busy & self._free:
-            raise AssertionError(f"machines {busy & self._free} are both free and busy")
-        idle_unavailable = self._unavailable - busy
-        if (self._free | busy | idle_unavailable) != self._all and self.nb_machines:
-            missing = self._all - (self._free | busy | idle_unavailable)
-            powered_off = [r for r in missing if self.resources[r].power_state
-                           not in COMPUTING_POWER_STATES]
-            if len(powered_off) != len(missing):
-                raise AssertionError(f"machines {missing} are neither free, busy nor unavailable")
-        if self._free & self._unavailable:
-            raise AssertionError(f"machines {self._free & self._unavailable} free but unavailable")
-        if len(self._running_by_end) != len(self._running):
-            raise AssertionError("running index out of sync")
-        ordered = self._running_by_end
-        if any(_END_KEY(a) >= _END_KEY(b) for a, b in pairwise(ordered)):
-            raise AssertionError("running index not in (expected end, rank) order")
-        last = -1
-        for job in self._waiting.values():
-            if job.seq < last:
-                raise AssertionError("waiting queue not in submission order")
-            last = job.seq
+        """Verify the invariants (:func:`check_invariants`): ``AssertionError`` if broken."""
+        check_invariants(self)
 
 
-def _ignore(_: object) -> None:
-    return None
+def check_invariants(state: ClusterState) -> None:
+    """Verify a state's invariants; raise ``AssertionError`` naming the broken one.
+
+    No machine allocated twice; free + busy + unavailable-idle = all
+    (:meth:`Machines.check`); every running job has an allocation and a start, and an
+    expected end at or before start + walltime; the running index holds the running jobs
+    in (expected end, rank) order; the waiting queue is in submission order.
+    Runtime complexity: O(n + r·k).
+    """
+    busy = MachineSet()
+    for job in state.running.values():
+        if job.allocation is None or job.start is None:
+            raise AssertionError(f"running job '{job.id}' has no allocation or start")
+        if busy & job.allocation:
+            raise AssertionError(f"machines {busy & job.allocation} allocated twice "
+                                 f"(job '{job.id}')")
+        busy |= job.allocation
+        if job.walltime is not None and job.expected_end > job.start + job.walltime + 1e-9:
+            raise AssertionError(f"job '{job.id}' expected to end after its walltime")
+    state.machines.check(busy)
+    ordered = state.running_by_expected_end
+    if len(ordered) != len(state.running):
+        raise AssertionError("running index out of sync")
+    if any(_END_KEY(a) >= _END_KEY(b) for a, b in pairwise(ordered)):
+        raise AssertionError("running index not in (expected end, rank) order")
+    last = -1
+    for job in state.waiting.values():
+        if job.seq < last:
+            raise AssertionError("waiting queue not in submission order")
+        last = job.seq

@@ -159,12 +159,12 @@ class PolicyView:
     @property
     def free(self) -> MachineSet:
         """Idle, available machines (immutable: ``free - alloc`` is new). Runtime: O(1)."""
-        return self.__state._free  # noqa: SLF001
+        return self.__state.machines.free
 
     @property
     def unavailable(self) -> MachineSet:
         """Machines made unavailable by external events (immutable). Runtime: O(1)."""
-        return self.__state._unavailable  # noqa: SLF001
+        return self.__state.machines.unavailable
 
     def busy_machines(self) -> MachineSet:
         """Machines allocated to running jobs (a new set). Runtime complexity: O(r)."""

@@ -48,9 +48,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.base import PLACEMENT_PARAMETERS, Decisions, Parameter, Policy
-from batpolicy.policies.redirection.counters import CONFLICTS, FILTERS, PressureCounters, choose
-from batpolicy.policies.redirection.groups import GroupView, grown_size, split_machines
+from batpolicy.policies.base import Decisions, Policy
+from batpolicy.policies.redirection.counters import PressureCounters, choose
+from batpolicy.policies.redirection.groups import GroupView, split_machines
+from batpolicy.policies.redirection.setup import (
+    PARAMETERS,
+    base_params,
+    check_params,
+    copy_planner,
+    log_split,
+)
 from batpolicy.policies.toolkit.copies import (
     COPY_KEY,
     CopyPlanner,
@@ -70,53 +77,11 @@ log = logging.getLogger(__name__)
 PRINCIPAL, REDIRECTION = "principal", "redirection"
 
 
-def parse_sub_params(text: str) -> dict[str, str]:
-    """``"k=v,k2=v2"`` → dict: parameters handed to a base policy.
-
-    >>> parse_sub_params("order=sjf"), parse_sub_params("")
-    ({'order': 'sjf'}, {})
-    """
-    out: dict[str, str] = {}
-    for item in filter(None, (s.strip() for s in text.split(","))):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"base-policy parameters must be KEY=VALUE[,KEY=VALUE], got {item!r}")
-        out[key.strip()] = value.strip()
-    return out
-
-
 class Redirection(Policy):
     """Two base policies on a principal and a redirection group; kill-and-restart between."""
 
     name = "redirection"
-    parameters = (
-        Parameter("theta", float, 10.0, "threshold θ: a job is a candidate once its counter "
-                  "exceeds θ (Alg. 2, l. 7); the paper's best pair for Curie is θ=10, α=0.15"),
-        Parameter("alpha", float, 0.15, "fraction α of the machines in the redirection group "
-                  "(⌈α·m⌉ machines, the highest ids)"),
-        Parameter("grow", bool, False, "the platform was grown to m + ⌈α·m⌉ machines "
-                  "(§IV-B): the principal group keeps the original m; offline: "
-                  "batpolicy simulate --nb-res m+⌈α·m⌉"),
-        Parameter("original_size", int, 0, "with grow=true: the original m, so that a "
-                  "platform of the wrong size is refused with the size it needs "
-                  "(0: m is inferred from the platform's size)"),
-        Parameter("filter", str, "size", "which submissions count against a running job: "
-                  "size q_k ≥ q_j (§III-B), walltime w_j ≥ w_k (Alg. 2, l. 3)",
-                  choices=FILTERS),
-        Parameter("conflict", str, "walltime", "which candidate to redirect (Alg. 2, l. 9)",
-                  choices=CONFLICTS),
-        Parameter("principal_policy", str, "easy", "base policy of the principal group"),
-        Parameter("principal_params", str, "", "its parameters, KEY=VALUE[,KEY=VALUE]"),
-        Parameter("redirection_policy", str, "easy", "base policy of the redirection group"),
-        Parameter("redirection_params", str, "", "its parameters, KEY=VALUE[,KEY=VALUE]"),
-        Parameter("copy_workload", str, "redir", "workload of the restarted copies, or "
-                  "@original to keep them in their original's workload"),
-        Parameter("on_unsupported", str, "error", "without --enable-dynamic-jobs (or a way to "
-                  "register copies): refuse, or run the principal policy on every machine",
-                  choices=("error", "fallback")),
-        Parameter("bsld_tau", float, 60.0, "τ of the bounded slowdown in stats() (paper: 60 s)"),
-        *PLACEMENT_PARAMETERS,  # handed to both base policies unless their params set them
-    )
+    parameters = PARAMETERS
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
         """Check the parameters and build both base policies (no side effect beyond)."""
@@ -124,20 +89,11 @@ class Redirection(Policy):
         from batpolicy.policies import registry  # deferred: the registry imports this module
 
         p = self.params
-        if not 0.0 <= p["alpha"] < 1.0:
-            raise ConfigError(f"policy 'redirection': alpha={p['alpha']} must be in [0, 1)")
-        if p["theta"] < 0:
-            raise ConfigError(f"policy 'redirection': theta={p['theta']} must be >= 0")
-        if p["original_size"] < 0 or (p["original_size"] and not p["grow"]):
-            raise ConfigError(f"policy 'redirection': original_size={p['original_size']} "
-                              "must be >= 0 and only goes with grow=true")
-        for key in ("principal_policy", "redirection_policy"):
-            if p[key] == self.name:
-                raise ConfigError(f"policy 'redirection': {key} cannot be 'redirection' itself")
+        check_params(p, self.name)
         self.principal_policy = registry.make_policy(
-            p["principal_policy"], self._base_params(registry, "principal"))
+            p["principal_policy"], base_params(p, registry, "principal"))
         self.redirection_policy = registry.make_policy(
-            p["redirection_policy"], self._base_params(registry, "redirection"))
+            p["redirection_policy"], base_params(p, registry, "redirection"))
         self.clock = self._clock  # hand the clock to both base policies
         self.counters = PressureCounters(p["theta"], p["filter"])
         self.active = False
@@ -161,21 +117,6 @@ class Redirection(Policy):
         self.wasted_processor_seconds = 0.0
         #: original id -> copy id of every restarted job
         self.redirected_ids: dict[str, str] = {}
-
-    def _base_params(self, registry: Any, group: str) -> dict[str, Any]:
-        """A base policy's parameters: its own, plus this policy's placement ones."""
-        name = self.params[f"{group}_policy"]
-        sub: dict[str, Any] = parse_sub_params(self.params[f"{group}_params"])
-        declared = {q.name for q in getattr(registry.POLICIES.get(name), "parameters", ())}
-        for param in PLACEMENT_PARAMETERS:
-            value = self.params[param.name]
-            if param.name in declared:
-                sub.setdefault(param.name, value)
-            elif value != param.default:
-                raise ConfigError(f"policy 'redirection': {param.name}={value} cannot be "
-                                  f"handed to {group}_policy '{name}', which has no such "
-                                  "parameter")
-        return sub
 
     @property
     def needs_dynamic_jobs(self) -> bool:
@@ -224,20 +165,7 @@ class Redirection(Policy):
         """Split the machines, check Batsim's configuration, start both base policies."""
         self._state = state
         p = self.params
-        problem = None
-        if not self.needs_dynamic_jobs:
-            problem = "alpha=0 leaves no redirection group"
-        elif not state.dynamic_jobs_enabled:
-            problem = ("redirection restarts killed jobs as dynamically registered copies: "
-                       "run Batsim with --enable-dynamic-jobs (and --enable-profile-reuse or "
-                       "--forward-profiles-on-submission)")
-        else:
-            config = state.config
-            self.planner = CopyPlanner(p["copy_workload"],
-                                       reuse=bool(config.get("profile-reuse-enabled", False)),
-                                       forwarded=bool(config.get(
-                                           "profiles-forwarded-on-submission", False)))
-            problem = self.planner.problem_at_begin(state.profiles, state.workloads)
+        self.planner, problem = copy_planner(state, p["copy_workload"], self.needs_dynamic_jobs)
         if problem is not None:
             if not self.needs_dynamic_jobs:
                 log.info("redirection: %s; '%s' on all %d machines, no job will be redirected",
@@ -255,25 +183,9 @@ class Redirection(Policy):
             self.active = True
             self.principal_machines, self.redirection_machines = split_machines(
                 state.nb_machines, p["alpha"], p["grow"], p["original_size"] or None)
-            if p["grow"] and not p["original_size"]:
-                grown = grown_size(state.nb_machines, p["alpha"])
-                log.info("redirection: grow=true: the %d machines are read as an original "
-                         "platform of %d grown by %d; if %d is the original size, run on %d "
-                         "machines (batpolicy simulate --nb-res %d --param original_size=%d)",
-                         state.nb_machines, len(self.principal_machines),
-                         len(self.redirection_machines), state.nb_machines, grown, grown,
-                         state.nb_machines)
             assert self.planner is not None
-            log.info("redirection: principal group '%s' (%s), redirection group '%s' (%s), "
-                     "θ=%g, α=%g, filter=%s, conflict=%s; %s; acknowledgements %s",
-                     self.principal_machines, self.principal_policy.name, self.redirection_machines,
-                     self.redirection_policy.name, p["theta"], p["alpha"], p["filter"],
-                     p["conflict"],
-                     self.planner.describe(),
-                     "on" if state.dynamic_jobs_acknowledged else "off")
-            if not self.redirection_machines:
-                log.warning("redirection: alpha=%g gives an empty redirection group: no job "
-                            "will be redirected", p["alpha"])
+            log_split(p, state, self.principal_machines, self.redirection_machines,
+                      (self.principal_policy.name, self.redirection_policy.name), self.planner)
         copies = self._copies
         self._views = {
             PRINCIPAL: GroupView(state, self.principal_machines, lambda j: j not in copies,

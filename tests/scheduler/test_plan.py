@@ -18,6 +18,7 @@ from batpolicy.policies.toolkit.plan import (
     MachinePlan,
     Plan,
     PlannedJob,
+    check_capacity,
     earliest_fit,
 )
 from batpolicy.protocol.intervals import MachineSet
@@ -40,7 +41,7 @@ def test_ordered_schedule_respects_cpus_order_and_speed() -> None:
     # a (3 CPUs, 4 s here) waits for r; b (1 CPU, 20 s) cannot start before a (ordered);
     # c (2 CPUs, 2 s) cannot start before b and needs 2 CPUs: a ends at 14.
     assert starts(m) == {"a": (10.0, 14.0), "b": (10.0, 30.0), "c": (14.0, 16.0)}
-    m.check()
+    check_capacity(m)
 
 
 def test_unordered_schedule_fills_gaps() -> None:

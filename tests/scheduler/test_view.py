@@ -78,7 +78,7 @@ def _view_now(job: Any, view: Any) -> None:
     view.now = 0.0  # MUTATION view.now
 
 def _state_escape(job: Any, view: Any) -> None:
-    view._state._free = MachineSet()  # MUTATION view._state
+    view._state.machines.free = MachineSet()  # MUTATION view._state
 
 
 #: (mutation, words the error must contain)

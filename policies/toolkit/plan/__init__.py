@@ -14,19 +14,21 @@ whose planned start is now"):
   specific machines is kept until it is removed, and compression re-inserts jobs one at
   a time while the others keep theirs. Used by ``conservative``.
 
-The names of :mod:`~batpolicy.policies.toolkit.plan.machines` are re-exported here
+:class:`~batpolicy.policies.toolkit.plan.cluster.Plan` holds one machine plan per machine.
+The names of :mod:`~batpolicy.policies.toolkit.plan.machines` and ``Plan`` are re-exported here
 (``from batpolicy.policies.toolkit.plan import Plan``).
 """
 
+from batpolicy.policies.toolkit.plan.cluster import Plan
 from batpolicy.policies.toolkit.plan.machines import (
     EPS,
     MachinePlan,
-    Plan,
     PlannedJob,
+    check_capacity,
     earliest_fit,
     reserve,
 )
 from batpolicy.policies.toolkit.plan.slices import Allocation, SliceSchedule, TimeSlice
 
 __all__ = ["EPS", "Allocation", "MachinePlan", "Plan", "PlannedJob", "SliceSchedule",
-           "TimeSlice", "earliest_fit", "reserve"]
+           "TimeSlice", "check_capacity", "earliest_fit", "reserve"]

@@ -25,7 +25,7 @@ Conservative backfilling (every waiting job *holds* its reservation, on specific
 machines) is the other plan of this package, :mod:`batpolicy.policies.toolkit.plan.slices`:
 its reservations are state kept between decisions, not recomputed from an order.
 
-Plans are cheap to copy (:meth:`Plan.copy`: lists of references, O(n)), so searches
+Plans are cheap to copy (:meth:`~.cluster.Plan.copy`: lists of references, O(n)), so searches
 (MT-EDF's trials, Tabu search) run on copies and a policy adopts the copy it likes.
 Updates are incremental: inserting or removing a job at queue position ``l``
 invalidates only positions ≥ ``l`` (the free-CPU profile before each position is kept,
@@ -40,12 +40,12 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from batpolicy.protocol.intervals import MachineSet
 
-__all__ = ["EPS", "MachinePlan", "Plan", "PlannedJob", "earliest_fit", "reserve"]
+__all__ = ["EPS", "MachinePlan", "PlannedJob", "check_capacity", "earliest_fit", "reserve"]
 
 INF = math.inf
 #: Tolerance when comparing a planned start with the current time (float arithmetic).
@@ -224,11 +224,6 @@ class MachinePlan:
         """Expected U and T of the planned jobs (§3 eq. 1 without U_C). Runtime: O(n·k) if stale."""
         self._ensure()
         return self._cu[-1], self._ct[-1]
-
-    def tardiness_of(self, position: int) -> float:
-        """Expected tardiness ``max(C_j - d_j, 0)`` of the job at ``position``."""
-        self._ensure()
-        return max(self._ends[position] - self._queue[position].deadline, 0.0)
 
     def due(self, now: float) -> list[PlannedJob]:
         """Planned jobs whose planned start is ``now`` (or earlier). Runtime complexity: O(n)."""
@@ -445,142 +440,28 @@ class MachinePlan:
                 horizon = end
         self._horizon = horizon
 
-    def check(self) -> None:
-        """Verify the machine's CPU count is never exceeded; raise ``AssertionError`` if so.
 
-        Runtime complexity: O((r + n) log (r + n)).
-        """
-        self._ensure()
-        events: list[tuple[float, int, int]] = []  # (time, running delta, planned delta)
-        used = 0
-        for end, res in self._running.values():
-            used += res
-            events.append((max(end, self.now), -res, 0))
-        for job, start, end in zip(self._queue, self._starts, self._ends, strict=True):
-            if start < self.now - EPS:
-                raise AssertionError(f"{self.name}: job {job.id} planned at {start} < now "
-                                     f"{self.now}")
-            if start < INF:
-                events.append((start, 0, job.res))
-                events.append((end, 0, -job.res))
-        planned = 0
-        # ends before starts at equal times; running jobs may overcommit CPUs that became
-        # unavailable under them, but no planned job may start then
-        for at, drun, dplan in sorted(events, key=lambda e: (e[0], e[1] + e[2])):
-            used += drun + dplan
-            planned += dplan
-            if planned > 0 and used > self.cpus:
-                raise AssertionError(f"{self.name}: {used} CPUs used at {at} > {self.cpus}")
+def check_capacity(machine: MachinePlan) -> None:
+    """Verify a machine's CPU count is never exceeded; raise ``AssertionError`` if so.
 
-
-# --------------------------------------------------------------------- the schedule
-class Plan:
-    """The schedule: one :class:`MachinePlan` per machine, and where each job is.
-
-    Machines are indexed 0..m-1 in the order given (the paper's ``k = 1..m``).
+    Running jobs may overcommit CPUs that became unavailable under them, but no planned
+    job may start then. Runtime complexity: O((r + n) log (r + n)).
     """
-
-    __slots__ = ("machines", "_where", "now")
-
-    def __init__(self, machines: Iterable[MachinePlan], now: float = 0.0) -> None:
-        self.machines: list[MachinePlan] = list(machines)
-        self._where: dict[str, int] = {}
-        self.now = now
-        for i, machine in enumerate(self.machines):
-            machine.now = now
-            for job in machine.queue:
-                self._where[job.id] = i
-            for job_id in machine.running:
-                self._where[job_id] = i
-
-    def copy(self) -> Plan:
-        """An independent copy for a search. Runtime complexity: O(m + n)."""
-        other = Plan.__new__(Plan)
-        other.machines = [m.copy() for m in self.machines]
-        other._where = dict(self._where)
-        other.now = self.now
-        return other
-
-    def __contains__(self, job_id: object) -> bool:
-        """Whether the job is planned or running in this plan. Runtime complexity: O(1)."""
-        return job_id in self._where
-
-    def planned(self) -> Iterator[tuple[int, PlannedJob]]:
-        """Every planned (not running) job with its machine index. Runtime complexity: O(n)."""
-        for i, machine in enumerate(self.machines):
-            for job in machine.queue:
-                yield i, job
-
-    def advance(self, now: float) -> None:
-        """Set the plan's time. Runtime complexity: O(m)."""
-        self.now = now
-        for machine in self.machines:  # MachinePlan.advance, inlined (m calls per decision)
-            machine.now = now
-            if now > machine._horizon:  # noqa: SLF001
-                machine._invalidate(-1)  # noqa: SLF001
-
-    def insert(self, job: PlannedJob, machine: int, position: int | None = None) -> int:
-        """Plan a job on a machine at a queue position (end if None). Runtime complexity: O(n_i)."""
-        self._where[job.id] = machine
-        return self.machines[machine].insert(job, position)
-
-    def insert_edf(self, job: PlannedJob, machine: int) -> int:
-        """Plan a job on a machine at its EDF position (Fig. 1 l. 9). Runtime complexity: O(n_i)."""
-        target = self.machines[machine]
-        return self.insert(job, machine, target.edf_position(job.deadline))
-
-    def remove(self, job_id: str) -> tuple[PlannedJob, int, int]:
-        """Unplan a planned job; return it, its machine and position. Runtime complexity: O(n_i)."""
-        i = self._where.pop(job_id)
-        machine = self.machines[i]
-        position = machine.index(job_id)
-        return machine.pop(position), i, position
-
-    def start(self, job_id: str, now: float) -> float:
-        """A planned job starts now; return its planned end. Runtime complexity: O(n_i)."""
-        return self.machines[self._where[job_id]].start(job_id, now)
-
-    def add_running(self, job_id: str, machine: int, end: float, res: int) -> None:
-        """Record a job running on ``machine`` until ``end``. Runtime complexity: O(1)."""
-        self._where[job_id] = machine
-        self.machines[machine].add_running(job_id, end, res)
-
-    def finish(self, job_id: str) -> bool:
-        """A running job ended; False if the plan did not know it. Runtime complexity: O(1)."""
-        i = self._where.get(job_id)
-        if i is None or job_id not in self.machines[i].running:
-            return False
-        del self._where[job_id]
-        self.machines[i].finish(job_id)
-        return True
-
-    def due(self, now: float) -> list[tuple[int, PlannedJob]]:
-        """Planned jobs whose planned start is ``now``, machine by machine.
-
-        Runtime complexity: O(n) plus stale machines.
-        """
-        limit = now + EPS
-        out = []
-        for i, m in enumerate(self.machines):
-            if m._valid == len(m._queue) == len(m._starts) and m._first > limit:  # noqa: SLF001
-                continue  # fresh and nothing due: skip the call
-            out.extend((i, job) for job in m.due(now))
-        return out
-
-    def objective(self) -> tuple[int, float]:
-        """Expected (U, T) over all planned jobs (§3 eq. 1 without the constants U_C, T_C).
-
-        Runtime complexity: O(m) plus stale machines.
-        """
-        u, tard = 0, 0.0
-        for machine in self.machines:
-            mu, mt = machine.late_and_tardiness()
-            u += mu
-            tard += mt
-        return u, tard
-
-    def check(self) -> None:
-        """Every machine within its CPU count at all times (:meth:`MachinePlan.check`)."""
-        for machine in self.machines:
-            machine.check()
-
+    events: list[tuple[float, int, int]] = []  # (time, running delta, planned delta)
+    used = 0
+    now = machine.now
+    for end, res in machine.running.values():
+        used += res
+        events.append((max(end, now), -res, 0))
+    for job, start, end in machine.schedule():
+        if start < now - EPS:
+            raise AssertionError(f"{machine.name}: job {job.id} planned at {start} < now {now}")
+        if start < INF:
+            events.append((start, 0, job.res))
+            events.append((end, 0, -job.res))
+    planned = 0
+    for at, drun, dplan in sorted(events, key=lambda e: (e[0], e[1] + e[2])):  # ends first
+        used += drun + dplan
+        planned += dplan
+        if planned > 0 and used > machine.cpus:
+            raise AssertionError(f"{machine.name}: {used} CPUs used at {at} > {machine.cpus}")
