@@ -194,7 +194,7 @@ class Machines:
 
     __slots__ = ("names", "speeds", "n", "busy", "unavailable", "last_change", "busy_time",
                  "unavailable_time", "unavailable_since", "windows", "_changes", "on_states",
-                 "_sharers")
+                 "_sharers", "power_counts")
 
     def __init__(self, names: list[str], speeds: list[float]) -> None:
         n = len(names)
@@ -213,6 +213,9 @@ class Machines:
         #: row (:meth:`trace`; :mod:`batpolicy.scheduler.io.machine_states`), or None.
         self.on_states: Callable[[float, dict[str, int]], None] | None = None
         self._sharers: dict[int, int] = {}  # machine -> jobs on it, with compute sharing
+        #: With Batsim's -E, the machines asleep or switching by state (the energy part's
+        #: dict): not idle, counted in their own ``machine_states.csv`` columns.
+        self.power_counts: dict[str, int] | None = None
 
     def exist(self, alloc: MachineSet) -> bool:
         """Whether every machine of ``alloc`` exists. Runtime complexity: O(1)."""
@@ -233,6 +236,8 @@ class Machines:
     def counts(self) -> dict[str, int]:
         """Compute machines by Batsim state: ``idle``, ``computing``, ``unavailable``.
 
+        With :attr:`power_counts`, also ``sleeping``, ``switching_on``, ``switching_off``.
+
         A machine made unavailable while it computes is ``unavailable`` (Batsim's
         ``server_on_event_machine_unavailable``). Runtime complexity: O(1) C-level counts.
 
@@ -244,8 +249,13 @@ class Machines:
         busy, unavailable = self.busy, self.unavailable
         down = len(unavailable)
         computing = len(busy) - (busy.intersection_cardinality(unavailable) if down else 0)
-        return {"idle": self.n - computing - down, "computing": computing,
-                "unavailable": down}
+        counts = {"idle": self.n - computing - down, "computing": computing,
+                  "unavailable": down}
+        power = self.power_counts
+        if power is not None:  # asleep or switching: neither idle nor computing
+            counts["idle"] -= sum(power.values())
+            counts.update(power)
+        return counts
 
     def trace(self, now: float) -> None:
         """Machines changed state for a job at ``now``: tell :attr:`on_states`, if any."""

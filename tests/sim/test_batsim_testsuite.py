@@ -28,16 +28,13 @@ from conftest import BATSIM_PREFIX, REPO
 pytestmark = pytest.mark.batsim
 
 #: test id prefix -> why fake-batsim differs from Batsim there (verdict expected != same).
-#: From bench/results/batsim_testsuite.txt (issues 33 and 34: the network model, Batsim's
-#: message grouping and energy are in).
-_LOADS = ("energy of communicating parallel tasks: the ptask model does not feed its "
-          "per-host loads to the power model yet")
+#: From bench/results/batsim_testsuite.txt and batsim_testsuite_energy.txt (issues 33 and
+#: 34: the network model, Batsim's message grouping and energy are in).
 KNOWN: dict[str, str] = {
     "test_resourcesharing::": "batsched 'random' picks machines with std::random_device "
                               "(intervalset's random_pick): allocations differ run to run",
-    "test_energy::test_energy[energy128cluster-mixed-": _LOADS,
-    "test_energy::test_energy_minimal[energy128cluster-energymini50-": _LOADS,
-    "test_usage_trace::": "usage_trace profiles not simulated",
+    "test_usage_trace::": "usage_trace profiles not simulated (docs/simulator.md, Energy: "
+                          "one task sequence per rank and serialized termination messages)",
 }
 
 
