@@ -52,7 +52,15 @@ def summary(rows: list[dict]) -> list[str]:
                        "consumed_joules to the printed digit "
                        f"{sum(bool(c['exact_energy']) for c in compared)}/{len(compared)}; "
                        "pstate_changes.csv identical "
-                       f"{sum(bool(c['same_pstates']) for c in compared)}/{len(compared)}")
+                       f"{sum(bool(c['same_pstates']) for c in compared)}/{len(compared)}; "
+                       "consumed_energy.csv byte for byte "
+                       f"{sum(bool(c.get('identical_energy_csv')) for c in compared)}"
+                       f"/{len(compared)}")
+            states = [r["comparison"] for r in clean if "comparison" in r
+                      and r["comparison"].get("identical_machine_states") is not None]
+            out.append(f"energy: machine_states.csv byte for byte "
+                       f"{sum(bool(c['identical_machine_states']) for c in states)}"
+                       f"/{len(states)} of those both ended cleanly")
     return out
 
 

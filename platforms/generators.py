@@ -19,6 +19,10 @@ uplink are written as the ``<cluster>`` 's ``<prop>`` s, which Batsim forwards i
 SIMULATION_BEGINS (:mod:`batpolicy.platforms.facts`): a policy sees the same platform
 beside Batsim as in the embedded simulator.
 
+With ``power`` (a :class:`~batpolicy.platforms.power_figures.PowerSpec`), every host
+also gets the power pstates and figures Batsim's ``-E`` reads
+(:mod:`batpolicy.platforms.power_figures`); without, the file is as before.
+
 Hosts are named ``<group>_<number>``; group names have no ``_`` and generated ones
 zero-padded indexes (``cluster07``), so Batsim's numbering (byte order of host names)
 keeps each group's machines contiguous and the groups in name order.
@@ -34,6 +38,7 @@ from xml.sax.saxutils import quoteattr
 
 from batpolicy.errors import ConfigError, InputError
 from batpolicy.platforms.model import GROUP_KINDS
+from batpolicy.platforms.power_figures import PowerSpec
 from batpolicy.platforms.units import parse_bandwidth, parse_speed, parse_time
 
 __all__ = ["GroupSpec", "machines", "multicluster", "racks", "read_machines_csv",
@@ -200,19 +205,26 @@ def _check(groups: Sequence[GroupSpec]) -> None:
         seen.add(group.name)
 
 
-def to_xml(groups: Sequence[GroupSpec], *, master_speed: str = "1Gf") -> str:
-    """The SimGrid platform file (version 4.1) of ``groups``, as a string."""
+def to_xml(groups: Sequence[GroupSpec], *, master_speed: str = "1Gf",
+           power: PowerSpec | None = None) -> str:
+    """The SimGrid platform file (version 4.1) of ``groups``, as a string.
+
+    With ``power``, the hosts' power pstates and figures (module docstring).
+    """
     _check(groups)
+    if power is not None:
+        power.check()
     q = quoteattr
     ideal = q(IDEAL_BANDWIDTH)
     out = ['<?xml version="1.0"?>',
            '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
            "<!-- written by `batpolicy platform`: every group is a <cluster> linked to the",
            "     central switch by its uplink; the props state what Batsim forwards -->",
+           *([] if power is None else [power.comment()]),
            '<platform version="4.1">',
            '<zone id="platform" routing="Full">',
            '  <zone id="core" routing="Full">',
-           f'    <host id="master_host" speed={q(master_speed)}/>',
+           *_master(master_speed, power),
            '    <router id="switch"/>',
            f'    <link id="master_link" bandwidth={ideal} latency="0s"/>',
            '    <route src="master_host" dst="switch"><link_ctn id="master_link"/></route>',
@@ -222,8 +234,11 @@ def to_xml(groups: Sequence[GroupSpec], *, master_speed: str = "1Gf") -> str:
                  "gpu": "true" if group.gpu else "false",
                  "uplink_bandwidth": group.uplink_bandwidth,
                  "uplink_latency": group.uplink_latency}
+        speeds = power.speeds(group.speed) if power is not None else group.speed
+        if power is not None:
+            props.update(power.properties())
         out.append(f'  <cluster id={q(group.name)} prefix={q(group.name + "_")} '
-                   f'suffix="" radical="0-{group.nodes - 1}" speed={q(group.speed)} '
+                   f'suffix="" radical="0-{group.nodes - 1}" speed={q(speeds)} '
                    f'bw={ideal} lat="0s" bb_bw={ideal} bb_lat="0s" loopback_bw={ideal} '
                    f'loopback_lat="0s" router_id={q(group.name + "_router")}>')
         out.extend(f"    <prop id={q(k)} value={q(v)}/>" for k, v in props.items())
@@ -244,10 +259,21 @@ def to_xml(groups: Sequence[GroupSpec], *, master_speed: str = "1Gf") -> str:
     return "\n".join(out)
 
 
-def write_platform(groups: Sequence[GroupSpec], path: str | Path) -> Path:
-    """Write :func:`to_xml` of ``groups`` to ``path``; return the path."""
+def _master(speed: str, power: PowerSpec | None) -> list[str]:
+    """The master host's element (with its power figures on an energy platform)."""
+    if power is None:
+        return [f'    <host id="master_host" speed={quoteattr(speed)}/>']
+    return [f'    <host id="master_host" speed={quoteattr(speed)}>',
+            *(f"      <prop id={quoteattr(k)} value={quoteattr(v)}/>"
+              for k, v in power.master_properties().items()),
+            "    </host>"]
+
+
+def write_platform(groups: Sequence[GroupSpec], path: str | Path, *,
+                   power: PowerSpec | None = None) -> Path:
+    """Write :func:`to_xml` of ``groups`` (with ``power``) to ``path``; return the path."""
     path = Path(path)
-    text = to_xml(groups)
+    text = to_xml(groups, power=power)
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:

@@ -65,6 +65,8 @@ class HostPower:
     speeds: tuple[float, ...]
     sleep: Mapping[int, SleepPState]
     initial: int = 0
+    #: Core count: a one-executor task loads one core, ``1 / cores`` of the host.
+    cores: int = 1
 
     def kind(self, pstate: int) -> PStateKind:
         """Whether ``pstate`` is a computation, sleep or virtual transition pstate."""
@@ -95,7 +97,7 @@ def _numbers(text: str, what: str, where: dict[str, object]) -> float:
 
 
 def host_power(name: str, properties: Mapping[str, object], speeds: Sequence[float], *,
-               source: str | None = None, initial: int = 0) -> HostPower:
+               source: str | None = None, initial: int = 0, cores: int = 1) -> HostPower:
     """Parse one host's energy properties (module docstring); InputError naming file and host.
 
     >>> p = host_power("h0", {"wattage_per_state": "95:190, 9:9, 100:100, 125:125",
@@ -146,15 +148,15 @@ def host_power(name: str, properties: Mapping[str, object], speeds: Sequence[flo
                                      f"of the host's {len(speeds)} pstates", **swhere)
             sleep[s.sleep] = s
     power = HostPower(name, tuple(idle), tuple(eps), tuple(full), off, tuple(speeds), sleep,
-                      initial)
+                      initial, cores)
     if power.kind(initial) is not PStateKind.COMPUTATION:
         raise InputError(f"host '{name}' starts in pstate {initial}, not a computation pstate",
                          path=source, field="pstate")
     return power
 
 
-def pstate_speeds(path: str | Path) -> dict[str, tuple[tuple[float, ...], int]]:
-    """Every host's pstate speeds (flop/s) and initial pstate, by host name, from the file.
+def pstate_speeds(path: str | Path) -> dict[str, tuple[tuple[float, ...], int, int]]:
+    """Every host's pstate speeds (flop/s), initial pstate and core count, by host name.
 
     Hosts of ``<host>`` and of ``<cluster>``/``<cabinet>`` (prefix, radical, suffix).
     """
@@ -162,20 +164,21 @@ def pstate_speeds(path: str | Path) -> dict[str, tuple[tuple[float, ...], int]]:
         root = ET.fromstring(Path(path).read_text(encoding="utf-8").lstrip())
     except (OSError, ET.ParseError) as exc:
         raise InputError(f"cannot read the platform's pstates: {exc}", path=str(path)) from None
-    found: dict[str, tuple[tuple[float, ...], int]] = {}
+    found: dict[str, tuple[tuple[float, ...], int, int]] = {}
     for node in root.iter():
         if node.tag not in ("host", "cluster", "cabinet") or "speed" not in node.attrib:
             continue
         try:
             speeds = tuple(parse_speed(s) for s in node.attrib["speed"].split(",") if s.strip())
             initial = int(node.attrib.get("pstate", "0"))
+            cores = int(node.attrib.get("core", "1"))
         except ValueError as exc:
             raise InputError(f"<{node.tag} id={node.attrib.get('id')!r}>: {exc}",
                              path=str(path), field="speed") from None
         if node.tag == "host":
-            found[node.attrib.get("id", "")] = (speeds, initial)
+            found[node.attrib.get("id", "")] = (speeds, initial, cores)
         else:
             prefix, suffix = node.attrib.get("prefix", ""), node.attrib.get("suffix", "")
             for n in _radical(node.attrib.get("radical", "")):
-                found[f"{prefix}{n}{suffix}"] = (speeds, initial)
+                found[f"{prefix}{n}{suffix}"] = (speeds, initial, cores)
     return found

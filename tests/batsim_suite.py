@@ -396,6 +396,8 @@ def compare_energy(real: Path, fake: Path, c: Comparison) -> None:
         if not _close(float(x), float(y)):
             c.same_energy = False
             c.diffs.append(f"job {key[1]} consumed_energy: {x} / {y}")
+    c.identical_energy_csv = Path(f"{real}_consumed_energy.csv").read_bytes() == Path(
+        f"{fake}_consumed_energy.csv").read_bytes()
     rp, fp = Path(f"{real}_pstate_changes.csv"), Path(f"{fake}_pstate_changes.csv")
     if rp.is_file() and fp.is_file():
         c.same_pstates = rp.read_text() == fp.read_text()
@@ -414,6 +416,8 @@ class Comparison:
     same_machine_states: bool | None = None  #: None when either side did not write it
     same_energy: bool | None = None   #: None without energy outputs on both sides
     exact_energy: bool | None = None  #: consumed_joules equal to the printed digit
+    identical_energy_csv: bool | None = None  #: _consumed_energy.csv byte for byte
+    identical_machine_states: bool | None = None  #: _machine_states.csv byte for byte
     same_pstates: bool | None = None
     diffs: list[str] = field(default_factory=list)
 
@@ -476,6 +480,8 @@ def compare(real: Run, fake: Run) -> Comparison:
     rm, fm = read_machine_states(real.prefix), read_machine_states(fake.prefix)
     if rm is not None and fm is not None:
         c.same_machine_states = rm == fm
+        c.identical_machine_states = Path(f"{real.prefix}_machine_states.csv").read_bytes() \
+            == Path(f"{fake.prefix}_machine_states.csv").read_bytes()
         if rm != fm:
             c.diffs.append("machine_states differ")
     compare_energy(real.prefix, fake.prefix, c)

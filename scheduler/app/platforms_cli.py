@@ -29,6 +29,47 @@ def _common(parser: argparse.ArgumentParser, bandwidth: str) -> None:
     parser.add_argument("--link-latency", default="0s", metavar="T",
                         help="the uplinks' latency (default: 0s, so Batsim's times stay "
                              "exact)")
+    _power(parser)
+
+
+#: Power options: (dest, default, help). Defaults: Batsim's energy platforms' node.
+_POWER_OPTIONS = (
+    ("idle_watts", "W", "power of an idle node (default: %(default)s, as Batsim's energy "
+     "platforms)"),
+    ("computing_watts", "W", "power of a fully loaded node (default: %(default)s)"),
+    ("sleep_watts", "W", "power of a sleeping node, also wattage_off (default: "
+     "%(default)s)"),
+    ("switch_off_time", "S", "seconds to switch a node off (default: %(default)s)"),
+    ("switch_off_energy", "J", "joules a switch-off costs (default: %(default)s)"),
+    ("switch_on_time", "S", "seconds to switch a node on (default: %(default)s)"),
+    ("switch_on_energy", "J", "joules a switch-on costs (default: %(default)s)"),
+)
+
+
+def _power(parser: argparse.ArgumentParser) -> None:
+    from batpolicy.platforms.power_figures import DEFAULT_POWER
+
+    group = parser.add_argument_group(
+        "power (for Batsim's -E / simulate --energy; off unless asked)",
+        "Give the nodes a computation pstate, a sleep pstate and Batsim's virtual "
+        "switch-off/switch-on pstates (wattage_per_state, wattage_off, sleep_pstates). "
+        "Defaults: the node of Batsim's cluster_energy_128.xml; any figure given implies "
+        "--power.")
+    group.add_argument("--power", action="store_true",
+                       help="write the power properties with the default figures")
+    for dest, unit, text in _POWER_OPTIONS:
+        group.add_argument("--" + dest.replace("_", "-"), type=float, metavar=unit,
+                           help=text % {"default": getattr(DEFAULT_POWER, dest)})
+
+
+def _power_spec(args: argparse.Namespace) -> Any:
+    """The power figures asked for, or ``None`` (no power option given)."""
+    figures = {dest: getattr(args, dest, None) for dest, _, _ in _POWER_OPTIONS}
+    if not getattr(args, "power", False) and all(v is None for v in figures.values()):
+        return None
+    from batpolicy.platforms.power_figures import power_spec
+
+    return power_spec(**figures)
 
 
 def _speed(parser: argparse.ArgumentParser) -> None:
@@ -39,9 +80,11 @@ def _speed(parser: argparse.ArgumentParser) -> None:
 def _write(args: argparse.Namespace, groups: list[gen.GroupSpec], what: str) -> int:
     from batpolicy.platforms import generators as gen
 
-    path = gen.write_platform(groups, args.output)
+    power = _power_spec(args)
+    path = gen.write_platform(groups, args.output, power=power)
     nodes = sum(g.nodes for g in groups)
-    log.info("wrote %s: %s, %d compute hosts", path, what, nodes)
+    log.info("wrote %s: %s, %d compute hosts%s", path, what, nodes,
+             " with power pstates" if power is not None else "")
     return 0
 
 

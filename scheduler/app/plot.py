@@ -7,7 +7,9 @@
 - :func:`sweep`: a metric against one parameter, one line per policy, the band spanning
   the seeds (and any other varied value);
 - :func:`heatmap`: a metric over two parameters, e.g. redirection's θ × α (Faure et al.,
-  IPDPSW 2020, Fig. 2) or co-allocation's BSBW × LSLT.
+  IPDPSW 2020, Fig. 2) or co-allocation's BSBW × LSLT;
+- :func:`tradeoff`: one point per run, one metric against another (mean bounded
+  slowdown against consumed energy), a curve per setting ordered by a parameter.
 
 Figures are written as PNG or SVG (by the output's suffix). Needs the ``plot`` extra
 (``pip install 'batpolicy[plot]'``).
@@ -452,4 +454,98 @@ def bars(path: Path, metric: str, output: Path, *, baseline: str | None = None,
     ax.set_ylabel(f"{metric}, % vs {baseline}" if baseline else metric)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8)
+    return _save(fig, output)
+
+
+def _merged_results(paths: Sequence[Path]) -> list[dict[str, str]]:
+    """The finished rows of every results table given (folders or CSV files), in order."""
+    rows: list[dict[str, str]] = []
+    for path in paths:
+        rows.extend(_results(path))
+    return rows
+
+
+def tradeoff_series(rows: Iterable[dict[str, str]], xcol: str, ycol: str, bcol: str,
+                    order: str | None) -> tuple[dict[str, list[tuple[float, float, str]]],
+                                                dict[str, tuple[float, float]]]:
+    """Points ``(x, y, order value)`` per value of ``bcol``, sorted by the ``order`` column.
+
+    Rows without an ``order`` value (a baseline that has no such parameter) are the
+    references ``{name: (x, y)}``, named by ``bcol`` (else ``policy``).
+
+    >>> rows = [{"l": "k0", "e": "2", "b": "5", "t": "60"}, {"l": "k0", "e": "1", "b": "9",
+    ...          "t": "0"}, {"l": "easy", "e": "3", "b": "4", "t": ""}]
+    >>> tradeoff_series(rows, "e", "b", "l", "t")
+    ({'k0': [(1.0, 9.0, '0'), (2.0, 5.0, '60')]}, {'easy': (3.0, 4.0)})
+    """
+    series: dict[str, list[tuple[float, float, str]]] = defaultdict(list)
+    flat: dict[str, tuple[float, float]] = {}
+    for row in rows:
+        x, y = _number(row.get(xcol)), _number(row.get(ycol))
+        if x is None or y is None:
+            continue
+        key = row.get(bcol) or row.get("policy", "")
+        tag = row.get(order, "") if order else ""
+        if order and _number(tag) is None:
+            flat[key] = (x, y)
+        else:
+            series[key].append((x, y, tag))
+    for points in series.values():
+        points.sort(key=lambda p: (_number(p[2]) if _number(p[2]) is not None else math.inf,
+                                   p[0]))
+    return dict(series), flat
+
+
+def tradeoff(paths: Sequence[Path], x: str, y: str, output: Path, *, by: str = "policy",
+             order: str | None = None, panel: str = "workload", where: Sequence[str] = (),
+             log_y: bool = False, title: str | None = None) -> Path:
+    """One point per run, ``y`` against ``x`` (e.g. slowdown against energy), panels by ``panel``.
+
+    One panel per value of the ``panel`` column (default: the workload). Points of one
+    value of ``by`` are joined in the order of the ``order`` column (e.g. the idle
+    timeout) and tagged with its value; runs without a value of ``order`` (a baseline
+    without that parameter) are stars. Several results tables may be given (e.g. a
+    campaign's and a table of runs made beside real Batsim).
+    """
+    plt = _pyplot()
+    first = paths[0]
+    rows = select(_merged_results(paths), where, first)
+    xcol, ycol = _column(rows, x, first), _column(rows, y, first)
+    for column in (xcol, ycol):
+        _numeric(rows, column, first, "--scatter draws two numeric columns")
+    ocol = _column(rows, order, first) if order else None
+    pcol = _column(rows, panel, first)
+    bcol = _column(rows, by, first) if any(by in r or f"param.{by}" in r for r in rows) else by
+    panels = sorted({r.get(pcol, "") for r in rows})
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.0 * len(panels), 4.8), squeeze=False)
+    names = sorted({r.get(bcol) or r.get("policy", "") for r in rows})
+    colour = {name: f"C{i % 10}" for i, name in enumerate(names)}
+    drawn = 0
+    for ax, name in zip(axes[0], panels, strict=True):
+        series, flat = tradeoff_series([r for r in rows if r.get(pcol, "") == name],
+                                       xcol, ycol, bcol, ocol)
+        for key, points in sorted(series.items()):
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o",
+                    color=colour[key], label=key, linewidth=1.0, markersize=4)
+            for px, py, tag in points:
+                if tag:
+                    ax.annotate(f"{_number(tag):g}", (px, py), fontsize=6,
+                                textcoords="offset points", xytext=(3, 3))
+            drawn += len(points)
+        for key, (px, py) in sorted(flat.items()):
+            ax.plot([px], [py], marker="*", markersize=12, linestyle="none",
+                    color=colour[key], label=key)
+            drawn += 1
+        if log_y:
+            ax.set_yscale("log")
+        ax.set_title(name.split(".swf")[0], fontsize=10)
+        ax.set_xlabel(x)
+        ax.set_ylabel(y)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    if not drawn:
+        raise InputError(f"no row has both '{xcol}' and '{ycol}'", path=str(first))
+    fig.suptitle(title or f"{y} against {x}" + (f" (points tagged with {order})"
+                                                if order else ""), fontsize=11)
+    fig.tight_layout()
     return _save(fig, output)

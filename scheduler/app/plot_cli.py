@@ -16,9 +16,11 @@ def _plot(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths]
     first = paths[0]
     out = Path(args.output) if args.output else None
-    kinds = sum(bool(k) for k in (args.gantt, args.heatmap, args.line, args.dist, args.bars))
+    kinds = sum(bool(k) for k in (args.gantt, args.heatmap, args.line, args.dist, args.bars,
+                                  args.scatter))
     if kinds != 1:
-        raise ConfigError("choose one of --gantt, --heatmap X Y, --line X, --dist, --bars")
+        raise ConfigError("choose one of --gantt, --heatmap X Y, --line X, --dist, --bars, "
+                          "--scatter X Y")
     if (args.heatmap or args.line or args.bars) and not args.metric:
         raise ConfigError("--heatmap, --line and --bars need --metric NAME (a results.csv "
                           "column)")
@@ -30,6 +32,11 @@ def _plot(args: argparse.Namespace) -> int:
     elif args.bars:
         done = plot.bars(first, args.metric, out or _default(first, f"{args.metric}_bars"),
                          baseline=args.baseline, by=args.by, where=args.where)
+    elif args.scatter:
+        x, y = args.scatter
+        done = plot.tradeoff(paths, x, y, out or _default(first, f"{y}_vs_{x}"), by=args.by,
+                             order=args.order, panel=args.panel, where=args.where,
+                             log_y=args.log_y, title=args.title)
     elif args.line:
         done = plot.sweep(first, args.line, args.metric,
                           out or _default(first, f"{args.metric}_vs_{args.line}"),
@@ -65,15 +72,28 @@ def add_commands(sub: Any) -> None:
                       help="a metric over two parameters")
     kind.add_argument("--bars", action="store_true",
                       help="a metric per workload, one bar per policy")
+    kind.add_argument("--scatter", nargs=2, metavar=("X", "Y"),
+                      help="one point per run, Y against X (e.g. consumed_joules "
+                           "mean_bounded_slowdown), a panel per workload; several results "
+                           "tables may be given")
     p.add_argument("--by", default="policy", metavar="COLUMN",
-                   help="--bars: one bar, --line: one line per value of this column "
-                        "(default: policy; e.g. label, or mode for param.mode)")
+                   help="--bars: one bar, --line: one line, --scatter: one curve per value "
+                        "of this column (default: policy; e.g. label, or mode for "
+                        "param.mode)")
+    p.add_argument("--order", metavar="COLUMN",
+                   help="--scatter: join each curve's points in the order of this column "
+                        "and tag them with its value (e.g. idle_timeout); runs without it "
+                        "are drawn as stars")
+    p.add_argument("--panel", default="workload", metavar="COLUMN",
+                   help="--scatter: one panel per value of this column (default: workload)")
     p.add_argument("--where", action="append", default=[], metavar="COLUMN=V[,V...]",
-                   help="--line, --heatmap, --bars: only the runs whose COLUMN is one of "
-                        "the values, an empty one matching runs without it (repeatable; e.g. "
-                        "--where param.lslt=1.0, keeps LSLT 1.0 and the runs without LSLT)")
-    p.add_argument("--log-y", action="store_true", help="--line: logarithmic y axis")
-    p.add_argument("--title", help="--line, --heatmap: the figure's title")
+                   help="--line, --heatmap, --bars, --scatter: only the runs whose COLUMN is "
+                        "one of the values, an empty one matching runs without it "
+                        "(repeatable; e.g. --where param.lslt=1.0, keeps LSLT 1.0 and the runs "
+                        "without LSLT)")
+    p.add_argument("--log-y", action="store_true",
+                   help="--line, --scatter: logarithmic y axis")
+    p.add_argument("--title", help="--line, --heatmap, --scatter: the figure's title")
     p.add_argument("--baseline", metavar="POLICY",
                    help="--bars: plot the change in %% against this policy")
     p.add_argument("--metric", help="results.csv column, e.g. mean_bounded_slowdown")

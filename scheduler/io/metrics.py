@@ -24,6 +24,10 @@ from batpolicy.scheduler.stop_signals import stopped_by
 __all__ = ["job_outcomes", "run_metrics", "write_json"]
 
 _KILLED = (JobState.COMPLETED_KILLED, JobState.COMPLETED_WALLTIME_REACHED)
+#: With energy (-E): the totals of Batsim's schedule.csv, under its names.
+ENERGY_KEYS = ("consumed_joules", "nb_machine_switches", "nb_grouped_switches",
+               "time_computing", "time_idle", "time_sleeping", "time_switching_off",
+               "time_switching_on")
 
 def job_outcomes(records: Sequence[JobRecord]) -> list[JobOutcome]:
     """One outcome per user job: a killed job's copies merged into it (:func:`merge_copies`).
@@ -83,6 +87,8 @@ def run_metrics(result: SimResult, wall: float, tau: float, error: BaseException
         "complete": result.complete and error is None,
         "stopped_by": stopped_by(error),
     })
+    if result.energy:  # Batsim's -E totals, as its schedule.csv states them
+        metrics.update({key: getattr(result, key) for key in ENERGY_KEYS})
     rejected = rejection_reasons(result.records, result.nb_machines)
     if rejected:
         metrics["rejected_by_reason"] = rejected

@@ -126,6 +126,8 @@ class SimResult:
     end_time: float = 0.0
     complete: bool = False
     batsim_version: str = ""
+    #: Whether energy was modelled (-E); the totals below are 0 without it.
+    energy: bool = False
     #: Batsim's -E totals (schedule.csv); 0 without energy.
     consumed_joules: float = 0.0
     nb_grouped_switches: int = 0

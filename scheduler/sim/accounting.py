@@ -120,6 +120,7 @@ class Accounting:
         energy = self.energy
         if energy is not None:
             times = energy.state_time
+            result.energy = True
             result.consumed_joules = energy.consumed_joules()
             result.nb_grouped_switches = energy.nb_grouped_switches
             result.nb_machine_switches = energy.nb_machine_switches

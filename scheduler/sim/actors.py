@@ -13,8 +13,8 @@ from typing import Any, Protocol
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.sim.bookkeeping import SimJob
 
-__all__ = ["EndOfInput", "ExternalEventOccurs", "JobEnd", "Reactions", "Resume", "SimEvent",
-           "SpeedChange", "Submitter", "Waiter"]
+__all__ = ["EndOfInput", "ExternalEventOccurs", "JobEnd", "NextTask", "Reactions", "Resume",
+           "SimEvent", "SpeedChange", "Submitter", "Waiter"]
 
 
 class Reactions(Protocol):
@@ -129,6 +129,32 @@ class JobEnd(SimEvent):
     def fire(self) -> None:
         """The job ends as its model planned."""
         self.sim.on_job_end(self.job)
+
+
+class NextTask(SimEvent):
+    """A running job's executor ends one task of its sequence and sleeps for the next.
+
+    Batsim's executor sleeps once per task (``do_delay_task``), so its last sleep, whose
+    end is the job's completion, is created when the last task starts: that is where the
+    completion takes its place among the wake-ups of its instant (:mod:`.core`). ``sim``
+    is the :class:`~.instant.MovingEnds` part; stale once the job's end moved or it was
+    killed, as :class:`JobEnd`.
+    """
+
+    __slots__ = ("job", "index")
+
+    def __init__(self, sim: Any, job: SimJob, index: int) -> None:
+        super().__init__(sim)
+        self.job = job
+        self.index = index
+
+    def live(self, seq: int) -> bool:
+        """Only the job's latest completion entry is live."""
+        return self.job.end_seq == seq
+
+    def fire(self) -> None:
+        """Sleep for the next task, or until the job's planned end."""
+        self.sim.next_task(self.job, self.index + 1)
 
 
 class SpeedChange(SimEvent):

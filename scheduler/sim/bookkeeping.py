@@ -43,7 +43,7 @@ class SimJob:
     __slots__ = ("id", "workload", "subtime", "res", "walltime", "profile", "profile_data",
                  "raw", "dynamic", "state", "alloc", "start", "end", "end_seq", "outcome",
                  "return_code", "metadata", "kill_requested", "model", "mstate", "fields",
-                 "mapping", "storage_mapping", "io_job")
+                 "mapping", "storage_mapping", "io_job", "phases")
 
     def __init__(self, job_id: str, workload: str, subtime: float, res: int,
                  walltime: float | None, profile: str, profile_data: dict[str, Any],
@@ -74,6 +74,7 @@ class SimJob:
         self.storage_mapping: dict[str, int] | None = None  # EXECUTE_JOB's label -> machine
         #: EXECUTE_JOB's additional_io_job: (profile name, its machines in order)
         self.io_job: tuple[str, tuple[int, ...]] | None = None
+        self.phases: tuple[float, ...] = ()  # when Batsim's executor sleeps again (.instant)
 
     @property
     def name(self) -> str:
@@ -195,7 +196,7 @@ class Machines:
 
     __slots__ = ("names", "speeds", "n", "busy", "unavailable", "last_change", "busy_time",
                  "unavailable_time", "unavailable_since", "windows", "_changes", "on_states",
-                 "_sharers")
+                 "_sharers", "power_counts")
 
     def __init__(self, names: list[str], speeds: list[float]) -> None:
         n = len(names)
@@ -214,6 +215,9 @@ class Machines:
         #: row (:meth:`trace`; :mod:`batpolicy.scheduler.io.machine_states`), or None.
         self.on_states: Callable[[float, dict[str, int]], None] | None = None
         self._sharers: dict[int, int] = {}  # machine -> jobs on it, with compute sharing
+        #: With Batsim's -E, the machines asleep or switching by state (the energy part's
+        #: dict): not idle, counted in their own ``machine_states.csv`` columns.
+        self.power_counts: dict[str, int] | None = None
 
     def exist(self, alloc: MachineSet) -> bool:
         """Whether every machine of ``alloc`` exists. Runtime complexity: O(1)."""
@@ -234,6 +238,8 @@ class Machines:
     def counts(self) -> dict[str, int]:
         """Compute machines by Batsim state: ``idle``, ``computing``, ``unavailable``.
 
+        With :attr:`power_counts`, also ``sleeping``, ``switching_on``, ``switching_off``.
+
         A machine made unavailable while it computes is ``unavailable`` (Batsim's
         ``server_on_event_machine_unavailable``). Runtime complexity: O(1) C-level counts.
 
@@ -245,8 +251,13 @@ class Machines:
         busy, unavailable = self.busy, self.unavailable
         down = len(unavailable)
         computing = len(busy) - (busy.intersection_cardinality(unavailable) if down else 0)
-        return {"idle": self.n - computing - down, "computing": computing,
-                "unavailable": down}
+        counts = {"idle": self.n - computing - down, "computing": computing,
+                  "unavailable": down}
+        power = self.power_counts
+        if power is not None:  # asleep or switching: neither idle nor computing
+            counts["idle"] -= sum(power.values())
+            counts.update(power)
+        return counts
 
     def trace(self, now: float) -> None:
         """Machines changed state for a job at ``now``: tell :attr:`on_states`, if any."""

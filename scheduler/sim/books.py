@@ -39,7 +39,7 @@ class Books:
     __slots__ = ("queue", "options", "platform", "machines", "speeds", "jobs", "tables",
                  "running", "registered", "static", "cursor", "_static_ids", "outbox",
                  "to_delete", "nb_open", "waiters", "registration_finished", "static_done",
-                 "events_done", "messages_take_time", "switching")
+                 "events_done", "messages_take_time", "switching", "energy")
 
     def __init__(self, queue: EventQueue, options: SimOptions, platform: Platform,
                  machines: Machines) -> None:
@@ -68,6 +68,9 @@ class Books:
         self.events_done = True
         #: Machines switching on or off (Batsim's -E): the run cannot end meanwhile.
         self.switching = 0
+        #: The energy part with Batsim's -E (:class:`~.energy.EnergyPart`), else None:
+        #: job models that run jobs as parallel tasks tell it their hosts' loads.
+        self.energy: Any = None
 
     @property
     def now(self) -> float:

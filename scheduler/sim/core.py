@@ -10,27 +10,39 @@ and the stale entry is skipped when popped (lazy deletion, see :class:`Event`).
 Tie-break priorities at one instant
 -----------------------------------
 Batsim 4.2.1 hands the scheduler everything that happens at one simulated instant in
-the order its SimGrid actors wake up. The recorded transcripts in
-``data/transcripts`` show this order (checked over all 16 runs):
+the order its SimGrid actors wake up. Each of those actors (the job submitter, the event
+submitter, a job's executor, a CALL_ME_LATER waiter) waits in a ``sleep_for``, and
+SimGrid 3.32 ends the actions due at one date in the order they were created: its
+``ptask_L07`` model walks the started actions in creation order
+(``HostL07Model::update_actions_state``) and counts a sleep within ``sg_surf_precision``
+(1e-9 s) of its end as ended (``Action::update_max_duration``). The actors then run,
+and their messages reach the server, in that order. A sleep is created when its actor
+starts waiting: the job submitter's right after it sent the previous batch
+(``job_submitter.cpp``), the event submitter's likewise (``event_submitter.cpp``), a
+job's when it starts (``do_delay_task``: one sleep for the whole delay, or until the
+walltime; a sequence sleeps once per task, :class:`~.actors.NextTask`), a waiter's
+when its CALL_ME_LATER is received. So the wake-ups of one
+instant (:data:`SUBMISSION`, :data:`CALL`, :data:`EXTERNAL`, :data:`COMPLETION`: one
+priority) fire in the order they were scheduled, which is ``seq``'s. Examples, all in
+recorded Batsim conversations:
 
-- submissions come before completions (``chaos-samesubmit``, t = 20, 30, 40, 50, 60:
-  three ``JOB_SUBMITTED`` then the ``JOB_COMPLETED`` of the job started 10 s earlier);
-- a ``REQUESTED_CALL`` comes before completions (``chaos-walltime120`` and
-  ``chaos-generic-events-walltime120``, t = 30) and before machine events
-  (``chaos-events-paper800``, t = 400);
-- external events keep the order of their file (``chaos-generic-events-walltime120``,
-  t = 300: ``event_machine_available`` then the forwarded ``user_specific_type``);
-- completions at one instant come in the order the jobs were started (every one of
-  the 130 instants with several completions, in all transcripts);
-- ``no_more_static_job_to_submit`` and ``no_more_external_event_to_occur`` come after
-  everything else of their instant (``chaos-samesubmit``, t = 60; in the other runs
-  Batsim even sends them in a message of their own at the same time).
+- a submission before the completion of a job started after the previous batch was
+  sent (``chaos-samesubmit``, t = 20 ... 60); a completion first when the job started
+  before that (KTH-SP2 with pybatsim's easyBackfill, t = 614523: job 63, started at
+  614502, ends as job 65 comes, whose submitter slept since 614516; the submitter
+  recording of issue 17, t = 57.25);
+- a ``REQUESTED_CALL`` before an external event whose submitter went to sleep after
+  the CALL_ME_LATER came (``chaos-events-paper800``, t = 400);
+- external events in the order of their file (``chaos-generic-events-walltime120``,
+  t = 300), those of one date in one batch;
+- completions of one instant in the order the jobs started (every instant with several
+  completions in the transcripts).
 
-Pairs the transcripts never show at one instant (a submission and a call, a
-submission or a call and an external event, an external event and a completion) follow
-the constants' order below. Events caused by the scheduler's own decisions (kill
-acknowledgements, registration acknowledgements, completions of zero-length jobs) come
-in a follow-up message at the same time, as in Batsim; they are not tie-broken here.
+``no_more_static_job_to_submit`` and ``no_more_external_event_to_occur`` come after
+everything else of their instant (:data:`END_OF_INPUT`). Events caused by the
+scheduler's own decisions (kill acknowledgements, registration acknowledgements,
+completions of zero-length jobs) come in a follow-up message at the same time, as in
+Batsim; they are not tie-broken here.
 """
 
 from __future__ import annotations
@@ -39,32 +51,37 @@ import math
 from heapq import heappop, heappush
 from typing import Protocol
 
-__all__ = ["CALL", "COMPLETION", "DECISION", "END_OF_INPUT", "EXTERNAL", "SUBMISSION",
+__all__ = ["BYE", "CALL", "COMPLETION", "DECISION", "END_OF_INPUT", "EXTERNAL", "SUBMISSION",
            "Event", "EventQueue"]
 
-DECISION = 0.5
-"""Decisions stamped later than Batsim's clock: after the submissions of their instant.
-
-Batsim applies each decision at its timestamp, sleeping until then if needed (a reply
-with ``now`` 1595.000051 to a message sent at the internal time 1595.0000506 starts its
-jobs at 1595.000051). The scheduler saw nothing of that instant yet, so its decisions
-come before Batsim's completions, calls and external events there, but after the static
-submissions: batsched ``killer`` stamps a KILL_JOB 10 s ahead; at t = 510 Batsim sends
-the JOB_SUBMITTED due then before the JOB_KILLED it answers
-(``tests/data/batsim421/killer-walltime120.jsonl``, message 53; issue 17, case 3).
-"""
-
-SUBMISSION = 0
-"""Static job submissions: win over every other event of their instant."""
+SUBMISSION = 1
+"""Static job submissions: a wake-up (the module docstring's creation order)."""
 
 CALL = 1
-"""REQUESTED_CALL: after submissions, before external events and completions."""
+"""REQUESTED_CALL: a wake-up (the module docstring's creation order)."""
 
-EXTERNAL = 2
-"""External events (machine (un)availability, forwarded events): before completions."""
+EXTERNAL = 1
+"""External events (machine (un)availability, forwarded events): a wake-up."""
 
-COMPLETION = 3
-"""Job completions (success, failure, walltime): after submissions, calls and events."""
+COMPLETION = 1
+"""Job completions (success, failure, walltime): a wake-up."""
+
+BYE = 0
+"""The job submitter's goodbye received before what the reply causes (issue 17, case 4)."""
+
+DECISION = 1.25
+"""Decisions stamped later than Batsim's clock: after the wake-ups of their instant.
+
+Batsim applies each decision at its timestamp, its request-reply actor sleeping until
+then (``JsonProtocolReader::send_message_at_time``; a reply with ``now`` 1595.000051 to
+a message sent at the internal time 1595.0000506 starts its jobs at 1595.000051). The
+wake-ups of that date report first: a completion whose job started before the reply
+(its sleep is older), and the submissions due then, whose message goes straight to the
+server while a KILL_JOB still has to create the killer actor, which kills and reports:
+batsched ``killer`` stamps a KILL_JOB 10 s ahead; at t = 510 Batsim sends the
+JOB_SUBMITTED due then before the JOB_KILLED it answers
+(``tests/data/batsim421/killer-walltime120.jsonl``, message 53; issue 17, case 3).
+"""
 
 END_OF_INPUT = 4
 """``no_more_static_job_to_submit`` / ``no_more_external_event_to_occur``: last of all."""
@@ -93,12 +110,14 @@ class EventQueue:
     ...     def live(self, seq): return True
     ...     def fire(self): print(self.q.now, self.text)
     >>> q = EventQueue()
+    >>> _ = q.schedule(Say(q, "no more jobs"), END_OF_INPUT, 5.0)
     >>> _ = q.schedule(Say(q, "completion"), COMPLETION, 5.0)
     >>> _ = q.schedule(Say(q, "submission"), SUBMISSION, 5.0)
     >>> while q.peek() < math.inf:
     ...     q.step()
-    5.0 submission
     5.0 completion
+    5.0 submission
+    5.0 no more jobs
     """
 
     __slots__ = ("_queue", "now", "_seq")

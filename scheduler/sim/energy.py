@@ -18,17 +18,31 @@
   ``p`` pstate request and arrival) and ``_pstate_changes.csv`` rows (-1: switching to a
   computation pstate, -2: to a sleep pstate).
 
-A host's load comes from the job model through :class:`HostLoad` (the job model's
-``host_load(job, ctx)`` if it has one, else :func:`profile_load`): the share of each
-allocated host's speed the job uses, from its start. A model whose rates change while
-jobs run (SimGrid's parallel-task network sharing) tells the new loads at that instant
-with :meth:`EnergyPart.set_loads` (``Parts.energy``, None without ``-E``).
+A host's load is what SimGrid's plugin reads when it updates the host: the share of
+its capacity (speed x cores) in use *at that moment* (``host_energy.cpp``,
+``get_current_watts_value``: ``get_load() / speed / core_count``, the CPU constraint's
+usage from the last solve), applied to the whole interval since the host's previous
+update. Two sources:
+
+- a job the job model runs in closed form (``host_load(job, ctx)`` of the model if it
+  has one, else :func:`profile_load`) loads each of its hosts from its start to its
+  end; Batsim reads every host at both instants, so the integration is exact;
+- a job the model runs as SimGrid parallel tasks (its ``host_load`` answers None) is
+  followed task by task with :class:`TaskPower`: SimGrid updates a task's hosts when it
+  ends or is cancelled (``CpuAction::on_state_change``), a one-host task's host when
+  it starts (``Exec::on_start``) and the job actor's host (the allocation's first
+  machine) when a delay task's sleep ends (a sleep is an action of that CPU,
+  ``CpuL07::sleep``), :meth:`EnergyPart.touch`; the loads the model solves
+  after an instant (:meth:`EnergyPart.set_loads`) hold from the next instant on, so a
+  host nobody updated when its rate changed (a latency paid, a task of several hosts
+  starting after a sleep, a task elsewhere leaving a shared link) is charged its later
+  load for the whole interval, as SimGrid charges it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, Protocol
 
@@ -40,7 +54,7 @@ from batpolicy.scheduler.sim.actors import SimEvent
 from batpolicy.scheduler.sim.core import COMPLETION
 from batpolicy.scheduler.sim.wire import wire_time
 
-__all__ = ["EnergyPart", "HostLoad", "build_energy", "profile_load"]
+__all__ = ["EnergyPart", "HostLoad", "TaskPower", "build_energy", "profile_load"]
 
 # Batsim's machine states (machines.cpp), as _machine_states.csv names them.
 IDLE, COMPUTING, SWITCHING_ON, SWITCHING_OFF, SLEEPING = (
@@ -50,8 +64,12 @@ IDLE, COMPUTING, SWITCHING_ON, SWITCHING_OFF, SLEEPING = (
 class HostLoad(Protocol):
     """What a job model may tell the energy part: the load of each host it runs on."""
 
-    def host_load(self, job: Any, ctx: Any) -> Mapping[int, float] | float:
-        """Share (0..1) of each allocated host's speed ``job`` uses, or one share for all."""
+    def host_load(self, job: Any, ctx: Any) -> Mapping[int, float] | float | None:
+        """Share (0..1) of one core's speed ``job`` uses on each of its hosts, or None.
+
+        One share may stand for all hosts; None: the model tells the loads itself
+        (:class:`TaskPower`).
+        """
 
 
 def _flops(profile: Mapping[str, Any], n: int, ctx: Any, workload: str) -> list[float]:
@@ -76,19 +94,73 @@ def _flops(profile: Mapping[str, Any], n: int, ctx: Any, workload: str) -> list[
 
 
 def profile_load(job: Any, ctx: Any, speeds: Sequence[float]) -> dict[int, float]:
-    """The mean share of each host's speed a job uses: its flops there over speed x duration.
+    """The share of one core's speed a closed-form job uses on each of its hosts.
 
-    Delay profiles use none (SimGrid's host stays idle). Exact for one parallel task and
-    for ``idle:all_cores`` power figures (power linear in the load); an average over a
-    sequence mixing delays and computations otherwise.
+    One parallel task (Batsim's ``execute_parallel_task`` on ``ptask_L07``): it advances
+    at the rate ``min_i speed_i / flops_i`` (``L07Action::update_bound``), so host ``i``
+    delivers ``rate x flops_i``: its share is that over its speed, whatever the job's
+    duration (a walltime kill included). Delay profiles use none (SimGrid's host stays
+    idle). A sequence gets the mean over its duration, exact only for power linear in the
+    load (the ``ptask`` model runs sequences task by task with ``-E``).
     """
     alloc = list(job.alloc)
-    duration = job.end - job.start
     flops = _flops(job.profile_data, len(alloc), ctx, job.workload)
-    if not duration > 0.0:
-        return {}
-    return {m: min(1.0, f / (speeds[m] * duration)) for m, f in zip(alloc, flops, strict=True)
+    if job.profile_data.get("type") in ("composed", "sequence"):
+        duration = job.end - job.start
+        if not duration > 0.0:
+            return {}
+        return {m: min(1.0, f / (speeds[m] * duration))
+                for m, f in zip(alloc, flops, strict=True) if f > 0.0}
+    rate = min((speeds[m] / f for m, f in zip(alloc, flops, strict=True) if f > 0.0),
+               default=0.0)
+    return {m: min(1.0, rate * f / speeds[m]) for m, f in zip(alloc, flops, strict=True)
             if f > 0.0}
+
+
+class TaskPower:
+    """SimGrid's host-energy plugin listening to the parallel-task model (module docstring).
+
+    Told each task's start and end by the model (:attr:`L07Model.listener
+    <batpolicy.scheduler.sim.ptask.l07.L07Model.listener>`); :meth:`instant_done` hands
+    the energy part the loads of the hosts of running or ended tasks once the model has
+    solved the next interval. Hosts beyond the compute machines (storage) are left out.
+    Runtime complexity: O(hosts of the task) per start or end, O(hosts of running tasks)
+    per instant.
+    """
+
+    __slots__ = ("_energy", "_model", "_n", "_left")
+
+    def __init__(self, energy: EnergyPart, model: Any) -> None:
+        self._energy = energy
+        self._model = model
+        self._n = len(energy.hosts)
+        self._left: set[int] = set()  # hosts of tasks ended since the last instant_done
+        model.listener = self
+
+    def __call__(self, task: Any, started: bool) -> None:
+        """A task starts (a one-host task updates its host) or ends (its hosts updated)."""
+        hosts = {h for h in task.hosts if h < self._n}
+        if started:
+            if len(task.hosts) == 1:  # Exec::on_start_cb: get_host_number() == 1
+                self._energy.touch(hosts)
+            return
+        self._energy.touch(hosts)
+        self._left |= hosts
+
+    def touch_host(self, host: int) -> None:
+        """SimGrid updates one host now (an action of its CPU changed state)."""
+        if host < self._n:
+            self._energy.touch((host,))
+
+    def instant_done(self) -> None:
+        """The model solved the rates after this instant: they hold from the next one on."""
+        model, n = self._model, self._n
+        hosts = self._left
+        self._left = set()
+        for task in model.tasks.values():
+            hosts.update(h for h in task.hosts if h < n)
+        if hosts:
+            self._energy.set_loads({h: model.host_share(h) for h in sorted(hosts)})
 
 
 class SwitchDone(SimEvent):
@@ -136,7 +208,13 @@ class EnergyPart:
         self._outbox = books.outbox
         self._on_speed = on_speed
         self.pstate = [h.initial for h in hosts]
+        #: Load of closed-form jobs (share of the host) and of the parallel-task model.
         self.load = [0.0] * n
+        self.model_load = [0.0] * n
+        #: Model loads from after ``_next_at`` on (the next solve's), not yet in force.
+        self._next: dict[int, float] = {}
+        self._next_at = 0.0
+        self._fed: set[str] = set()  # running jobs whose loads the model tells
         self.energy = [0.0] * n
         self.last = [0.0] * n
         self.state = [IDLE] * n
@@ -153,6 +231,7 @@ class EnergyPart:
                                        f"{hosts[0].initial}"] if n else []
         self._last_date = 0.0
         self._last_energy = 0.0
+        self._last_low = 0.0
         self.at_last_job_end = 0.0
         #: The energy when the first static job was submitted (Batsim's
         #: ``energy_first_job_submission``); schedule.csv's consumed_joules counts from it.
@@ -165,15 +244,22 @@ class EnergyPart:
         self.state_time = {IDLE: 0.0, COMPUTING: 0.0, SWITCHING_ON: 0.0, SWITCHING_OFF: 0.0,
                            SLEEPING: 0.0}
         self._state_since = [0.0] * n
+        #: Machines asleep or switching, by state: ``_machine_states.csv``'s columns
+        #: beside idle and computing (:attr:`Machines.power_counts
+        #: <.bookkeeping.Machines.power_counts>` reads this dict).
+        self.power_counts = {SLEEPING: 0, SWITCHING_ON: 0, SWITCHING_OFF: 0}
 
     # ------------------------------------------------------------ energy
     def _power(self, m: int) -> float:
         host, ps = self.hosts[m], self.pstate[m]
         if self.state[m] in (SWITCHING_ON, SWITCHING_OFF):
             return host.all_cores[ps]  # computing its one flop
-        return host.watts(ps, self.load[m])
+        return host.watts(ps, self.load[m] + self.model_load[m])
 
     def _update(self, m: int, now: float) -> None:
+        """SimGrid's ``HostEnergy::update``: the interval since the last at today's power."""
+        if self._next and now > self._next_at:
+            self._commit()
         last = self.last[m]
         if last < now:
             self.energy[m] += self._power(m) * (now - last)
@@ -191,18 +277,37 @@ class EnergyPart:
         return math.fsum(h.epsilon[p] for h, p in zip(self.hosts, self.pstate, strict=True))
 
     def _entry(self, kind: str) -> float:
+        """One ``_consumed_energy.csv`` row (``EnergyConsumptionTracer::add_entry``).
+
+        Batsim sums the hosts' energies in ``long double`` and divides their difference
+        since the last row by the time since: over a short interval a double's rounding
+        of two large sums shows in ``epower``'s sixth decimal, so the sum is kept as a
+        double and its rounding error (``math.fsum`` twice), and the difference taken
+        on both.
+        """
         now = self._queue.now
         energy = self.total()
+        low = math.fsum([*self.energy, -energy])  # the sum's exact remainder, rounded
         dt = now - self._last_date
-        epower = f"{(energy - self._last_energy) / dt:f}" if dt > 0 else "NA"
+        if dt > 0:
+            diff = (energy - self._last_energy) + (low - self._last_low)
+            epower = f"{diff / dt:f}"
+        else:
+            epower = "NA"
         self.energy_rows.append(f"{now:f},{energy:f},{kind},{self.wattmin():f},{epower}")
-        self._last_date, self._last_energy = now, energy
+        self._last_date, self._last_energy, self._last_low = now, energy, low
         return energy
 
     def _set_state(self, m: int, state: str, now: float) -> None:
-        self.state_time[self.state[m]] += now - self._state_since[m]
+        old = self.state[m]
+        self.state_time[old] += now - self._state_since[m]
         self._state_since[m] = now
         self.state[m] = state
+        counts = self.power_counts
+        if old in counts:
+            counts[old] -= 1
+        if state in counts:
+            counts[state] += 1
 
     def first_submission(self) -> None:
         """A job submitter takes its first job: remember the energy (once per run)."""
@@ -223,23 +328,49 @@ class EnergyPart:
                     f"({alloc}): machine {m} cannot compute jobs now (its state is "
                     f"'{self.state[m]}', Batsim aborts)", job_id=job_id)
 
-    def job_started(self, job: Any, load: Mapping[int, float] | float) -> None:
-        """A job starts: energy read (``s`` row), then its hosts carry its load."""
+    def job_started(self, job: Any, load: Mapping[int, float] | float | None) -> None:
+        """A job starts: energy read (``s`` row), then its hosts carry its load.
+
+        ``load``: share of one core's speed per host (:class:`HostLoad`), or None when the
+        job model tells the loads itself (:meth:`touch`, :meth:`set_loads`).
+        """
         now = self._queue.now
         self._entry("s")
         self._job_start[job.id] = math.fsum(self.energy[m] for m in job.alloc)
+        if load is None:
+            self._fed.add(job.id)
+        hosts = self.hosts
         for m in job.alloc:
-            self.load[m] = load if isinstance(load, float) else float(load.get(m, 0.0))
+            if load is not None:
+                share = load if isinstance(load, float) else float(load.get(m, 0.0))
+                self.load[m] = share / hosts[m].cores
             self.busy[m] += 1
             if self.state[m] == IDLE:
                 self._set_state(m, COMPUTING, now)
 
-    def set_loads(self, loads: Mapping[int, float]) -> None:
-        """Hosts' loads change now (the energy so far is integrated at the old ones). O(k)."""
+    def touch(self, machines: Iterable[int]) -> None:
+        """SimGrid updates these hosts' energy now, at their current loads. O(k)."""
         now = self._queue.now
-        for m, load in loads.items():
+        for m in machines:
             self._update(m, now)
-            self.load[m] = float(load)
+
+    def set_loads(self, loads: Mapping[int, float]) -> None:
+        """The model's loads of these hosts (shares) from the next instant on. O(k).
+
+        Updates at this instant still see the loads before (the model's solve happens
+        once the instant is over); the ones of an earlier call come into force first.
+        """
+        now = self._queue.now
+        if self._next and now > self._next_at:
+            self._commit()
+        self._next.update(loads)
+        self._next_at = now
+
+    def _commit(self) -> None:
+        model_load = self.model_load
+        for m, load in self._next.items():
+            model_load[m] = load
+        self._next.clear()
 
     def job_ended(self, job: Any) -> float:
         """A job ends: its hosts' energy read with its load, the load dropped (``e`` row).
@@ -253,8 +384,11 @@ class EnergyPart:
         if before is None:  # set RUNNING by CHANGE_JOB_STATE: never started here
             return -1.0
         consumed = math.fsum(self.energy[m] for m in job.alloc) - before
+        fed = job.id in self._fed
+        self._fed.discard(job.id)
         for m in job.alloc:
-            self.load[m] = 0.0
+            if not fed:
+                self.load[m] = 0.0
             self.busy[m] -= 1
             if self.busy[m] == 0 and self.state[m] == COMPUTING:
                 self._set_state(m, IDLE, now)
@@ -301,7 +435,7 @@ class EnergyPart:
                 self.pstate[m] = target
                 if self._on_speed is not None:
                     self._on_speed(MachineSet.of(m), host.speeds[target])
-                self._arrived(m, target)
+                self._arrived(m, target, trace=False)
                 continue
             self._update(m, now)
             if current is PStateKind.COMPUTATION:  # to sleep: through switch-off
@@ -314,6 +448,7 @@ class EnergyPart:
             self._books.switching += 1
             self._queue.schedule(SwitchDone(self, m, target), COMPLETION,
                                  at=now + 1.0 / host.speeds[virtual])
+        self._books.machines.trace(now)  # server_on_pstate_modification's row
 
     def on_switched(self, m: int, target: int) -> None:
         """A switch-on or switch-off ends: the machine is in ``target``."""
@@ -338,7 +473,13 @@ class EnergyPart:
         for m, target in arrivals:
             self._arrived(m, target)
 
-    def _arrived(self, m: int, target: int) -> None:
+    def _arrived(self, m: int, target: int, trace: bool = True) -> None:
+        """Machine ``m`` is in ``target``: the request is done once all its machines are.
+
+        ``trace``: a SWITCHED message (``server_on_switched``) writes a machine-states row
+        when it completes the request; a computation pstate set at once does not (the
+        request's own row follows).
+        """
         for i, (machines, left, goal) in enumerate(self._switches):
             if goal == target and m in left:
                 left.discard(m)
@@ -347,6 +488,8 @@ class EnergyPart:
                     now = self._queue.now
                     self.pstate_rows.append(f"{_time_cell(now)},{machines},{target}")
                     self._entry("p")
+                    if trace:
+                        self._books.machines.trace(now)
                     self._outbox.append(t.ResourceStateChanged(wire_time(now), machines,
                                                                str(target)))
                 return
@@ -379,6 +522,7 @@ def build_energy(platform: Any, machine_info: Sequence[Any], books: Any,
     hosts = []
     for machine in machine_info:
         props = {**machine.zone_properties, **machine.properties}
-        listed, initial = speeds.get(machine.name, ((float(machine.speed),), 0))
-        hosts.append(host_power(machine.name, props, listed, source=source, initial=initial))
+        listed, initial, cores = speeds.get(machine.name, ((float(machine.speed),), 0, 1))
+        hosts.append(host_power(machine.name, props, listed, source=source, initial=initial,
+                                cores=cores))
     return EnergyPart(books, hosts, on_speed)

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from batpolicy.errors import ConfigError
 from batpolicy.protocol.types import JobState
-from batpolicy.scheduler.sim.actors import JobEnd, Reactions
+from batpolicy.scheduler.sim.actors import JobEnd, NextTask, Reactions
 from batpolicy.scheduler.sim.bookkeeping import SimJob
 from batpolicy.scheduler.sim.core import COMPLETION, EventQueue
 
@@ -124,11 +124,30 @@ class MovingEnds:
 
     # ------------------------------------------------------------ planning completions
     def start(self, job: SimJob, now: float) -> None:
-        """Plan a job starting at ``now`` with its model. Runtime complexity: O(log n)."""
+        """Plan a job starting at ``now`` with its model. Runtime complexity: O(log n).
+
+        A job whose model set ``job.phases`` (a sequence of tasks: the starts of the tasks
+        after the first) reaches its completion through one :class:`~.actors.NextTask`
+        per task, as Batsim's executor sleeps once per task: the completion then comes
+        among its instant's wake-ups where Batsim's does (:mod:`.core`).
+        """
         end = job.model.start(job, now, self._books)
         job.end = end
         self.dirty = self.moving
+        if job.phases:
+            job.end_seq = self._queue.schedule(NextTask(self, job, 0), COMPLETION,
+                                               at=job.phases[0])
+            return
         job.end_seq = self._queue.schedule(JobEnd(self.completions, job), COMPLETION, at=end)
+
+    def next_task(self, job: SimJob, index: int) -> None:
+        """Job ``job``'s executor sleeps for task ``index`` of its phases, or until its end."""
+        queue = self._queue
+        if index < len(job.phases):
+            job.end_seq = queue.schedule(NextTask(self, job, index), COMPLETION,
+                                         at=job.phases[index])
+        else:
+            job.end_seq = queue.schedule(JobEnd(self.completions, job), COMPLETION, at=job.end)
 
     def reschedule(self, job: SimJob) -> None:
         """Ask the job's model for its new end and move its completion there. O(log n)."""

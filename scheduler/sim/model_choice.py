@@ -30,13 +30,9 @@ def with_default_model(options: SimOptions, workloads: Sequence[Workload]) -> Si
     ``ptask`` (:mod:`.ptask.jobmodel`) runs Batsim's jobs as SimGrid parallel tasks when
     they move data, map executors onto one machine or share machines, and the others
     in closed form; it is the default for Batsim JSON workloads and with compute
-    sharing, when the options leave the default (``profile``). Not with ``-E``: the power
-    model reads a job's load from its profile over its planned duration, which a
-    parallel task's rates (changing with the network) do not give yet (the model's
-    ``L07Model.host_load`` has them; no listener feeds ``EnergyPart.set_loads``).
+    sharing, when the options leave the default (``profile``), with ``-E`` as without
+    (the energy part follows its tasks' loads, :class:`~.energy.TaskPower`).
     """
-    if options.energy:
-        return options
     if options.default_job_model == "profile" and (options.compute_sharing or any(
             (w.source or "").endswith(".json") for w in workloads)):
         return replace(options, default_job_model="ptask")

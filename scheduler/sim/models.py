@@ -232,23 +232,34 @@ class ProfileModel(JobModel):
     def start(self, job: RunningJob, now: float, ctx: ModelContext) -> float:
         """Plan the job with Batsim's walltime arithmetic. Runtime complexity: O(tasks)."""
         remaining = job.walltime if job.walltime is not None else -1.0
-        end, remaining, state, ret = self._run(job.profile_data, job, now, remaining, ctx)
+        profile = job.profile_data
+        starts: list[float] | None = [] if profile["type"] in SEQUENCE_TYPES else None
+        end, remaining, state, ret = self._run(profile, job, now, remaining, ctx, starts)
         job.outcome = state
         job.return_code = ret
+        if starts is not None:  # Batsim's executor sleeps once per task (do_delay_task)
+            job.phases = tuple(t for t in dict.fromkeys(starts) if now < t < end)
         return end
 
     def _run(self, profile: dict[str, Any], job: RunningJob, t: float, remaining: float,
-             ctx: ModelContext) -> tuple[float, float, JobState, int]:
-        """Run ``profile`` from ``t``: (end, remaining walltime, state, return code)."""
+             ctx: ModelContext, starts: list[float] | None = None
+             ) -> tuple[float, float, JobState, int]:
+        """Run ``profile`` from ``t``: (end, remaining walltime, state, return code).
+
+        ``starts``, if given, gets the start of each task (leaf) run.
+        """
         if profile["type"] in SEQUENCE_TYPES:
             for _ in range(int(profile.get("repeat", 1))):
                 for sub in profile["seq"]:
                     sub_profile = ctx.profile_definition(job.workload, str(sub))
-                    t, remaining, state, ret = self._run(sub_profile, job, t, remaining, ctx)
+                    t, remaining, state, ret = self._run(sub_profile, job, t, remaining, ctx,
+                                                         starts)
                     if state is not _SUCCESS:
                         return t, remaining, state, ret
             ret = int(profile.get("ret", 0))
             return t, remaining, _outcome(ret), ret
+        if starts is not None:
+            starts.append(t)
         duration = _leaf_duration(profile, job, ctx)
         if remaining < 0 or duration < remaining or (
                 duration == remaining and profile["type"] in PTASK_TYPES

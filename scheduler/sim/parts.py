@@ -96,7 +96,8 @@ class Parts:
         if options.energy:  # Batsim's -E: power states, switches, energy (.energy)
             energy = build_energy(platform, machine_info, books,
                                   server.on_speed_change)
-            decisions.energy = accounting.energy = energy
+            decisions.energy = accounting.energy = books.energy = energy
+            machines.power_counts = energy.power_counts
         return cls(queue, books, models, ends, messages, accounting, decisions, server,
                    energy)
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.sim.actors import EndOfInput, ExternalEventOccurs, Resume, Submitter
 from batpolicy.scheduler.sim.bookkeeping import SimJob
-from batpolicy.scheduler.sim.core import DECISION, END_OF_INPUT, EXTERNAL, SUBMISSION
+from batpolicy.scheduler.sim.core import BYE, DECISION, END_OF_INPUT, EXTERNAL, SUBMISSION
 from batpolicy.scheduler.sim.server import Scheduler
 from batpolicy.scheduler.sim.wire import wire_time
 
@@ -49,7 +49,8 @@ class ZeroLatencyDriver:
     scheduler's own cost.
     """
 
-    __slots__ = ("_parts", "_books", "_queue", "_bye_pending", "_advancing")
+    __slots__ = ("_parts", "_books", "_queue", "_bye_pending", "_advancing", "_external",
+                 "_next_external", "_asleep_later")
 
     def __init__(self, parts: Parts, external_events: list[Any]) -> None:
         self._parts = parts
@@ -57,14 +58,16 @@ class ZeroLatencyDriver:
         self._queue = queue = parts.queue
         self._bye_pending = False
         self._advancing = False
+        self._asleep_later = False
         static = books.static
         if static:
             queue.schedule(Submitter(self), SUBMISSION, at=max(static[0].subtime, 0.0))
         elif not books.static_done:
             queue.schedule(EndOfInput(self, _NO_MORE_JOBS), END_OF_INPUT)
-        for event in external_events:
-            queue.schedule(ExternalEventOccurs(self, event), EXTERNAL,
-                           at=max(float(event.timestamp), 0.0))
+        self._external = _batches(external_events)
+        self._next_external = 0
+        if self._external:
+            self._schedule_external()
         if external_events:
             last = max(float(external_events[-1].timestamp), 0.0)
             queue.schedule(EndOfInput(self, t.NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value),
@@ -131,14 +134,17 @@ class ZeroLatencyDriver:
                 messages.sleep_until(queue.now, stamp)
                 self._advance_to(stamp)
             if messages.tick(queue.now) == 2 and first:
-                self._submit_at_start()
+                self._submit_at_start(asleep_after_decision=True)
+                handler(decision)  # type: ignore[misc]
+                self._submitter_sleeps()
+                continue
             handler(decision)  # type: ignore[misc]
         if reply.now > queue.now:
             self._advance_to(reply.now)
         elif decisions.kills:
             decisions.perform_kills()
         if self._bye_pending:  # issue 17, case 4: received before what the reply causes
-            queue.schedule(EndOfInput(self, _NO_MORE_JOBS), SUBMISSION)
+            queue.schedule(EndOfInput(self, _NO_MORE_JOBS), BYE)
         if messages.tick(queue.now) <= 2 and first:  # SCHED_READY
             self._submit_at_start()
 
@@ -159,9 +165,12 @@ class ZeroLatencyDriver:
         self._advancing = False
 
     # ---------------------------------------------------------------- heap events
-    def on_submission_time(self) -> None:
+    def on_submission_time(self, asleep_after_decision: bool = False) -> None:
         """Submit every static job due now, in (subtime, full id) order (PROTOCOL.md §1.5).
 
+        Then the submitter sleeps until its next batch (:mod:`.core`: its wake-up comes
+        after those of the actors already asleep); ``asleep_after_decision``: only once
+        the decision being received is applied (:meth:`_submitter_sleeps`).
         Runtime complexity: O(k) for k jobs submitted.
         """
         books, queue = self._books, self._queue
@@ -177,17 +186,37 @@ class ZeroLatencyDriver:
             energy.first_submission()
         self._parts.server.submit_static(static[books.cursor:i])
         books.cursor = i
-        if i < n:
-            queue.schedule(Submitter(self), SUBMISSION, at=static[i].subtime)
+        self._asleep_later = True
+        if not asleep_after_decision:
+            self._submitter_sleeps()
+
+    def _submitter_sleeps(self) -> None:
+        """The job submitter, its batch sent, sleeps until the next one or says goodbye.
+
+        A no-op unless a batch was sent and the submitter is not asleep yet.
+        """
+        if not self._asleep_later:
+            return
+        self._asleep_later = False
+        books, queue = self._books, self._queue
+        if books.cursor < len(books.static):
+            queue.schedule(Submitter(self), SUBMISSION, at=books.static[books.cursor].subtime)
         else:
             queue.schedule(EndOfInput(self, _NO_MORE_JOBS), END_OF_INPUT)
 
-    def _submit_at_start(self) -> None:
-        """The jobs due at t = 0, if the submitter has not sent them yet."""
+    def _submit_at_start(self, asleep_after_decision: bool = False) -> None:
+        """The jobs due at t = 0, if the submitter has not sent them yet.
+
+        Batsim's server receives them after the first decision of the reply to
+        SIMULATION_BEGINS, once it handled it: the actor that decision created (a
+        CALL_ME_LATER's waiter) went to sleep before the submitter does
+        (``asleep_after_decision``; a recorded real Batsim + pybatsim run: at t = 10 the
+        REQUESTED_CALL asked then comes before the JOB_SUBMITTED of that date).
+        """
         books = self._books
         if self._queue.now == 0.0 and books.cursor == 0 and books.static \
                 and books.static[0].subtime <= 0.0:
-            self.on_submission_time()
+            self.on_submission_time(asleep_after_decision)
 
     def on_end_of_input(self, kind: str) -> None:
         """A submitter is done: NOTIFY ``kind`` (no more static job / external event).
@@ -220,9 +249,24 @@ class ZeroLatencyDriver:
         books.waiters -= 1
         books.outbox.append(t.RequestedCall(wire_time(self._queue.now)))
 
-    def on_external_event(self, event: Any) -> None:
-        """An external event of the ``--events`` files occurs now."""
-        self._parts.server.external_event(event)
+    def _schedule_external(self) -> None:
+        """Batsim's event submitter goes to sleep until its next batch (``event_submitter.cpp``).
+
+        It does so once it sent the previous batch, which puts its wake-up after those
+        of the actors already asleep then (:mod:`.core`'s creation order).
+        """
+        batch = self._external[self._next_external]
+        self._next_external += 1
+        self._queue.schedule(ExternalEventOccurs(self, batch), EXTERNAL,
+                             at=max(float(batch[0].timestamp), 0.0))
+
+    def on_external_event(self, batch: list[Any]) -> None:
+        """The external events of one date (``--events`` files) occur now, in file order."""
+        server = self._parts.server
+        for event in batch:
+            server.external_event(event)
+        if self._next_external < len(self._external):
+            self._schedule_external()
 
     def on_job_end(self, job: SimJob) -> None:
         """A job reaches its planned end (JOB_COMPLETED joins the instant's message)."""
@@ -230,3 +274,20 @@ class ZeroLatencyDriver:
         reported = getattr(job.model, "job_reported", None)
         if reported is not None:  # the job's actor ends now (no message latency)
             reported(job, self._queue.now)
+
+
+def _batches(events: list[Any]) -> list[list[Any]]:
+    """The external events grouped by date, as Batsim's event submitter sends them.
+
+    A date at or before 0 counts as 0 (the submitter's first sleep is then a no-op).
+    """
+    batches: list[list[Any]] = []
+    last = None
+    for event in events:
+        at = max(float(event.timestamp), 0.0)
+        if at == last:
+            batches[-1].append(event)
+        else:
+            batches.append([event])
+            last = at
+    return batches

@@ -12,7 +12,8 @@ Rows left out, and why: deadline_fig4's tabu rows set a 20 ms wall-clock bound (
 experiment's explicit option, flagged ``stat.reproducible`` = False), so they depend on
 the machine; the coalloc figures' runs (8,000-16,000 jobs, 7-50 s each) are marked
 ``benchmark``, run with ``-m benchmark``; dpsa_fig3_quick and redirection_fig2 read the
-Parallel Workloads Archive traces of ``../shared`` and skip without them.
+Parallel Workloads Archive traces of ``../shared`` and skip without them, as do
+energy_tradeoff's rows (whole HPC2N with energy on; its KTH rows take 30 s or more).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ SLICES = {
     "coalloc_modules": [73],  # ideal
     "dpsa_fig3_quick": [23, 33],  # dpsa-n, dpsa-w (shared traces)
     "redirection_fig2": [955, 476],  # EASY, redirection on a loaded week (shared traces)
+    "energy_tradeoff": [29],  # poweroff with -E on whole HPC2N (shared traces)
 }
 #: Tables whose cheapest runs take several seconds: ``-m benchmark`` only.
 SLOW_SLICES = {"coalloc_fig9": [0], "coalloc_fig10": [5], "coalloc_fig11": [7]}

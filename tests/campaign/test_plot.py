@@ -120,3 +120,58 @@ def test_line_by_where_log_y_is_written(finished: Path, tmp_path: Path) -> None:
                       "--log-y", "--title", "t", "-o", str(out)])
     assert result.returncode == 0, result.stderr
     assert out.read_bytes().startswith(b"\x89PNG")
+
+
+def _tradeoff_tables(tmp_path: Path) -> tuple[Path, Path]:
+    """A campaign's results table and a table of runs made beside real Batsim.
+
+    Two workloads, two labels, tau 0 and 60, an EASY baseline; the second table as the
+    energy trade-off's batsched.csv.
+    """
+    campaign = tmp_path / "campaign"
+    campaign.mkdir()
+    with (campaign / "results.csv").open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["status", "label", "policy", "workload", "param.idle_timeout",
+                      "consumed_joules", "mean_bounded_slowdown"])
+        for w, scale in (("KTH.swf.gz", 1.0), ("HPC2N.swf", 3.0)):
+            for label, bsld in (("keep 0 %", 9.0), ("keep 25 %", 5.0)):
+                out.writerow(["ok", label, "poweroff", w, 60, 2e9 * scale, bsld - 2])
+                out.writerow(["ok", label, "poweroff", w, 0, 1e9 * scale, bsld])
+            out.writerow(["ok", "EASY (never off)", "easy", w, "", 4e9 * scale, 3.0])
+        out.writerow(["error", "keep 0 %", "poweroff", "KTH.swf.gz", 300, "", ""])
+    batsched = tmp_path / "batsched.csv"
+    batsched.write_text("policy,label,workload,status,param.idle_timeout,consumed_joules,"
+                        "mean_bounded_slowdown\nbatsched:energy_bf_idle_sleeper,batsched idle "
+                        "sleeper,KTH.swf.gz,ok,300,1.5e9,12.0\n")
+    return campaign, batsched
+
+
+def test_tradeoff_scatter_of_a_campaign_and_a_batsched_table(tmp_path: Path) -> None:
+    from batpolicy.scheduler.app.plot import _merged_results, tradeoff_series
+
+    campaign, batsched = _tradeoff_tables(tmp_path)
+    rows = _merged_results([campaign, batsched])
+    assert len(rows) == 11  # the failed run is left out
+    series, refs = tradeoff_series([r for r in rows if r["workload"] == "KTH.swf.gz"],
+                                   "consumed_joules", "mean_bounded_slowdown", "label",
+                                   "param.idle_timeout")
+    # each curve in the order of tau, tagged with it; EASY, without tau, a reference
+    assert series["keep 0 %"] == [(1e9, 9.0, "0"), (2e9, 7.0, "60")]
+    assert series["batsched idle sleeper"] == [(1.5e9, 12.0, "300")]
+    assert refs == {"EASY (never off)": (4e9, 3.0)}
+    out = tmp_path / "t.png"
+    result = run_cli(["plot", str(campaign), str(batsched), "--scatter", "consumed_joules",
+                      "mean_bounded_slowdown", "--by", "label", "--order", "idle_timeout",
+                      "--log-y", "-o", str(out)])
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes().startswith(b"\x89PNG") and out.stat().st_size > 5000
+
+
+def test_tradeoff_scatter_of_text_columns_is_one_error(tmp_path: Path) -> None:
+    campaign, _ = _tradeoff_tables(tmp_path)
+    result = run_cli(["plot", str(campaign), "--scatter", "label", "mean_bounded_slowdown",
+                      "-o", str(tmp_path / "t.png")])
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "column 'label' is not numeric" in result.stderr
+    assert not (tmp_path / "t.png").exists()

@@ -57,7 +57,8 @@ def _run(path: Path, rows: list[dict[str, str]]) -> Path:
 
 @pytest.mark.parametrize("mode", [["--gantt"], ["--dist"], ["--bars", "--metric", "x"],
                                   ["--line", "depth", "--metric", "x"],
-                                  ["--heatmap", "depth", "seed", "--metric", "x"]])
+                                  ["--heatmap", "depth", "seed", "--metric", "x"],
+                                  ["--scatter", "depth", "seed"]])
 def test_every_plot_without_matplotlib_names_the_extra(tmp_path: Path,
                                                        mode: list[str]) -> None:
     run = _run(tmp_path / "run", [{"job_id": "1", "starting_time": "0", "finish_time": "5",

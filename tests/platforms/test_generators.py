@@ -14,6 +14,7 @@ import pytest
 from batpolicy.errors import ConfigError, InputError
 from batpolicy.platforms import generators as gen
 from batpolicy.platforms.begins import platform_from_begins
+from batpolicy.platforms.power import HostPower, SleepPState, host_power, pstate_speeds
 from batpolicy.platforms.xml import read_platform
 from batpolicy.scheduler.app.cli import main
 from batpolicy.scheduler.state import ClusterState
@@ -198,3 +199,80 @@ def test_the_docs_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert [read_platform(tmp_path / f).nb_machines for f in ("mc4.xml", "racks.xml",
                                                                "grid.xml")] == [400, 24, 22]
     assert read_platform(tmp_path / "grid.xml").groups["gpu1"].kind == "machine"
+
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_without_power_options_the_files_are_byte_identical_to_before(tmp_path: Path) -> None:
+    """The golden files were written by the generators before power existed."""
+    assert _cli(tmp_path, "multicluster", "--clusters", "2", "--nodes", "3").read_text() == \
+        (DATA / "multicluster_2x3.xml").read_text()
+    assert gen.to_xml(gen.machines([(None, 2, "4Gf", False), ("gpu", 1, "1e10", True)])) == \
+        (DATA / "machines_2.xml").read_text()
+
+
+def _host_power(path: Path) -> list[HostPower]:
+    platform = read_platform(path)
+    speeds = pstate_speeds(path)
+    return [host_power(m.name, m.properties, speeds[m.name][0], source=str(path))
+            for m in platform.machines]
+
+
+def test_power_platform_has_batsims_energy_node_by_default(tmp_path: Path) -> None:
+    """--power: the figures of Batsim's cluster_energy_128.xml, as Batsim reads them."""
+    hosts = _host_power(_cli(tmp_path, "racks", "--racks", "2", "--nodes", "3", "--speed",
+                             "100Mf", "--power"))
+    assert len(hosts) == 6
+    h = hosts[0]
+    assert all(other.speeds == h.speeds and other.all_cores == h.all_cores for other in hosts)
+    assert h.speeds[0] == 1e8 and h.initial == 0
+    assert (h.idle[0], h.all_cores[0], h.idle[1], h.off) == (95.0, 190.738, 9.75, 9.75)
+    assert [h.kind(p).value for p in range(4)] == ["computation", "sleep", "transition",
+                                                   "transition"]
+    assert h.sleep[1] == SleepPState(1, 2, 3)
+    # a switch computes one flop: its time is 1 / speed, its energy watts x time
+    assert 1 / h.speeds[2] == pytest.approx(6.1) and 1 / h.speeds[3] == pytest.approx(151.52)
+    assert h.all_cores[2] / h.speeds[2] == pytest.approx(616.08)
+    assert h.all_cores[3] / h.speeds[3] == pytest.approx(18966.4228)
+    # the very figures of Batsim's file (its comment: 100.99672131147543 W, 125.1743848996832 W)
+    assert h.all_cores[2] == 100.99672131147543 and h.all_cores[3] == 125.1743848996832
+
+
+def test_power_figures_given_on_the_command_line(tmp_path: Path) -> None:
+    h = _host_power(_cli(tmp_path, "multicluster", "--clusters", "1", "--nodes", "2",
+                         "--idle-watts", "80", "--computing-watts", "250", "--sleep-watts",
+                         "5", "--switch-on-time", "300", "--switch-on-energy", "45000"))[0]
+    assert (h.idle[0], h.all_cores[0], h.idle[1], h.off) == (80.0, 250.0, 5.0, 5.0)
+    assert 1 / h.speeds[3] == pytest.approx(300.0) and h.all_cores[3] == pytest.approx(150.0)
+    assert 1 / h.speeds[2] == pytest.approx(6.1)  # the figures not given keep the defaults
+
+
+def test_simulated_energy_on_a_power_platform(tmp_path: Path) -> None:
+    """With -E: one host computes for 7 s (190.738 W), three stay idle (95 W each)."""
+    platform = _cli(tmp_path, "multicluster", "--clusters", "1", "--nodes", "4", "--power")
+    workload = tmp_path / "w.json"
+    workload.write_text('{"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "walltime": '
+                        '60, "profile": "p"}], "profiles": {"p": {"type": '
+                        '"parallel_homogeneous", "cpu": 7e9, "com": 0}}}')
+    assert main(["simulate", "-p", str(platform), "-w", str(workload), "-E", "-q", "-o",
+                 str(tmp_path / "out")]) == 0
+    schedule = (tmp_path / "out" / "schedule.csv").read_text().splitlines()
+    row = dict(zip(schedule[0].split(","), schedule[1].split(","), strict=True))
+    assert float(row["consumed_joules"]) == pytest.approx(3 * 95.0 * 7 + 190.738 * 7)
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--sleep-watts", "-1"], "--sleep-watts must be a finite number >= 0, got -1.0"),
+    (["--idle-watts", "nan"], "--idle-watts must be a finite number >= 0, got nan"),
+    (["--switch-off-time", "0"], "--switch-off-time must be > 0 seconds"),
+    (["--computing-watts", "50"], "--computing-watts (50.0) is below --idle-watts (95.0)"),
+    (["--sleep-watts", "120"], "--sleep-watts (120.0) is above --idle-watts (95.0)"),
+])
+def test_bad_power_figures_name_the_option(tmp_path: Path, args: list[str], needle: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["platform", "multicluster", "--clusters", "1", "--nodes", "2", *args,
+                 "-o", str(tmp_path / "p.xml")]) == 1
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "p.xml").exists()

@@ -8,6 +8,7 @@ job across every group and one delay job.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -81,3 +82,53 @@ def test_generated_platform_in_real_batsim(groups: list[gen.GroupSpec], slowest:
     assert float(jobs["all"]["execution_time"]) == pytest.approx(1e9 / slowest, abs=1e-6)
     assert (jobs["one"]["final_state"], float(jobs["one"]["starting_time"]),
             float(jobs["one"]["finish_time"])) == ("COMPLETED_SUCCESSFULLY", 3.0, 10.0)
+
+
+def test_generated_power_platform_in_real_batsim_with_energy(tmp_path: Path) -> None:
+    """A ``--power`` platform in Batsim -E: its jobs and energy are the embedded simulator's.
+
+    Batsim switches the nodes off and on through the virtual pstates (poweroff, tau = 20 s).
+    """
+    from batpolicy.platforms.power_figures import DEFAULT_POWER
+    from batpolicy.scheduler.io.batsim_json import read_batsim_workload
+    from batpolicy.scheduler.sim import SimOptions, Simulator
+
+    path = gen.write_platform(gen.multicluster(2, 4, speed="100Mf"), tmp_path / "p.xml",
+                              power=DEFAULT_POWER)
+    workload = {"nb_res": 8, "jobs": [
+        {"id": "a", "subtime": 0, "res": 8, "walltime": 100, "profile": "ptask"},
+        {"id": "b", "subtime": 400, "res": 3, "walltime": 100, "profile": "delay"}],
+        "profiles": {"ptask": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0},
+                     "delay": {"type": "delay", "delay": 7}}}
+    (tmp_path / "w.json").write_text(json.dumps(workload))
+    params = {"idle_timeout": 20.0, "keep_awake": 1}
+    port = free_port()
+    dispatcher = Dispatcher(make_policy("poweroff", params), paranoid=True)
+    options = ServeOptions(endpoint=f"tcp://127.0.0.1:{port}", timeout_s=30)
+    status: list[int] = []
+    thread = threading.Thread(target=lambda: status.append(serve(dispatcher, options)))
+    thread.start()
+    try:
+        batsim = subprocess.run([str(BATSIM), "-p", str(path), "-w", str(tmp_path / "w.json"),
+                                 "-E", "-e", str(tmp_path / "out"),
+                                 "-s", f"tcp://127.0.0.1:{port}"],
+                                capture_output=True, text=True, timeout=60)
+    finally:
+        thread.join(timeout=40)
+    assert batsim.returncode == 0, batsim.stderr[-2000:]
+    assert status == [0]
+    platform = read_platform(path)
+    ours = Simulator([read_batsim_workload(tmp_path / "w.json", "w0")], platform,
+                     options=SimOptions(energy=True)).run(
+        Dispatcher(make_policy("poweroff", params), ClusterState(platform_file=platform)).handle)
+    theirs = read_jobs(tmp_path / "out_jobs.csv")
+    for record in ours.records:
+        row = theirs[record.job_id.split("!", 1)[1]]
+        assert float(row["starting_time"]) == pytest.approx(record.start, abs=1e-6)
+        assert float(row["consumed_energy"]) == pytest.approx(record.consumed_energy, rel=1e-6)
+    # job b waited for 2 machines to wake: one switch-on of the default figures
+    assert float(theirs["b"]["starting_time"]) == pytest.approx(400 + 151.52, abs=1e-6)
+    with open(tmp_path / "out_schedule.csv") as f:
+        schedule = next(csv.DictReader(f))
+    assert float(schedule["consumed_joules"]) == pytest.approx(ours.consumed_joules, rel=1e-6)
+    assert int(schedule["nb_machine_switches"]) == ours.nb_machine_switches > 0

@@ -59,8 +59,8 @@ WALL_CLOCK = {"batsim_version", "scheduling_time", "simulation_time"}
 class MessageForMessage:
     """Answers with the recorded replies; each request must be Batsim's message, whole."""
 
-    def __init__(self, name: str) -> None:
-        path = DATA / f"{name}.jsonl"
+    def __init__(self, name: str, folder: Path = DATA) -> None:
+        path = folder / f"{name}.jsonl"
         text = path.read_text() if path.is_file() else \
             gzip.decompress(path.with_suffix(".jsonl.gz").read_bytes()).decode()
         self.recorded = [(request_from_obj(r["batsim"]), reply_from_obj(r["scheduler"]))

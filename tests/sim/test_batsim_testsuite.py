@@ -28,29 +28,16 @@ from conftest import BATSIM_PREFIX, REPO
 pytestmark = pytest.mark.batsim
 
 #: test id prefix -> why fake-batsim differs from Batsim there (verdict expected != same).
-#: From bench/results/batsim_testsuite.txt (issues 33 and 34: the network model, Batsim's
-#: message grouping and energy are in). Outside this matrix, on random communicating
-#: workloads (bench/results/ptask_random.txt), printed times may differ by 1-2 us: Batsim's
-#: 1-byte messages share the links of running parallel tasks in SimGrid's system, the
-#: simulator's do not (bench/ptask_random.py, CAUSE).
-_LOADS = ("energy of communicating parallel tasks: the ptask model does not feed its "
-          "per-host loads to the power model yet")
-_SLEEP_STATES = ("machine_states.csv under -E: Batsim counts sleeping and switching machines "
-                 "(nb_sleeping, nb_switching_on/off), the simulator's writer counts them as "
-                 "idle (issue 34, energy)")
+#: From bench/results/batsim_testsuite.txt and batsim_testsuite_energy.txt (issues 33 and
+#: 34: the network model, Batsim's message grouping and energy are in). Outside this matrix,
+#: on random communicating workloads (bench/results/ptask_random.txt), printed times may
+#: differ by 1-2 us: Batsim's 1-byte messages share the links of running parallel tasks in
+#: SimGrid's system, the simulator's do not (bench/ptask_random.py, CAUSE).
 KNOWN: dict[str, str] = {
     "test_resourcesharing::": "batsched 'random' picks machines with std::random_device "
                               "(intervalset's random_pick): allocations differ run to run",
-    "test_energy::test_energy[energy128cluster-mixed-": _LOADS,
-    "test_energy::test_energy_minimal[energy128cluster-energymini50-": _LOADS,
-    **{f"test_energy::test_energy[{platform}-{workload}-sleeper]": _SLEEP_STATES
-       for platform in ("energy128cluster", "energy128notopo")
-       for workload in ("delays", "delaysequences", "mixed")
-       if (platform, workload) != ("energy128cluster", "mixed")},
-    **{f"test_energy::test_energy_minimal[{platform}-energymini{load}-idlesleeper]":
-       _SLEEP_STATES for platform in ("energy128cluster", "energy128notopo")
-       for load in (0, 50, 100) if (platform, load) != ("energy128cluster", 50)},
-    "test_usage_trace::": "usage_trace profiles not simulated",
+    "test_usage_trace::": "usage_trace profiles not simulated (docs/simulator.md, Energy: "
+                          "one task sequence per rank and serialized termination messages)",
 }
 
 

@@ -63,7 +63,7 @@ RUN_KEYS: Mapping[str, type | tuple[type, ...]] = {
     "transform": dict, "size": str, "extra_machines": (int, float), "variants": list,
     "enable_dynamic_jobs": bool,
     "acknowledge_dynamic_jobs": bool, "enable_profile_reuse": bool,
-    "forward_profiles": bool, "mmax": int,
+    "forward_profiles": bool, "mmax": int, "energy": bool,
 }
 
 

@@ -9,6 +9,10 @@ sharing CPUs and links with the others (:mod:`.l07`, :mod:`.runner`). Any other 
 runs alone on its machines and keeps the closed form of
 :class:`~batpolicy.scheduler.sim.models.ProfileModel` (the same durations, no solve).
 
+With ``-E`` the energy part follows the tasks' loads (:class:`~..energy.TaskPower` on
+the shared model, the loads handed over after each instant), and every sequence that
+computes runs on the shared model, task by task, as SimGrid's host-energy plugin sees it.
+
 The model is also an instant model (:mod:`..instant`): after each instant it moves the
 shared model to now, starts the tasks of the jobs started then, and completes the jobs
 whose last task ended; it wakes the simulator at the model's next event (a task end, a
@@ -24,6 +28,7 @@ from typing import Any, ClassVar
 from batpolicy.errors import InputError
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.sim.core import COMPLETION
+from batpolicy.scheduler.sim.energy import TaskPower, profile_load
 from batpolicy.scheduler.sim.instant import InstantModel
 from batpolicy.scheduler.sim.models import JobModel, ProfileModel, check_profile
 from batpolicy.scheduler.sim.ptask.io_job import check_io_profiles, io_profiles, merged_leaf
@@ -101,6 +106,7 @@ class PtaskModel(JobModel, InstantModel):
         self._queue: Any = None
         self._storage_ids: list[int] = []
         self._natural: dict[str, tuple[JobState, int]] = {}
+        self._power: TaskPower | None = None  # with -E: the energy part's listener
 
     # ------------------------------------------------------------------ checks
     def check(self, workload: str, name: str, profiles: Mapping[str, dict[str, Any]]) -> None:
@@ -149,6 +155,7 @@ class PtaskModel(JobModel, InstantModel):
             if platform.source is None:
                 cpus = [(float(speed), 1) for speed in ctx.machines.speeds]
                 self._runner = JobRunner(L07Model(cpus, lambda a, b: []), ctx.queue.now)
+                self._listen(ctx)
                 return self._runner
             try:
                 routes = read_routes(platform.source)
@@ -169,7 +176,25 @@ class PtaskModel(JobModel, InstantModel):
 
             self._runner = JobRunner(L07Model([routes.host_cpu[n] for n in names], route),
                                      ctx.queue.now)
+            self._listen(ctx)
         return self._runner
+
+    def _listen(self, ctx: Any) -> None:
+        """With ``-E``, the energy part follows the shared model's tasks."""
+        energy = getattr(ctx, "energy", None)
+        if energy is not None and self._runner is not None:
+            self._power = TaskPower(energy, self._runner.model)
+            self._runner.on_sleep_end = self._sleep_ended
+
+    def _sleep_ended(self, job_id: str) -> None:
+        """A delay task ended: SimGrid updates the energy of the job actor's host.
+
+        The actor runs on the allocation's first machine (Batsim's ``server.cpp``); its
+        sleep is an action of that host's CPU (``CpuL07::sleep``).
+        """
+        job = self._mine.get(job_id)
+        if job is not None and self._power is not None and job.alloc:
+            self._power.touch_host(job.alloc.min())
 
     def _is_mine(self, job: Any, ctx: Any) -> bool:
         """Whether the job needs the shared model.
@@ -186,10 +211,18 @@ class PtaskModel(JobModel, InstantModel):
             return ctx.profile_definition(job.workload, n)
         if communicates(job.profile_data, definition):
             return True
-        if self.compute_sharing or ctx.options.compute_sharing:
+        if self.compute_sharing or ctx.options.compute_sharing or (
+                getattr(ctx, "energy", None) is not None
+                and job.profile_data.get("type") in SEQUENCES):
             return any(p.get("type") != "delay"
                        for _, _, p in program(job.profile, job.profile_data, definition))
         return False
+
+    def host_load(self, job: Any, ctx: Any) -> dict[int, float] | None:
+        """The power model's load of a closed-form job; None: :class:`TaskPower` tells it."""
+        if job.id in self._mine:
+            return None
+        return profile_load(job, ctx, ctx.speeds)
 
     # ------------------------------------------------------------------ JobModel
     def start(self, job: Any, now: float, ctx: Any) -> float:
@@ -280,6 +313,8 @@ class PtaskModel(JobModel, InstantModel):
             if job.id in running:
                 done.extend(runner.start(job.id, self._leaves(job, ctx)))
         at = runner.next_time()
+        if self._power is not None:
+            self._power.instant_done()
         if at != float("inf"):
             wake = self._wake
             wake.ends = ctx

@@ -23,8 +23,10 @@ Follows ``src/surf/ptask_L07.cpp`` (the model Batsim 4.2.1 configures, ``batsim.
   for latencies). Rates are recomputed whenever a task starts, ends or stops paying
   its latency.
 
-:meth:`L07Model.host_load` exposes the flop/s a host delivers at the current rates, what
-a power model reads.
+:meth:`L07Model.host_load` exposes the flop/s a host delivers at the current rates and
+:meth:`L07Model.host_share` the share of its capacity, what a power model reads;
+:attr:`L07Model.listener` is told each task's start and end (SimGrid's ``Exec::on_start``
+and ``CpuAction::on_state_change`` signals, which its host-energy plugin listens to).
 """
 
 from __future__ import annotations
@@ -85,6 +87,9 @@ class L07Model:
         self._link_index: dict[str, int] = {}  # link name -> index in _link_list
         self._link_list: list[Constraint] = []  # the links' constraints, as met
         self.tasks: dict[Hashable, Ptask] = {}
+        #: Told ``(task, True)`` when a task starts and ``(task, False)`` when it ends or
+        #: is cancelled, before it leaves the model; None: nobody listens.
+        self.listener: Callable[[Ptask, bool], None] | None = None
 
     # ------------------------------------------------------------------ network
     def _path(self, src: int, dst: int) -> tuple[Any, float]:
@@ -160,6 +165,8 @@ class L07Model:
                      min(net_bound, cpu_bound))
         self._update_bound(task)
         self.tasks[key] = task
+        if self.listener is not None:
+            self.listener(task, True)
         return task
 
     def _update_bound(self, task: Ptask) -> None:
@@ -170,6 +177,8 @@ class L07Model:
     def cancel(self, key: Hashable) -> None:
         """Remove a task before its end (a killed job)."""
         task = self.tasks.pop(key)
+        if self.listener is not None:
+            self.listener(task, False)
         self._system.variable_free(task.variable)
 
     # ------------------------------------------------------------------ time
@@ -218,6 +227,8 @@ class L07Model:
             if task.remains <= 0 and task.variable.penalty > 0:
                 done.append(task.key)
                 del self.tasks[task.key]
+                if self.listener is not None:
+                    self.listener(task, False)
                 system.variable_free(task.variable)
         return done
 
@@ -231,3 +242,11 @@ class L07Model:
         self._system.solve()
         return sum(elem.weight * elem.variable.value
                    for elem in self._cpu[host].elements.values() if elem.variable.penalty > 0)
+
+    def host_share(self, host: int) -> float:
+        """Share of host ``host``'s capacity (speed x cores) in use at the current rates.
+
+        What SimGrid's host-energy plugin reads as the CPU load (``get_load() / speed /
+        core_count``, ``host_energy.cpp``).
+        """
+        return self.host_load(host) / self._cpu[host].bound

@@ -15,7 +15,7 @@ that instant and at every instant it starts or kills a job, before doing so.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,9 @@ class JobRunner:
         self._runs: dict[str, _Run] = {}  # start order
         self._planned: tuple[float, float] | None = None  # (absolute time, delta)
         self._serial = 0
+        #: Told the job id when one of its sleeps (a delay task) ends: SimGrid's sleep
+        #: action on the job actor's host changes state then (a power model listens).
+        self.on_sleep_end: Callable[[str], None] | None = None
 
     def __contains__(self, job_id: object) -> bool:
         return job_id in self._runs
@@ -133,6 +136,8 @@ class JobRunner:
             if run.task is not None and run.task in finished:
                 self._finish_leaf(run, done)
             elif run.sleep_end is not None and run.sleep_end <= now:
+                if self.on_sleep_end is not None:
+                    self.on_sleep_end(run.job_id)
                 self._finish_leaf(run, done)
         return done
 
