@@ -10,7 +10,11 @@ communication sized from ``T_P``, ``T_C`` and ``PPBW``, see
 - beside real Batsim 4.2.1 (SimGrid's ptask_L07 model slows them on the uplinks of a
   generated multi-cluster), against ``batpolicy serve --policy coalloc``;
 - in the embedded simulator with ``--job-model bandwidth`` (eq. 1-8) and ``ideal``
-  (no slowdown), on the same workload and platform files.
+  (no slowdown), on the same workload and platform files;
+- with ``--offline``: no Batsim; the SimGrid column is the embedded simulator's
+  ``ptask`` job model (SimGrid's ptask_L07 model, fair-bottleneck sharing, as Batsim runs
+  it: ``scheduler/sim/ptask``), and ``--compare FILE`` (a table this script wrote with
+  real Batsim) adds how many rows give the same figures.
 
 For each module and BSBW: the average turnaround (s), the mean co-allocation penalty
 of the co-allocated jobs (runtime / ``T_E``) and their share. Batsim's and the policy's
@@ -19,6 +23,9 @@ schedules differ as soon as one runtime differs, so turnarounds compare whole ru
 Usage (the platform is small: Batsim runs every module to the end in seconds)::
 
     python bench/coalloc_simgrid.py --jobs 2000 --bsbw 300 600 900 1200 --workers 2
+    python bench/coalloc_simgrid.py --jobs 2000 --bsbw 300 600 900 1200 --workers 2 \
+        --offline [--ptask-only] --compare bench/results/coalloc_simgrid.txt \
+        --out coalloc_simgrid_offline
 """
 
 from __future__ import annotations
@@ -51,7 +58,8 @@ class Case:
     bsbw: float
     platform: Path
     workload: Path
-    batsim: Path
+    batsim: Path | None  # None: offline, the ptask model stands in for Batsim
+    models_too: bool = True  # offline: also the bandwidth and ideal models
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +70,10 @@ class Measure:
     penalty: float
     coallocated: float
     rejected: int
+
+
+#: A model not run (``--offline --ptask-only``).
+_NOT_RUN = Measure(float("nan"), float("nan"), float("nan"), 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +111,6 @@ def run_case(case: Case) -> Row:
     from batpolicy.scheduler.daemon import ServeOptions, serve
     from batpolicy.scheduler.dispatch import Dispatcher
     from batpolicy.scheduler.io.batsim_json import read_batsim_workload
-    from batpolicy.scheduler.sim import SimOptions, Simulator
     from batpolicy.scheduler.sim.coalloc_models import profile_runtime
 
     began = time.perf_counter()
@@ -112,6 +123,11 @@ def run_case(case: Case) -> Row:
     workload = read_batsim_workload(case.workload)
     te = {j.name: profile_runtime(workload.profiles[j.profile], workload.profiles, j.res,
                                   platform.machines[0].speed) for j in workload.jobs}
+    if case.batsim is None:
+        measures = [_simulated(workload, platform, params, model, te, cluster_of)
+                    if model == "ptask" or case.models_too else _NOT_RUN
+                    for model in ("ptask", "bandwidth", "ideal")]
+        return Row(case, *measures, time.perf_counter() - began)
     with tempfile.TemporaryDirectory(prefix="coalloc_simgrid_") as tmp:
         port = free_port()
         options = ServeOptions(endpoint=f"tcp://127.0.0.1:{port}", timeout_s=600)
@@ -135,14 +151,26 @@ def run_case(case: Case) -> Row:
                      float(r["execution_time"]) if r["execution_time"] else None,
                      r["allocated_resources"]) for r in csv.DictReader(f)]
     measures = [_measure(real, te, cluster_of)]
-    for model in ("bandwidth", "ideal"):
-        sim = Simulator([workload], platform, options=SimOptions(default_job_model=model))
-        result = sim.run(Dispatcher(make_policy("coalloc", params)).handle)
-        rows = [(r.name, r.submission_time, r.completion_time if r.start is not None else None,
-                 r.completion_time - r.start if r.start is not None else None,
-                 str(r.alloc) if r.alloc is not None else "") for r in result.records]
-        measures.append(_measure(rows, te, cluster_of))
+    measures += [_simulated(workload, platform, params, model, te, cluster_of)
+                 for model in ("bandwidth", "ideal")]
     return Row(case, *measures, time.perf_counter() - began)
+
+
+def _simulated(workload: object, platform: object, params: dict[str, str], model: str,
+               te: dict[str, float], cluster_of: list[str]) -> Measure:
+    """The embedded simulator (message latencies as Batsim's if any) with job model ``model``."""
+    from batpolicy.policies.registry import make_policy
+    from batpolicy.scheduler.dispatch import Dispatcher
+    from batpolicy.scheduler.sim import SimOptions
+    from batpolicy.scheduler.sim.latency import make_simulator
+
+    sim = make_simulator([workload], platform,  # type: ignore[list-item, arg-type]
+                         options=SimOptions(default_job_model=model))
+    result = sim.run(Dispatcher(make_policy("coalloc", params)).handle)
+    rows = [(r.name, r.submission_time, r.completion_time if r.start is not None else None,
+             r.completion_time - r.start if r.start is not None else None,
+             str(r.alloc) if r.alloc is not None else "") for r in result.records]
+    return _measure(rows, te, cluster_of)
 
 
 def _inputs(args: argparse.Namespace, folder: Path) -> list[Case]:
@@ -162,12 +190,37 @@ def _inputs(args: argparse.Namespace, folder: Path) -> list[Case]:
                       comm_phase=args.comm_phase)
         workload = write_batsim_workload(build_workload(spec, args.seed),
                                          folder / f"w{bsbw:g}.json")
-        cases += [Case(m, bsbw, platform, workload, args.batsim) for m in args.modules]
+        cases += [Case(m, bsbw, platform, workload, args.batsim, not args.ptask_only)
+                  for m in args.modules]
     return cases
 
 
 def _fmt(m: Measure) -> str:
     return f"{m.turnaround:8.1f} {m.penalty:6.3f} {m.coallocated:5.3f}"
+
+
+def _agreement(rows: list[Row], path: Path) -> list[str]:
+    """How many rows give the SimGrid figures of table ``path`` (made with real Batsim)."""
+    reference: dict[tuple[str, float], tuple[float, float, float]] = {}
+    for line in path.read_text().splitlines():
+        parts = line.replace("|", " ").split()
+        if line.startswith("#") or len(parts) < 5 or parts[0] not in MODULES:
+            continue
+        reference[(parts[0], float(parts[1]))] = (float(parts[2]), float(parts[3]),
+                                                   float(parts[4]))
+    same, worst, compared = 0, 0.0, 0
+    for r in rows:
+        ref = reference.get((r.case.module, r.case.bsbw))
+        if ref is None:
+            continue
+        compared += 1
+        ours = (round(r.simgrid.turnaround, 1), round(r.simgrid.penalty, 3),
+                round(r.simgrid.coallocated, 3))
+        same += ours == ref
+        worst = max(worst, abs(ours[0] - ref[0]) / ref[0])
+    return [f"# agreement with {path.name} (real Batsim): {same}/{compared} rows give the same "
+            f"SimGrid figures to the printed digit; largest turnaround difference "
+            f"{100 * worst:.2f} %"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,11 +239,19 @@ def main(argv: list[str] | None = None) -> int:
                         metavar="MBPS")
     parser.add_argument("--modules", nargs="+", default=list(MODULES), choices=MODULES)
     parser.add_argument("--batsim", type=Path, default=BATSIM)
+    parser.add_argument("--offline", action="store_true",
+                        help="no Batsim: the ptask job model in the SimGrid column")
+    parser.add_argument("--ptask-only", action="store_true",
+                        help="with --offline: the ptask model only (no bandwidth, ideal)")
+    parser.add_argument("--compare", type=Path, default=None,
+                        help="a table of this script made with real Batsim: agreement rows")
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--out", default="coalloc_simgrid")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
-    if not args.batsim.is_file():
+    if args.offline:
+        args.batsim = None
+    elif not args.batsim.is_file():
         raise SystemExit(f"no Batsim at {args.batsim}: build it with ../shared/batsim/build.sh")
     with tempfile.TemporaryDirectory(prefix="coalloc_simgrid_in_") as tmp:
         cases = _inputs(args, Path(tmp))
@@ -201,8 +262,10 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"# command: {command}",
              f"# {args.clusters} clusters x {args.nodes} nodes, {args.link_bandwidth} uplinks; "
              f"preset coalloc-6.1 profiles={args.profiles}, nodes UNIF[{lo}, {hi}], "
-             f"{args.jobs} jobs, seed {args.seed}, comm_phase {args.comm_phase:g} s; Batsim 4.2.1 "
-             f"(SimGrid ptask_L07) vs embedded simulator, same files",
+             f"{args.jobs} jobs, seed {args.seed}, comm_phase {args.comm_phase:g} s; "
+             + ("SimGrid column: the embedded simulator's ptask model (SimGrid's ptask_L07, "
+                "no Batsim)" if args.offline else "Batsim 4.2.1 (SimGrid ptask_L07)")
+             + " vs embedded simulator, same files",
              "# per model: tat = average turnaround (s), pen = mean penalty of co-allocated "
              "jobs (runtime / T_E), co = their share of the jobs run; rej = rejected jobs",
              f"# {'module':<8} {'bsbw':>5} | {'SimGrid: tat':>14} {'pen':>6} {'co':>5} | "
@@ -213,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
                      f"{'':6}{_fmt(r.bandwidth)} | {'':6}{r.ideal.turnaround:8.1f} "
                      f"{r.ideal.coallocated:5.3f} | {r.simgrid.rejected:3d} | "
                      f"{r.wall_s:5.1f} s")
+    if args.compare is not None:
+        lines += _agreement(rows, args.compare)
     for line in lines:
         print(line)
     path = write_results(args.out, lines)

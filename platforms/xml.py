@@ -148,7 +148,7 @@ class _Reader:
                 self.walk(child, {**zone_props, **child.props()}, child.attrs.get("id"))
             elif child.tag == "cabinet":
                 self.cluster(child, zone_props, zone=zone)
-            elif child.tag == "host":
+            elif child.tag in ("host", "peer"):  # a Vivaldi zone's peer is a host
                 self.hosts.append(_Host(self.attr(child, "id"), self.speed(child),
                                         child.props(), dict(zone_props), zone,
                                         line=child.line))

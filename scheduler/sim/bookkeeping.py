@@ -43,7 +43,7 @@ class SimJob:
     __slots__ = ("id", "workload", "subtime", "res", "walltime", "profile", "profile_data",
                  "raw", "dynamic", "state", "alloc", "start", "end", "end_seq", "outcome",
                  "return_code", "metadata", "kill_requested", "model", "mstate", "fields",
-                 "mapping", "storage_mapping", "phases")
+                 "mapping", "storage_mapping", "io_job", "phases")
 
     def __init__(self, job_id: str, workload: str, subtime: float, res: int,
                  walltime: float | None, profile: str, profile_data: dict[str, Any],
@@ -72,6 +72,8 @@ class SimJob:
         self.fields = fields
         self.mapping: dict[int, int] | None = None  # EXECUTE_JOB's executor -> alloc index
         self.storage_mapping: dict[str, int] | None = None  # EXECUTE_JOB's label -> machine
+        #: EXECUTE_JOB's additional_io_job: (profile name, its machines in order)
+        self.io_job: tuple[str, tuple[int, ...]] | None = None
         self.phases: tuple[float, ...] = ()  # when Batsim's executor sleeps again (.instant)
 
     @property

@@ -92,6 +92,8 @@ class DecisionApplier:
         job = v.check_execute(books, d)
         now = self._queue.now
         alloc = d.alloc
+        if d.additional_io_job is not None:
+            self._io_job(job, d)
         energy = self.energy
         if energy is not None:
             energy.check_execute(job.id, alloc)
@@ -109,6 +111,13 @@ class DecisionApplier:
             load = getattr(job.model, "host_load", None)
             energy.job_started(job, load(job, books) if load is not None
                                else profile_load(job, books, books.speeds))
+
+    def _io_job(self, job: SimJob, d: t.ExecuteJob) -> None:
+        """``additional_io_job``: checked, its new profile added, kept for the job model."""
+        name, io_alloc, profile = v.check_io_job(self._books, d, job)
+        if profile is not None:
+            self._books.tables[job.workload].add(name, profile)
+        job.io_job = (name, io_alloc)
 
     def _do_reject(self, d: t.RejectJob) -> None:
         job = v.check_reject(self._books, d)

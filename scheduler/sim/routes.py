@@ -17,22 +17,29 @@ routes in the platform file the way SimGrid does (``NetZoneImpl::get_global_rout
   destination's private link (``ClusterZone::get_local_route``); the loopback link
   (``loopback_lat``/``loopback_bw``) to itself if the cluster has one; the router
   (``PREFIX ID _router SUFFIX``) is reached without a private link;
+- a ``Vivaldi`` zone (``VivaldiZone::get_local_route``, a ``StarZone``): the source's
+  links up and the destination's links down (a ``peer``'s ``link_ID_UP`` of ``bw_out``
+  and ``link_ID_DOWN`` of ``bw_in``, or a ``host_link``; none for a plain ``host``),
+  plus a latency of the hosts' distance in milliseconds: ``sqrt(dx^2 + dy^2) + |z_src|
+  + |z_dst|`` from their ``coordinates`` (a :data:`COORDINATES` hop, latency without a
+  link); a host without coordinates makes SimGrid abort, and this module too;
 - between zones, the common ancestor's zone route from ``gw_src`` to ``gw_dst``, and
   the routes inside each side to and from those gateways.
 
 Not modelled (:class:`UnsupportedRoute`): dragonfly, fat-tree and torus clusters,
-Floyd/Dijkstra routing, Vivaldi coordinates.
+Floyd/Dijkstra routing, zones inside a Vivaldi zone.
 """
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from batpolicy.platforms.units import parse_bandwidth, parse_speed, parse_time
 
-__all__ = ["Hop", "Routes", "UnsupportedRoute", "read_routes"]
+__all__ = ["COORDINATES", "Hop", "Routes", "UnsupportedRoute", "read_routes"]
 
 #: SimGrid 3.32's default ``network/TCP-gamma``.
 TCP_GAMMA = 4194304.0
@@ -48,7 +55,8 @@ class Hop:
 
     ``name`` is the link's SimGrid name (a ``SPLITDUPLEX`` link's two directions are
     ``NAME_UP`` and ``NAME_DOWN``, ``sg_platf_new_link``), what tells two routes share
-    it; ``sharing`` is ``SHARED`` or ``FATPIPE``.
+    it; ``sharing`` is ``SHARED``, ``FATPIPE`` or :data:`COORDINATES` (no link: the
+    latency of two Vivaldi coordinates, infinite bandwidth).
     """
 
     latency: float
@@ -56,6 +64,9 @@ class Hop:
     name: str = ""
     sharing: str = "SHARED"
 
+
+#: The sharing of a hop that is no link: a Vivaldi zone's coordinate latency.
+COORDINATES = "COORDINATES"
 
 #: The network model's implicit loopback link (``NetworkL07Model``, ``network/loopback-bw``
 #: 10 GB/s, ``network/loopback-lat`` 0, FATPIPE), which ``FullZone::do_seal`` gives every
@@ -81,6 +92,8 @@ class _Zone:
     limiter: dict[str, Hop] = field(default_factory=dict)
     backbone: Hop | None = None
     is_cluster: bool = False
+    # Vivaldi routing: host -> (x, y, height) in milliseconds
+    coords: dict[str, tuple[float, float, float]] = field(default_factory=dict)
 
 
 class Routes:
@@ -163,6 +176,8 @@ class Routes:
             if found is not None:
                 return found
             return [], None, None  # no route element: no link, an instant message
+        if zone.routing == "Vivaldi":
+            return self._vivaldi_local(zone, src, dst), None, None
         raise UnsupportedRoute(f"zone {zone.id}: routing {zone.routing!r} is not modelled")
 
     @staticmethod
@@ -189,6 +204,50 @@ class Routes:
             if limiter is not None and limiter not in hops:
                 hops.append(limiter)
         return hops
+
+
+    @staticmethod
+    def _vivaldi_local(zone: _Zone, src: str, dst: str) -> list[Hop]:
+        """``VivaldiZone::get_local_route``: the star's links, then the coordinates' latency.
+
+        ``StarZone::get_local_route`` adds the source's links up and the destination's
+        links down (each link once); the latency grows by the euclidean distance of the
+        first two coordinates plus both heights, in milliseconds.
+        """
+        for point in (src, dst):
+            if point not in zone.hosts:
+                raise UnsupportedRoute(f"zone {zone.id}: a route through {point} (a zone or "
+                                       "router inside a Vivaldi zone) is not modelled")
+            if point not in zone.coords:
+                raise UnsupportedRoute(f"zone {zone.id}: host {point} has no Vivaldi "
+                                       "coordinates (SimGrid aborts: 'Please specify the "
+                                       "Vivaldi coordinates')")
+        hops: list[Hop] = []
+        if src in zone.private:
+            hops.append(zone.private[src])
+        down = zone.private_down.get(dst) or zone.private.get(dst)
+        if down is not None and down not in hops:
+            hops.append(down)
+        (x1, y1, z1), (x2, y2, z2) = zone.coords[src], zone.coords[dst]
+        distance = math.sqrt((x1 - x2) * (x1 - x2) + (y1 - y2) * (y1 - y2)) + abs(z1) + abs(z2)
+        if distance > 0:
+            hops.append(Hop(distance / 1000.0, math.inf, f"coordinates {src} {dst}",
+                            COORDINATES))
+        return hops
+
+
+def _coordinates(node: ET.Element, zone: _Zone, name: str) -> None:
+    """A Vivaldi host's ``coordinates`` attribute: three numbers (``vivaldi::Coords``)."""
+    text = node.get("coordinates")
+    if text is None:
+        return
+    try:
+        values = tuple(float(v) for v in text.split(" "))
+    except ValueError:
+        raise UnsupportedRoute(f"host {name}: invalid coordinates {text!r}") from None
+    if len(values) != 3:
+        raise UnsupportedRoute(f"host {name}: coordinates {text!r} must have 3 dimensions")
+    zone.coords[name] = values  # type: ignore[assignment]
 
 
 def _radical(text: str) -> list[int]:
@@ -224,6 +283,10 @@ class _Builder:
                 self.zone_of[name] = zone
                 self.hosts[name] = (_speed(child.get("speed", "1f")),
                                     int(child.get("core", "1")))
+                if zone.routing == "Vivaldi":
+                    _coordinates(child, zone, name)
+            elif tag == "peer" and zone.routing == "Vivaldi":
+                self.peer(child, zone)
             elif tag == "router":
                 zone.routers.add(child.get("id", ""))
                 self.zone_of[child.get("id", "")] = zone
@@ -254,9 +317,25 @@ class _Builder:
                 self.route(child, zone)
             elif tag in ("bypassRoute", "bypassZoneRoute", "bypassASroute"):
                 raise UnsupportedRoute(f"{tag} is not modelled")
-        if zone.routing not in ("Full", "None", "Cluster"):
+        if zone.routing not in ("Full", "None", "Cluster", "Vivaldi"):
             raise UnsupportedRoute(f"zone {zone.id}: routing {zone.routing!r} is not modelled")
         return zone
+
+    def peer(self, node: ET.Element, zone: _Zone) -> None:
+        """A ``peer`` (``sg_platf_new_peer``): a host, its coordinates, two links of its own.
+
+        ``VivaldiZone::set_peer_link``: ``link_ID_UP`` of ``bw_out`` and ``link_ID_DOWN`` of
+        ``bw_in``, no latency (the peer's ``lat`` is not read).
+        """
+        name = node.get("id", "")
+        zone.hosts.add(name)
+        self.zone_of[name] = zone
+        self.hosts[name] = (_speed(node.get("speed", "1f")), 1)
+        _coordinates(node, zone, name)
+        zone.private[name] = Hop(0.0, parse_bandwidth(node.get("bw_out", "0")),
+                                 f"link_{name}_UP")
+        zone.private_down[name] = Hop(0.0, parse_bandwidth(node.get("bw_in", "0")),
+                                      f"link_{name}_DOWN")
 
     def hop(self, node: ET.Element, lat: str, bw: str, name: str,
             sharing: str = "SHARED") -> Hop:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from batpolicy.errors import InvalidDecision
+from batpolicy.errors import InputError, InvalidDecision
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import EventType
 from batpolicy.protocol.intervals import MachineSet
@@ -23,7 +23,8 @@ from batpolicy.scheduler.sim.bookkeeping import Machines, ProfileTable, SimJob
 from batpolicy.scheduler.sim.options import SimOptions
 
 __all__ = ["BatsimView", "check_call_me_later", "check_change_job_state", "check_energy",
-           "check_execute", "check_kill", "check_metadata", "check_query", "check_register_job",
+           "check_execute", "check_io_job", "check_kill", "check_metadata", "check_query",
+           "check_register_job",
            "check_register_profile", "check_registration_notify", "check_reject",
            "check_set_resource_state", "check_to_job_msg", "fail"]
 
@@ -99,9 +100,6 @@ def check_execute(view: BatsimView, d: t.ExecuteJob) -> SimJob:
     if not rules.at_most_one_execute_option(d.mapping, d.storage_mapping, d.additional_io_job):
         raise fail(_EXECUTE_JOB, "'data' holds job_id, alloc and at most one of mapping, "
                    "storage_mapping, additional_io_job", now, d.job_id, alloc)
-    if d.additional_io_job is not None:
-        raise fail(_EXECUTE_JOB, "additional_io_job needs I/O profiles, which the embedded "
-                   "simulator does not model", now, d.job_id, alloc)
     if not alloc:
         raise fail(_EXECUTE_JOB, "the allocation is empty", now, d.job_id, alloc)
     machines = view.machines
@@ -133,6 +131,73 @@ def check_execute(view: BatsimView, d: t.ExecuteJob) -> SimJob:
                    f"{job.res} (only parallel_homogeneous_total profiles may differ)",
                    now, d.job_id, alloc)
     return job
+
+
+def check_io_job(view: BatsimView, d: t.ExecuteJob, job: SimJob
+                 ) -> tuple[str, tuple[int, ...], dict[str, Any] | None]:
+    """EXECUTE_JOB's ``additional_io_job`` (``protocol.cpp``, ``handle_execute_job``).
+
+    Returns (profile name, I/O machines in order, the profile to add or None). A given
+    ``profile`` needs a name new to the job's workload; without it the name must exist;
+    an I/O sequence needs a job sequence of as many elements; the job's model must merge
+    I/O tasks (``ptask``), and checks each task can be merged (``check_io_job``).
+    Runtime complexity: O(k) for k I/O machines, plus the job's program.
+    """
+    now = view.now
+    model = job.model
+    if not getattr(model, "runs_io_jobs", False):
+        raise fail(_EXECUTE_JOB, f"additional_io_job needs the parallel-task job model "
+                   f"(ptask), the job runs on '{getattr(model, 'name', model)}'", now,
+                   d.job_id, d.alloc)
+    io = d.additional_io_job
+    if not isinstance(io, Mapping) or not isinstance(io.get("profile_name"), str):
+        raise fail(_EXECUTE_JOB, "additional_io_job needs a string 'profile_name'", now,
+                   d.job_id, d.alloc)
+    name = io["profile_name"]
+    raw_alloc = io.get("alloc")
+    try:
+        io_alloc = raw_alloc if isinstance(raw_alloc, MachineSet) else \
+            MachineSet.parse(raw_alloc)  # type: ignore[arg-type]
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise fail(_EXECUTE_JOB, f"bad IO allocation {raw_alloc!r} in additional_io_job "
+                   f"({exc})", now, d.job_id, d.alloc) from None
+    if not view.machines.exist(io_alloc):
+        raise fail(_EXECUTE_JOB, f"additional_io_job's alloc names machines that do not exist "
+                   f"(the platform has machines 0-{view.machines.n - 1})", now, d.job_id,
+                   io_alloc)
+    table = view.tables[job.workload]
+    profile = io.get("profile")
+    if profile is not None:
+        if not isinstance(profile, Mapping):
+            raise fail(_EXECUTE_JOB, "additional_io_job's 'profile' should be an object", now,
+                       d.job_id, d.alloc)
+        if table.exists(name):
+            raise fail(_EXECUTE_JOB, f"additional_io_job: the given profile name '{name}' "
+                       "already exists", now, d.job_id, d.alloc)
+        definition: Mapping[str, Any] = profile
+    elif not table.usable(name):
+        raise fail(_EXECUTE_JOB, f"additional_io_job: the given profile name '{name}' does "
+                   "not exist", now, d.job_id, d.alloc)
+    else:
+        definition = table.definition(name)
+    if definition.get("type") in ("composed", "sequence"):
+        if job.profile_data.get("type") not in ("composed", "sequence"):
+            raise fail(_EXECUTE_JOB, f"additional_io_job: the job io profile is a sequence "
+                       f"profile but the original job is '{job.profile_data.get('type')}': "
+                       "they must have compatible profiles in order to be merged", now,
+                       d.job_id, d.alloc)
+        sizes = len(definition.get("seq", ())), len(job.profile_data.get("seq", ()))
+        if sizes[0] != sizes[1]:
+            raise fail(_EXECUTE_JOB, f"additional_io_job: IO profile sequence size "
+                       f"({sizes[0]}) and job profile sequence size ({sizes[1]}) should be "
+                       "the same", now, d.job_id, d.alloc)
+    try:
+        if profile is not None:
+            model.check(job.workload, name, {**table.definitions, name: dict(profile)})
+        model.check_io_job(job, name, view, definition)
+    except InputError as exc:
+        raise fail(_EXECUTE_JOB, str(exc), now, d.job_id, d.alloc) from None
+    return name, tuple(io_alloc), None if profile is None else dict(profile)
 
 
 def check_reject(view: BatsimView, d: t.RejectJob) -> SimJob:

@@ -44,6 +44,27 @@ def test_simulate_gives_batsims_jobs_for_communicating_profiles(tmp_path: Path) 
         assert {f: ours[job_id][f] for f in FIELDS} == {f: row[f] for f in FIELDS}, job_id
 
 
+@pytest.mark.parametrize("platform", ["vivaldi_hosts", "vivaldi_peers"])
+def test_simulate_gives_batsims_jobs_on_vivaldi_platforms(tmp_path: Path, platform: str
+                                                          ) -> None:
+    """Vivaldi routing (Batsim's ``*_no_net`` platforms): coordinates make latencies.
+
+    Hosts with coordinates only (a route is the coordinates' latency, no link), and
+    ``peer`` hosts with their own up and down links; the reference is real Batsim 4.2.1
+    with batsched 1.4 ``fcfs`` on each platform.
+    """
+    out = tmp_path / "out"
+    status = cli.main(["simulate", "--policy", "fcfs", "-p", str(DATA / f"{platform}.xml"),
+                       "-w", str(DATA / "test_various_profile_types.json"), "-o", str(out),
+                       "--quiet"])
+    assert status == 0
+    ours = read_jobs(out / "jobs.csv")
+    batsim = read_jobs(DATA / f"fcfs-various_profile_types-{platform}.jobs.csv")
+    assert sorted(ours) == sorted(batsim)
+    for job_id, row in batsim.items():
+        assert {f: ours[job_id][f] for f in FIELDS} == {f: row[f] for f in FIELDS}, job_id
+
+
 def _run(tmp_path: Path, profiles: dict, res: int = 2, platform: Path = SMALL
          ) -> tuple[int, str]:
     workload = tmp_path / "w.json"

@@ -2,8 +2,9 @@
 
 What real Batsim 4.2.1 does with a job (``execute_parallel_task`` on ``ptask_L07``):
 every task of a job that communicates, runs several executors on one machine
-(``mapping`` in EXECUTE_JOB), shares machines (``--enable-compute-sharing``) or uses
-storage (``parallel_homogeneous_pfs``, ``data_staging``) is a SimGrid parallel task
+(``mapping`` in EXECUTE_JOB), shares machines (``--enable-compute-sharing``), uses
+storage (``parallel_homogeneous_pfs``, ``data_staging``) or comes with an
+``additional_io_job`` (merged into its tasks, :mod:`.io_job`) is a SimGrid parallel task
 sharing CPUs and links with the others (:mod:`.l07`, :mod:`.runner`). Any other job
 runs alone on its machines and keeps the closed form of
 :class:`~batpolicy.scheduler.sim.models.ProfileModel` (the same durations, no solve).
@@ -30,6 +31,7 @@ from batpolicy.scheduler.sim.core import COMPLETION
 from batpolicy.scheduler.sim.energy import TaskPower, profile_load
 from batpolicy.scheduler.sim.instant import InstantModel
 from batpolicy.scheduler.sim.models import JobModel, ProfileModel, check_profile
+from batpolicy.scheduler.sim.ptask.io_job import check_io_profiles, io_profiles, merged_leaf
 from batpolicy.scheduler.sim.ptask.l07 import L07Model
 from batpolicy.scheduler.sim.ptask.runner import JobRunner
 from batpolicy.scheduler.sim.ptask.tasks import (
@@ -90,6 +92,8 @@ class PtaskModel(JobModel, InstantModel):
     """
 
     name: ClassVar[str] = "ptask"
+    #: EXECUTE_JOB's additional_io_job is merged into the job's tasks (:mod:`.io_job`).
+    runs_io_jobs: ClassVar[bool] = True
 
     def __init__(self, compute_sharing: bool = False) -> None:
         self.compute_sharing = compute_sharing
@@ -125,6 +129,18 @@ class PtaskModel(JobModel, InstantModel):
             check_ptask_profile(profile, f"{workload}!{name}")
         if kind not in COMMUNICATING:
             check_profile(workload, name, profiles)
+
+    def check_io_job(self, job: Any, io_name: str, ctx: Any,
+                     io_profile: Mapping[str, Any]) -> None:
+        """EXECUTE_JOB's ``additional_io_job`` can be merged into each task of ``job``.
+
+        ``io_profile`` is ``io_name``'s definition (given in the decision, or known).
+        """
+        def definition(n: str) -> Mapping[str, Any]:
+            """A profile of the job's workload, by name (the I/O one as given)."""
+            return io_profile if n == io_name else ctx.profile_definition(job.workload, n)
+        check_io_profiles(job.profile, job.profile_data, io_name, io_profile, definition,
+                          f"{job.workload}!{job.profile}")
 
     # ------------------------------------------------------------------ the shared model
     def _setup(self, ctx: Any) -> JobRunner:
@@ -187,7 +203,7 @@ class PtaskModel(JobModel, InstantModel):
         jobs may share.
         """
         executors = _executors(job)
-        if len(set(executors)) != len(executors):
+        if len(set(executors)) != len(executors) or getattr(job, "io_job", None):
             return True
 
         def definition(n: str) -> Mapping[str, Any]:
@@ -311,9 +327,18 @@ class PtaskModel(JobModel, InstantModel):
             return ctx.profile_definition(job.workload, n)
         executors = _executors(job)
         mapping = job.storage_mapping
-        return [(path, leaf_task(name, profile, executors, f"{job.workload}!{name}", mapping,
-                                 self._storage_ids))
-                for path, name, profile in program(job.profile, job.profile_data, definition)]
+        leaves = [(path, leaf_task(name, profile, executors, f"{job.workload}!{name}", mapping,
+                                   self._storage_ids))
+                  for path, name, profile in program(job.profile, job.profile_data, definition)]
+        io_job = getattr(job, "io_job", None)
+        if not io_job:
+            return leaves
+        io_name, io_alloc = io_job
+        where = f"{job.workload}!{job.profile}"
+        ios = io_profiles(job.profile, job.profile_data, io_name, definition(io_name),
+                          definition, where)
+        return [(path, merged_leaf(leaf, name, profile, io_alloc, where))
+                for (path, leaf), (name, profile) in zip(leaves, ios, strict=True)]
 
 
 def _executors(job: Any) -> Sequence[int]:

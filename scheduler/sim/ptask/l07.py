@@ -33,6 +33,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from batpolicy.scheduler.sim.ptask.lmm import (
     FATPIPE,
@@ -44,7 +47,7 @@ from batpolicy.scheduler.sim.ptask.lmm import (
     Variable,
     double_update,
 )
-from batpolicy.scheduler.sim.routes import TCP_GAMMA, Hop
+from batpolicy.scheduler.sim.routes import COORDINATES, TCP_GAMMA, Hop
 
 __all__ = ["L07Model", "Ptask"]
 
@@ -80,28 +83,32 @@ class L07Model:
         self._cpu = [Constraint(speed * cores, SHARED, ("cpu", h))
                      for h, (speed, cores) in enumerate(cpus)]
         self._route = route
-        self._routes: dict[tuple[int, int], tuple[list[Constraint], float]] = {}
-        self._links: dict[str, Constraint] = {}
+        self._routes: dict[tuple[int, int], tuple[Any, float]] = {}
+        self._link_index: dict[str, int] = {}  # link name -> index in _link_list
+        self._link_list: list[Constraint] = []  # the links' constraints, as met
         self.tasks: dict[Hashable, Ptask] = {}
         #: Told ``(task, True)`` when a task starts and ``(task, False)`` when it ends or
         #: is cancelled, before it leaves the model; None: nobody listens.
         self.listener: Callable[[Ptask, bool], None] | None = None
 
     # ------------------------------------------------------------------ network
-    def _path(self, src: int, dst: int) -> tuple[list[Constraint], float]:
-        """(link constraints, latency) of ``src`` -> ``dst``, cached."""
+    def _path(self, src: int, dst: int) -> tuple[Any, float]:
+        """(indexes of the link constraints, latency) of ``src`` -> ``dst``, cached."""
         found = self._routes.get((src, dst))
         if found is None:
-            links: list[Constraint] = []
+            links: list[int] = []
             latency = 0.0
             for hop in self._route(src, dst):
-                cnst = self._links.get(hop.name)
-                if cnst is None:
-                    cnst = self._links[hop.name] = Constraint(
-                        hop.bandwidth, FATPIPE if hop.sharing == FATPIPE else SHARED, hop.name)
-                links.append(cnst)
                 latency += hop.latency
-            found = self._routes[(src, dst)] = (links, latency)
+                if hop.sharing == COORDINATES:
+                    continue  # a Vivaldi distance: latency, no link to share
+                index = self._link_index.get(hop.name)
+                if index is None:
+                    index = self._link_index[hop.name] = len(self._link_list)
+                    self._link_list.append(Constraint(
+                        hop.bandwidth, FATPIPE if hop.sharing == FATPIPE else SHARED, hop.name))
+                links.append(index)
+            found = self._routes[(src, dst)] = (np.array(links, dtype=np.intp), latency)
         return found
 
     # ------------------------------------------------------------------ tasks
@@ -116,34 +123,36 @@ class L07Model:
         var = system.variable_new(key, 1.0, -1.0)
         latency = 0.0
         lat_current = 0.0
-        pairs: list[tuple[list[Constraint], float]] = []
+        order: Any = ()
+        weights: Any = None
         if bytes_amount is not None:
-            for k, amount in enumerate(bytes_amount):
-                if amount <= 0:
-                    continue
-                links, lat = self._path(hosts[k // nb], hosts[k % nb])
-                latency = max(latency, lat)
-                lat_current = max(lat_current, lat * amount)
-                pairs.append((links, amount))
+            amounts = np.asarray(bytes_amount, dtype=float)
+            moving = np.flatnonzero(amounts > 0)
+            if moving.size:
+                paths = [self._path(hosts[k // nb], hosts[k % nb]) for k in moving.tolist()]
+                moved = amounts[moving]
+                lats = np.array([lat for _, lat in paths])
+                latency = float(lats.max())
+                lat_current = float((lats * moved).max())
+                links = np.concatenate([idx for idx, _ in paths])
+                per_link = np.repeat(moved, [idx.size for idx, _ in paths])
+                # System::expand per (pair, link), folded per link first (summed in the
+                # pairs' order on a SHARED link, the largest on a FATPIPE one), one
+                # element per link in the order they are met
+                order = links[np.sort(np.unique(links, return_index=True)[1])].tolist()
+                sums = np.bincount(links, weights=per_link, minlength=len(self._link_list))
+                largest = np.zeros(len(self._link_list))
+                np.maximum.at(largest, links, per_link)
+                weights = (sums, largest)
         if latency > 0:
             system.update_variable_penalty(var, 0.0)
         for i, host in enumerate(hosts):
             system.expand(self._cpu[host], var, flops[i], force_creation=True)
-        # System::expand per (pair, link), folded per link first: the same weights
-        # (summed on a SHARED link, the largest on a FATPIPE one), one element each
-        weights: dict[int, tuple[Constraint, float]] = {}
-        for links, amount in pairs:
-            for cnst in links:
-                known = weights.get(id(cnst))
-                if known is None:
-                    weights[id(cnst)] = (cnst, amount)
-                elif cnst.policy == FATPIPE:
-                    weights[id(cnst)] = (cnst, max(known[1], amount))
-                else:
-                    weights[id(cnst)] = (cnst, known[1] + amount)
-        used_links = weights
-        for cnst, weight in weights.values():
-            system.expand(cnst, var, weight)
+        used_links = bool(len(order))
+        for index in order:
+            cnst = self._link_list[index]
+            system.expand(cnst, var, float(weights[1][index] if cnst.policy == FATPIPE
+                                           else weights[0][index]))
         cpu_bound = _DBL_MAX
         used_hosts = 0
         for i, host in enumerate(hosts):

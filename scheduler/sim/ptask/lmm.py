@@ -31,6 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 __all__ = ["Constraint", "Element", "FairBottleneck", "MAXMIN_PRECISION", "SURF_PRECISION",
            "Variable", "double_update"]
 
@@ -42,6 +44,14 @@ _DBL_MAX = 1.7976931348623157e308
 
 SHARED = "SHARED"
 FATPIPE = "FATPIPE"
+
+
+def _arrays(var: Variable) -> tuple[Any, Any, Any]:
+    """``var``'s elements as arrays: every constraint index, and the positive weights'."""
+    every = np.array([e.constraint.gid for e in var.elements], dtype=np.intp)
+    positive = [e for e in var.elements if e.weight > 0]
+    return (every, np.array([e.constraint.gid for e in positive], dtype=np.intp),
+            np.array([e.weight for e in positive]))
 
 
 def double_update(value: float, delta: float, precision: float) -> float:
@@ -69,6 +79,7 @@ class Constraint:
     elements: dict[int, Element] = field(default_factory=dict)  # enabled and disabled
     remaining: float = 0.0
     usage: float = 0.0
+    gid: int = -1  # its index in its system (FairBottleneck's arrays)
 
 
 @dataclass(slots=True, eq=False)
@@ -81,6 +92,12 @@ class Variable:
     elements: list[Element] = field(default_factory=list)
     value: float = 0.0
     mu: float = 0.0
+    # a solve's bookkeeping: still growing, its index in the solve's arrays
+    growing: bool = False
+    seen: int = -1
+    # its elements as arrays (built at its first solve, dropped by expand): constraint
+    # indexes of every element, and of the positive weights with those weights
+    arrays: tuple[Any, Any, Any] | None = None
 
 
 class FairBottleneck:
@@ -93,6 +110,7 @@ class FairBottleneck:
         self.variables: dict[int, Variable] = {}  # insertion-ordered, keyed by id()
         self._touched_vars: dict[int, Variable] = {}
         self._touched_cnsts: dict[int, Constraint] = {}
+        self._cnsts: list[Constraint] = []  # by Constraint.gid
 
     @property
     def modified(self) -> bool:
@@ -119,6 +137,10 @@ class FairBottleneck:
                force_creation: bool = False) -> None:
         """Make ``var`` use ``cnst`` with ``weight`` (``System::expand``)."""
         self._touched_vars[id(var)] = var
+        var.arrays = None
+        if cnst.gid < 0:
+            cnst.gid = len(self._cnsts)
+            self._cnsts.append(cnst)
         if not force_creation:
             for elem in var.elements:
                 if elem.constraint is cnst:
@@ -148,136 +170,144 @@ class FairBottleneck:
         Variables interact only through the constraints they share, and the rounds of
         ``do_solve`` move each connected part of the system on its own: re-solving the
         parts that hold a changed variable or constraint gives every value a whole solve
-        gives. Runtime complexity: O(size of those parts) plus their solve.
+        gives. Runtime complexity: O(variables) Python and O(elements) array work per
+        step along the elements (a few), plus the parts' solve.
         """
         if not (self._touched_vars or self._touched_cnsts):
             return
-        part: dict[int, Variable] = {}
-        seen: set[int] = set()
-        stack_vars = list(self._touched_vars.values())
-        stack_cnsts = list(self._touched_cnsts.values())
+        touched_vars, touched_cnsts = self._touched_vars, self._touched_cnsts
         self._touched_vars = {}
         self._touched_cnsts = {}
-        while stack_vars or stack_cnsts:
-            while stack_cnsts:
-                cnst = stack_cnsts.pop()
-                if id(cnst) in seen:
-                    continue
-                seen.add(id(cnst))
-                for elem in cnst.elements.values():
-                    if id(elem.variable) not in part:
-                        stack_vars.append(elem.variable)
-            while stack_vars:
-                var = stack_vars.pop()
-                if id(var) in part or id(var) not in self.variables:
-                    continue
-                part[id(var)] = var
-                for elem in var.elements:
-                    if id(elem.constraint) not in seen:
-                        stack_cnsts.append(elem.constraint)
-        self._do_solve([v for k, v in self.variables.items() if k in part]
-                       if len(part) < len(self.variables) else list(self.variables.values()))
+        variables = list(self.variables.values())
+        if not variables:
+            return
+        for var in variables:
+            if var.arrays is None:
+                var.arrays = _arrays(var)
+        # the parts: from the touched variables and constraints, along the elements
+        ec = np.concatenate([v.arrays[0] for v in variables])  # type: ignore[index]
+        ev = np.repeat(np.arange(len(variables)),
+                       [v.arrays[0].size for v in variables])  # type: ignore[index]
+        in_part = np.array([id(v) in touched_vars for v in variables], dtype=bool)
+        cnst_in = np.zeros(len(self._cnsts), dtype=bool)
+        cnst_in[[c.gid for c in touched_cnsts.values() if c.gid >= 0]] = True
+        while True:
+            cnst_in[ec[in_part[ev]]] = True
+            grown = in_part.copy()
+            grown[ev[cnst_in[ec]]] = True
+            if np.array_equal(grown, in_part):
+                break
+            in_part = grown
+        self._do_solve([variables[i] for i in np.flatnonzero(in_part)]
+                       if not in_part.all() else variables)
 
     def _do_solve(self, variables: list[Variable]) -> None:
-        """``FairBottleneck::do_solve``, round for round.
+        """``FairBottleneck::do_solve``, round for round, each round on arrays.
 
-        The same arithmetic, with bookkeeping instead of rescans: each constraint counts
-        its elements of unsaturated variables (``nb``), and the increments of variables
-        that left the rounds (SimGrid keeps subtracting them) are summed once per
-        constraint. Runtime complexity: O(elements) per round of the variables still
-        growing, plus O(elements) once.
+        The arithmetic of SimGrid's loops: per element ``usage / weight``, a minimum per
+        variable, ``value += mu``; a round's consumptions summed element after element
+        in the variables' order (``numpy.bincount`` adds in its input's order), those of
+        the variables that left the rounds added one by one in the order they left
+        (``numpy.add.at``); the constraints in the order SimGrid meets them, a FATPIPE one
+        and the saturated ones walked element by element as SimGrid walks them.
+        Runtime complexity: O(elements) array work per round, O(variables) Python work
+        per solve plus O(elements) for the saturated constraints.
         """
-        saturated: dict[int, Variable] = {}
-        constraints: dict[int, Constraint] = {}
-        count: dict[int, int] = {}
+        growing: list[Variable] = []
+        met: list[Any] = []  # constraint indexes of the variables SimGrid walks, in order
         for var in variables:
             var.value = 0.0
+            arrays = var.arrays
+            if arrays is None:
+                arrays = var.arrays = _arrays(var)
             enabled = var.penalty > 0.0
-            if enabled and any(e.weight != 0.0 for e in var.elements):
-                saturated[id(var)] = var
-                for elem in var.elements:
-                    if elem.weight > 0:
-                        key = id(elem.constraint)
-                        count[key] = count.get(key, 0) + 1
+            if enabled and arrays[2].size:
+                var.seen = len(growing)  # its index in the arrays below
+                growing.append(var)
+                var.growing = True
+                met.append(arrays[0])
             elif enabled:
                 var.value = 1.0
-            if enabled or any(e.weight > 0 for e in var.elements):
-                for elem in var.elements:
-                    constraints.setdefault(id(elem.constraint), elem.constraint)
-        cnst_list = list(constraints.values())
-        for cnst in cnst_list:
-            cnst.remaining = cnst.bound
-            cnst.usage = 0.0
-        stale: dict[int, float] = {}  # per constraint: sum of weight x mu of left variables
+                met.append(arrays[0])
+            elif arrays[1].size:
+                met.append(arrays[0])
+        if not growing:
+            return
+        every = np.concatenate(met)
+        firsts = np.unique(every, return_index=True)[1]
+        order = every[np.sort(firsts)]  # the constraints, as SimGrid's list holds them
+        nc = len(self._cnsts)
+        listed = np.zeros(nc, dtype=bool)
+        listed[order] = True
+        rank = np.zeros(nc, dtype=np.intp)
+        rank[order] = np.arange(order.size)
+        lengths = np.array([v.arrays[1].size for v in growing])  # type: ignore[index]
+        ec = np.concatenate([v.arrays[1] for v in growing])  # type: ignore[index]
+        ew = np.concatenate([v.arrays[2] for v in growing])  # type: ignore[index]
+        ev = np.repeat(np.arange(len(growing)), lengths)
+        seg = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        cnsts = self._cnsts
+        remaining = np.array([c.bound for c in cnsts])
+        usage = np.zeros(nc)
+        stale = np.zeros(nc)
+        active = listed.copy()
+        fatpipe = np.array([c.policy == FATPIPE for c in cnsts]) & listed
+        any_fatpipe = bool(fatpipe.any())
+        bound = np.array([v.bound for v in growing])
+        value = np.zeros(len(growing))
+        mu = np.zeros(len(growing))
+        alive = np.ones(len(growing), dtype=bool)
         while True:
-            kept: list[Constraint] = []
-            for cnst in cnst_list:
-                nb = count.get(id(cnst), 0)
-                if nb > 0 and cnst.policy == FATPIPE:
-                    nb = 1
-                if nb == 0:
-                    cnst.remaining = 0.0
-                    cnst.usage = 0.0
-                else:
-                    cnst.usage = cnst.remaining / nb
-                    kept.append(cnst)
-            cnst_list = kept
-            growing = list(saturated.values())
-            left: list[Variable] = []
-            for var in growing:
-                min_inc = _DBL_MAX
-                for elem in var.elements:
-                    if elem.weight > 0:
-                        inc = elem.constraint.usage / elem.weight
-                        if inc < min_inc:
-                            min_inc = inc
-                if var.bound > 0 and var.bound - var.value < min_inc:
-                    min_inc = var.bound - var.value
-                var.mu = min_inc
-                var.value += min_inc
-                if var.value == var.bound:
-                    self._leave(var, saturated, count, left)
-            consumed: dict[int, float] = {}
-            for var in growing:
-                mu = var.mu
-                for elem in var.elements:
-                    if elem.weight:
-                        key = id(elem.constraint)
-                        consumed[key] = consumed.get(key, 0.0) + elem.weight * mu
-            kept = []
-            for cnst in cnst_list:
-                key = id(cnst)
-                if cnst.policy != FATPIPE:
-                    cnst.remaining = double_update(
-                        cnst.remaining, consumed.get(key, 0.0) + stale.get(key, 0.0),
-                        MAXMIN_PRECISION)
-                else:
+            on = alive[ev]
+            nb = np.bincount(ec[on], minlength=nc)
+            nb = np.where(fatpipe & (nb > 0), 1, nb)
+            drop = active & (nb == 0)
+            remaining[drop] = 0.0
+            usage[drop] = 0.0
+            active &= ~drop
+            usage[active] = remaining[active] / nb[active]
+            inc = np.minimum.reduceat(usage[ec] / ew, seg)
+            room = bound - value
+            inc = np.where((bound > 0) & (room < inc), room, inc)
+            mu = np.where(alive, inc, mu)
+            value = np.where(alive, value + inc, value)
+            left = [growing[i] for i in np.flatnonzero(alive & (value == bound))]
+            for var in left:
+                var.growing = False
+            consumed = np.bincount(ec[on], weights=ew[on] * mu[ev[on]], minlength=nc)
+            after = remaining - (consumed + stale)
+            after[after < MAXMIN_PRECISION] = 0.0
+            remaining = np.where(active & ~fatpipe, after, remaining)
+            if any_fatpipe:
+                for i, var in enumerate(growing):
+                    var.mu = float(mu[i])
+                for j in np.flatnonzero(active & fatpipe):
+                    cnst = cnsts[j]
+                    use = float(usage[j])
                     for elem in cnst.elements.values():
                         if elem.variable.penalty > 0:
-                            cnst.usage = min(cnst.usage, elem.weight * elem.variable.mu)
-                    cnst.remaining = double_update(cnst.remaining, cnst.usage, MAXMIN_PRECISION)
-                if cnst.remaining <= 0.0:
-                    for elem in cnst.elements.values():
-                        var = elem.variable
-                        if var.penalty > 0 and elem.weight > 0 and id(var) in saturated:
-                            self._leave(var, saturated, count, left)
-                else:
-                    kept.append(cnst)
-            cnst_list = kept
+                            use = min(use, elem.weight * elem.variable.mu)
+                    usage[j] = use
+                    remaining[j] = double_update(float(remaining[j]), use, MAXMIN_PRECISION)
+            full = np.flatnonzero(active & (remaining <= 0.0))
+            for j in full[np.argsort(rank[full], kind="stable")]:
+                active[j] = False
+                for elem in cnsts[j].elements.values():
+                    var = elem.variable
+                    if var.growing and var.penalty > 0 and elem.weight > 0:
+                        var.growing = False
+                        left.append(var)
             for var in left:
-                for elem in var.elements:
-                    if elem.weight:
-                        key = id(elem.constraint)
-                        stale[key] = stale.get(key, 0.0) + elem.weight * var.mu
-            if not saturated:
+                i = var.seen
+                alive[i] = False
+                arrays = var.arrays
+                np.add.at(stale, arrays[1], arrays[2] * mu[i])  # type: ignore[index]
+            if not alive.any():
                 break
-
-    @staticmethod
-    def _leave(var: Variable, saturated: dict[int, Variable], count: dict[int, int],
-               left: list[Variable]) -> None:
-        """``var`` stops growing: its constraints count one variable less."""
-        del saturated[id(var)]
-        for elem in var.elements:
-            if elem.weight > 0:
-                count[id(elem.constraint)] -= 1
-        left.append(var)
+        for i, var in enumerate(growing):
+            var.value = float(value[i])
+            var.mu = float(mu[i])
+            var.seen = -1
+        for j in order:
+            cnsts[j].remaining = float(remaining[j])
+            cnsts[j].usage = float(usage[j])
