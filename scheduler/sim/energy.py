@@ -401,25 +401,9 @@ class EnergyPart:
     def request(self, machines: MachineSet, target: int) -> None:
         """SET_RESOURCE_STATE: check as Batsim does, then switch (module docstring)."""
         now = self._queue.now
-        where = f"SET_RESOURCE_STATE at t={now} ({machines} to '{target}')"
         for m in machines:
-            host = self.hosts[m]
-            if not host.has(target):
-                raise InvalidDecision(f"{where}: machine {m} has no pstate {target} (it has "
-                                      f"{len(host.speeds)}; Batsim aborts)")
-            if self.state[m] in (SWITCHING_ON, SWITCHING_OFF):
-                raise InvalidDecision(f"{where}: machine {m} is still {self.state[m]} "
-                                      "(Batsim cannot switch it again)")
-            kind, current = host.kind(target), host.kind(self.pstate[m])
-            if kind is PStateKind.TRANSITION:
-                raise InvalidDecision(f"{where}: pstate {target} of machine {m} is a virtual "
-                                      "transition pstate (Batsim aborts)")
-            if current is PStateKind.SLEEP and kind is not PStateKind.COMPUTATION:
-                raise InvalidDecision(f"{where}: machine {m} sleeps; it can only go to a "
-                                      "computation pstate (Batsim aborts)")
-            if kind is PStateKind.SLEEP and self.busy[m]:
-                raise InvalidDecision(f"{where}: machine {m} runs a job; it cannot sleep "
-                                      "(Batsim aborts)")
+            check_switch(self.hosts[m], m, self.state[m], self.pstate[m], self.busy[m],
+                         target, f"SET_RESOURCE_STATE at t={now} ({machines} to '{target}')")
         self._switches.append((machines, set(machines), target))
         self._entry("p")
         first = self.hosts[machines.min()].kind(target)
@@ -507,6 +491,33 @@ class EnergyPart:
         with open(f"{stem}pstate_changes.csv", "w", encoding="utf-8") as out:
             out.write("time,machine_id,new_pstate\n")
             out.writelines(row + "\n" for row in self.pstate_rows)
+
+
+def check_switch(host: HostPower, m: int, state: str, pstate: int, busy: int, target: int,
+                 where: str) -> None:
+    """Batsim's checks of a SET_RESOURCE_STATE on machine ``m``: InvalidDecision if refused.
+
+    As ``server.cpp``'s ``server_on_set_resource_state`` and ``pstate.cpp``: the pstate
+    must exist and not be a virtual transition one; a switching machine cannot be
+    switched again; a sleeping one only goes to a computation pstate; a busy one
+    (``busy`` jobs on it) cannot sleep.
+    """
+    if not host.has(target):
+        raise InvalidDecision(f"{where}: machine {m} has no pstate {target} (it has "
+                              f"{len(host.speeds)}; Batsim aborts)")
+    if state in (SWITCHING_ON, SWITCHING_OFF):
+        raise InvalidDecision(f"{where}: machine {m} is still {state} "
+                              "(Batsim cannot switch it again)")
+    kind, current = host.kind(target), host.kind(pstate)
+    if kind is PStateKind.TRANSITION:
+        raise InvalidDecision(f"{where}: pstate {target} of machine {m} is a virtual "
+                              "transition pstate (Batsim aborts)")
+    if current is PStateKind.SLEEP and kind is not PStateKind.COMPUTATION:
+        raise InvalidDecision(f"{where}: machine {m} sleeps; it can only go to a "
+                              "computation pstate (Batsim aborts)")
+    if kind is PStateKind.SLEEP and busy:
+        raise InvalidDecision(f"{where}: machine {m} runs a job; it cannot sleep "
+                              "(Batsim aborts)")
 
 
 def _time_cell(now: float) -> str:
