@@ -64,6 +64,14 @@ def summary(rows: list[dict]) -> list[str]:
     return out
 
 
+def save_table(path: Path, script: str, argv: list[str] | None, text: str) -> None:
+    """Write ``text`` to ``path`` under a header naming the commit and the command."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=HERE).stdout.strip()
+    args = " ".join(argv if argv is not None else sys.argv[1:])
+    path.write_text(f"# commit {commit}; command: python bench/{script} {args}\n{text}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the matrix and print (or save) the table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -107,11 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     lines += ["", *summary(rows)]
     text = "\n".join(lines) + "\n"
     if args.save:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, cwd=HERE).stdout.strip()
-        head = (f"# commit {commit}; command: python bench/batsim_testsuite.py "
-                f"{' '.join(argv if argv is not None else sys.argv[1:])}\n")
-        args.save.write_text(head + text)
+        save_table(args.save, "batsim_testsuite.py", argv, text)
     sys.stdout.write(text)
     return 0
 

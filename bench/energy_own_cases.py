@@ -28,7 +28,6 @@ import argparse
 import json
 import logging
 import random
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -37,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 sys.path.insert(0, str(HERE))
 
-from batsim_testsuite import summary  # noqa: E402
+from batsim_testsuite import save_table, summary  # noqa: E402
 
 import batsim_suite  # noqa: E402
 
@@ -222,11 +221,7 @@ def main(argv: list[str] | None = None) -> int:
               *[s for s in summary(rows) if s.startswith("energy")]]
     text = "\n".join(lines) + "\n"
     if args.save:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, cwd=HERE).stdout.strip()
-        head = (f"# commit {commit}; command: python bench/energy_own_cases.py "
-                f"{' '.join(argv if argv is not None else sys.argv[1:])}\n")
-        args.save.write_text(head + text)
+        save_table(args.save, "energy_own_cases.py", argv, text)
     sys.stdout.write(text)
     return 0
 
