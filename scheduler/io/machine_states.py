@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import IO
 
 from batpolicy.scheduler.io.outputs import RowFile
 
@@ -55,13 +54,8 @@ class MachineStatesCsvWriter(RowFile):
     """
 
     def __init__(self, path: str | os.PathLike[str], *, flush_every: int = 4096) -> None:
-        self.path = path
-        self.flush_every = max(1, flush_every)
-        self.rows = 0
         self._pending: list[str] = []
-        self._file: IO[str] | None = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
-        self._file.write(HEADER)
-        self._file.flush()
+        super().__init__(path, HEADER, flush_every)
 
     def write(self, time: float, counts: Mapping[str, int]) -> None:
         """Append the row of the machine counts by state at ``time``."""

@@ -144,10 +144,20 @@ _REJECTED_ROW = '%s,%s,%s,%f,%s,%f,%s,,,,,,,,,"%s"%s\n'
 class RowFile:
     """A CSV file written in batches: ``close`` (idempotent) and ``with`` for every writer.
 
-    Subclasses set ``_file`` (None once closed) and define ``flush``.
+    Opens ``path`` and writes ``header`` at once (flushed, so a run stopped early leaves a
+    readable file); subclasses keep rows in ``_pending``, count them in ``rows`` and
+    define ``flush``; ``_file`` is None once closed.
     """
 
     _file: IO[str] | None
+
+    def __init__(self, path: str | os.PathLike[str], header: str, flush_every: int) -> None:
+        self.path = path
+        self.flush_every = max(1, flush_every)
+        self.rows = 0
+        self._file = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        self._file.write(header)
+        self._file.flush()
 
     def flush(self) -> None:
         """Write the rows not yet on disk."""
@@ -187,15 +197,11 @@ class JobsCsvWriter(RowFile):
 
     def __init__(self, path: str | os.PathLike[str], *, flush_every: int = 1000,
                  extra_columns: tuple[str, ...] = ()) -> None:
-        self.path = path
-        self.flush_every = max(1, flush_every)
         self.extra_columns = tuple(extra_columns)
-        self.rows = 0
         self._pending: list[JobRecord] = []
-        self._file: IO[str] | None = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
-        self._file.write(_HEADER if not self.extra_columns
-                         else _HEADER[:-1] + "," + ",".join(self.extra_columns) + "\n")
-        self._file.flush()
+        super().__init__(path, _HEADER if not self.extra_columns
+                         else _HEADER[:-1] + "," + ",".join(self.extra_columns) + "\n",
+                         flush_every)
 
     def write(self, record: JobRecord) -> None:
         """Append the row of one finished job (on disk by the next flush)."""
