@@ -111,6 +111,8 @@ class _Put:
     spawns: bool = False
     #: When the sender posted it (its isend).
     posted: float = 0.0
+    #: The sending machine (None: an actor of the master host).
+    src: int | None = None
 
 
 Program = Generator[_Sleep | _Put, None, None]
@@ -184,12 +186,15 @@ class LatencyDriver:
         self._job_submitters = 0
         self._reports_in_flight = 0  # job ends and kills put, not yet received
         self._event_submitters = 0
+        #: Sends a message from a machine (None: the master) through the parallel-task
+        #: model, calling back on arrival; None: messages in closed form (their delays).
+        self._network: Callable[[int | None, Callable[[], None]], None] | None = None
         if parts.energy is not None:  # switch actors report from their machine
             parts.energy.deliver = self._switched
 
     def _switched(self, machine: int, on_receive: Callable[[], None]) -> None:
         """switch_on/off_machine_process: SWITCHED_ON/OFF put from the machine."""
-        self.post(_Put(self.delays.from_machine(machine), on_receive))
+        self.post(_Put(self.delays.from_machine(machine), on_receive, src=machine))
 
     @classmethod
     def factory(cls, delays: MessageDelays) -> Callable[[Parts, list[Any]], LatencyDriver]:
@@ -218,6 +223,11 @@ class LatencyDriver:
             self._mailbox.append(put)
 
     def _transfer(self, put: _Put) -> None:
+        """The message moves to the server: on the job model's network, or in closed form."""
+        network = self._network
+        if network is not None:
+            network(put.src, lambda: self._received(put))
+            return
         latency, transfer = put.delay
         self.at((self.now + latency) + transfer, lambda: self._received(put))
 
@@ -312,7 +322,8 @@ class LatencyDriver:
         self.at(self.now, lambda: self._report_later(self.delays.from_master, done))
 
     def _report_later(self, delay: tuple[float, float], events: list[t.Event],
-                      then: Callable[[], None] | None = None) -> None:
+                      then: Callable[[], None] | None = None, src: int | None = None
+                      ) -> None:
         """An actor without a continuation puts events for the server (stamped on arrival)."""
         self._reports_in_flight += 1
 
@@ -322,7 +333,7 @@ class LatencyDriver:
             if then is not None:
                 then()
             self._outbox.extend(_restamp(events, wire_time(self.now)))
-        self.post(_Put(delay, on_receive))
+        self.post(_Put(delay, on_receive, src=src))
 
     def _submitter_program(self, specs: list[JobSpec]) -> Program:
         """static_job_submitter_process (job_submitter.cpp)."""
@@ -396,7 +407,8 @@ class LatencyDriver:
         first = job.alloc[0] if job.alloc is not None and len(job.alloc) else 0
         reported = getattr(job.model, "job_reported", None)
         self._report_later(self.delays.from_machine(first), done,
-                           None if reported is None else lambda: reported(job, self.now))
+                           None if reported is None else lambda: reported(job, self.now),
+                           src=first)
 
     def on_call(self) -> None:
         """waiter_process: WAITING_DONE from the master host, REQUESTED_CALL on arrival."""
@@ -414,6 +426,11 @@ class LatencyDriver:
         """Simulate until SIMULATION_ENDS, asking ``scheduler`` whenever Batsim would."""
         self._scheduler = scheduler
         queue = self._queue
+        for model in self._parts.models.configured():
+            network = getattr(model, "message_network", None)
+            if network is not None:
+                self._network = network(self._books, self._parts.ends, self.delays.master)
+                break
         by_workload: dict[str, list[JobSpec]] = {}
         for spec in self._books.static:
             by_workload.setdefault(spec.id.split("!", 1)[0], []).append(spec)

@@ -18,11 +18,19 @@ shared model to now, starts the tasks of the jobs started then, and completes th
 whose last task ended; it wakes the simulator at the model's next event (a task end, a
 latency paid, a sleep's end) with an event of its own. A job's planned end stays its
 walltime kill (or far away) until its tasks end: the engine keeps the walltime exact.
+
+Batsim's own messages (:meth:`PtaskModel.message_network`): on a platform whose
+messages take time, the latency driver (:mod:`..latency`) sends each protocol message
+through this model, as SimGrid does: a 1-byte put on the server's mailbox is a
+communication of the L07 model (``ipp.cpp``, ``CommImpl::start``,
+``NetworkL07Model::communicate``) from the sender's host to the master host, sharing
+links with the running tasks, slowing them while it lasts, and seen by the host-energy
+plugin like any other action.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from batpolicy.errors import InputError
@@ -84,6 +92,41 @@ class _WakeUp:
         self.ends.dirty = True
 
 
+class _Message:
+    """A protocol message waiting for the instant's end to enter the shared model."""
+
+    __slots__ = ("src", "on_arrival")
+
+    def __init__(self, src: int, on_arrival: Callable[[], None]) -> None:
+        self.src = src
+        self.on_arrival = on_arrival
+
+
+class _Arrival:
+    """A message done: its receiver and sender wake up (a heap event of the instant)."""
+
+    __slots__ = ("on_arrival", "queue")
+
+    def __init__(self, on_arrival: Callable[[], None], queue: Any = None) -> None:
+        self.on_arrival = on_arrival
+        #: Set: first step back behind the events scheduled since (the job ends that
+        #: SimGrid handled before this message, their actions being older).
+        self.queue = queue
+
+    def live(self, seq: int) -> bool:
+        """Always current."""
+        return True
+
+    def fire(self) -> None:
+        """The message reached the server (or steps back once, see :attr:`queue`)."""
+        queue = self.queue
+        if queue is not None:
+            self.queue = None
+            queue.schedule(self, COMPLETION, at=queue.now)
+            return
+        self.on_arrival()
+
+
 class PtaskModel(JobModel, InstantModel):
     """Jobs as SimGrid parallel tasks (module docstring).
 
@@ -107,6 +150,9 @@ class PtaskModel(JobModel, InstantModel):
         self._storage_ids: list[int] = []
         self._natural: dict[str, tuple[JobState, int]] = {}
         self._power: TaskPower | None = None  # with -E: the energy part's listener
+        self._master: str | None = None  # the master host's name, once messages use us
+        self._master_id = -1  # its host index in the shared model
+        self._ends: Any = None  # the moving-ends part, once messages use us
 
     # ------------------------------------------------------------------ checks
     def check(self, workload: str, name: str, profiles: Mapping[str, dict[str, Any]]) -> None:
@@ -165,6 +211,9 @@ class PtaskModel(JobModel, InstantModel):
             compute = list(ctx.machines.names)
             names = compute + [m.name for m in platform.storage]
             self._storage_ids = list(range(len(compute), len(names)))
+            if self._master is not None:
+                self._master_id = len(names)
+                names.append(self._master)
             missing = [n for n in names if n not in routes.host_cpu]
             if missing:
                 raise InputError(f"hosts {missing[:5]} are not in the platform file",
@@ -178,6 +227,28 @@ class PtaskModel(JobModel, InstantModel):
                                      ctx.queue.now)
             self._listen(ctx)
         return self._runner
+
+    def message_network(self, books: Any, ends: Any, master: str
+                        ) -> Callable[[int | None, Callable[[], None]], None] | None:
+        """Carry Batsim's messages on the shared model (module docstring); None: cannot.
+
+        ``books`` is the job models' context, ``ends`` the moving-ends part, ``master``
+        the server's host. The function returned sends a 1-byte message from machine
+        ``src`` (None: the master host) to the master host at the current time and calls
+        ``on_arrival`` (a heap event of this instant) when it is done.
+        """
+        if books.platform.source is None or self._runner is not None:
+            return None
+        self._master = master
+        self._ends = ends
+        self._setup(books)
+        self._wake.ends = ends
+        return self._send
+
+    def _send(self, src: int | None, on_arrival: Callable[[], None]) -> None:
+        """A message from machine ``src`` (None: the master) starts at this instant's end."""
+        self._pending.append(_Message(self._master_id if src is None else src, on_arrival))
+        self._ends.dirty = True
 
     def _listen(self, ctx: Any) -> None:
         """With ``-E``, the energy part follows the shared model's tasks."""
@@ -310,8 +381,15 @@ class PtaskModel(JobModel, InstantModel):
             self._reported.discard(job_id)
         pending, self._pending = self._pending, []
         for job in pending:
-            if job.id in running:
+            if type(job) is _Message:
+                runner.send(job.src, self._master_id, 1.0, job.on_arrival)
+            elif job.id in running:
                 done.extend(runner.start(job.id, self._leaves(job, ctx)))
+        queue = self._queue
+        for on_arrival, after_task in runner.arrived():
+            # after a task that ended first: behind the job ends this instant schedules
+            queue.schedule(_Arrival(on_arrival, queue if after_task else None), COMPLETION,
+                           at=now)
         at = runner.next_time()
         if self._power is not None:
             self._power.instant_done()
