@@ -153,6 +153,9 @@ class PtaskModel(JobModel, InstantModel):
         self._master: str | None = None  # the master host's name, once messages use us
         self._master_id = -1  # its host index in the shared model
         self._ends: Any = None  # the moving-ends part, once messages use us
+        #: The jobs whose tasks ended at the last instant: done in time even at their
+        #: walltime (read by the moving-ends part).
+        self.in_time: set[str] = set()
 
     # ------------------------------------------------------------------ checks
     def check(self, workload: str, name: str, profiles: Mapping[str, dict[str, Any]]) -> None:
@@ -306,11 +309,9 @@ class PtaskModel(JobModel, InstantModel):
         self._setup(ctx)
         self._mine[job.id] = job
         self._pending.append(job)
-        outcome, ret = self._natural_outcome(job, ctx)
-        if job.walltime is not None:
-            job.outcome, job.return_code = _WALLTIME, -1
-            return now + job.walltime
-        job.outcome, job.return_code = outcome, ret
+        # the walltime too is the shared model's (JobRunner's deadline): a task ending at
+        # the update its timer ends completes, as in SimGrid
+        job.outcome, job.return_code = self._natural_outcome(job, ctx)
         return FAR
 
     def _natural_outcome(self, job: Any, ctx: Any) -> tuple[JobState, int]:
@@ -384,7 +385,8 @@ class PtaskModel(JobModel, InstantModel):
             if type(job) is _Message:
                 runner.send(job.src, self._master_id, 1.0, job.on_arrival)
             elif job.id in running:
-                done.extend(runner.start(job.id, self._leaves(job, ctx)))
+                done.extend(runner.start(job.id, self._leaves(job, ctx), None
+                                         if job.walltime is None else job.start + job.walltime))
         queue = self._queue
         for on_arrival, after_task in runner.arrived():
             # after a task that ended first: behind the job ends this instant schedules
@@ -397,7 +399,13 @@ class PtaskModel(JobModel, InstantModel):
             wake = self._wake
             wake.ends = ctx
             wake.seq = self._queue.schedule(wake, COMPLETION, at=at)
-        return {job_id: now for job_id, _ in done if job_id in running}
+        moves = {job_id: now for job_id, _ in done if job_id in running}
+        self.in_time = set(moves)
+        for job_id in runner.timed_out():
+            job = running.get(job_id)
+            if job is not None:  # killed at start + walltime (the engine's cap)
+                moves[job_id] = max(now, job.start + job.walltime)
+        return moves
 
     def _leaves(self, job: Any, ctx: Any) -> list[Any]:
         def definition(n: str) -> Mapping[str, Any]:

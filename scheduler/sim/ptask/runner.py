@@ -51,6 +51,11 @@ class _Run:
     seq: int = field(default=0)
     #: When its current task or sleep began, in the runner's count of actions started.
     serial: int = 0
+    #: start + walltime (None: no walltime); set once the walltime is reached.
+    deadline: float | None = None
+    timed_out: bool = False
+    #: Its current sleep is cut by the walltime (``do_delay_task``: delay >= remaining).
+    sleep_to_deadline: bool = False
 
 
 class JobRunner:
@@ -64,6 +69,7 @@ class JobRunner:
         self._serial = 0
         self._messages: dict[Hashable, Callable[[], None]] = {}  # in flight, by task key
         self._arrived: list[tuple[Callable[[], None], bool]] = []
+        self._timed_out: list[str] = []
         #: Told the job id when one of its sleeps (a delay task) ends: SimGrid's sleep
         #: action on the job actor's host changes state then (a power model listens).
         self.on_sleep_end: Callable[[str], None] | None = None
@@ -74,9 +80,14 @@ class JobRunner:
     def __len__(self) -> int:
         return len(self._runs)
 
-    def start(self, job_id: str, leaves: list[tuple[Path, Leaf]]) -> list[tuple[str, int]]:
-        """Start a job at :attr:`now`; the jobs done at once ((id, ret) if it has no task)."""
-        run = _Run(job_id, leaves, since=self.now)
+    def start(self, job_id: str, leaves: list[tuple[Path, Leaf]],
+              deadline: float | None = None) -> list[tuple[str, int]]:
+        """Start a job at :attr:`now`; the jobs done at once ((id, ret) if it has no task).
+
+        ``deadline``: the job's start + walltime, reported by :meth:`timed_out` once
+        reached before its tasks end.
+        """
+        run = _Run(job_id, leaves, since=self.now, deadline=deadline)
         self._runs[job_id] = run
         self._planned = None
         done: list[tuple[str, int]] = []
@@ -110,6 +121,15 @@ class JobRunner:
         out, self._arrived = self._arrived, []
         return out
 
+    def timed_out(self) -> list[str]:
+        """The jobs whose walltime was reached since the last call, in start order.
+
+        Their task keeps running (SimGrid cancels it when the job's actor ends: the
+        caller's :meth:`cancel`); it ends nothing more.
+        """
+        out, self._timed_out = self._timed_out, []
+        return out
+
     def _begin(self, run: _Run, done: list[tuple[str, int]]) -> None:
         """Start ``run``'s current leaf, or end the job when none is left."""
         if run.index >= len(run.leaves):
@@ -123,7 +143,10 @@ class JobRunner:
         self._serial += 1
         run.serial = self._serial
         if leaf.delay is not None:
-            run.sleep_end = self.now + leaf.delay
+            remaining = None if run.deadline is None else run.deadline - self.now
+            run.sleep_to_deadline = remaining is not None and leaf.delay >= remaining
+            run.sleep_end = self.now + (remaining if run.sleep_to_deadline  # type: ignore[operator]
+                                        else leaf.delay)
         else:
             run.task = (run.job_id, self._serial)
             self.model.start(run.task, leaf.hosts, leaf.flops, leaf.bytes)
@@ -145,6 +168,8 @@ class JobRunner:
         for run in self._runs.values():
             if run.sleep_end is not None:
                 delta = min(delta, run.sleep_end - self.now)
+            if run.deadline is not None and not run.timed_out:
+                delta = min(delta, max(run.deadline - self.now, 0.0))
         if delta == _INF:
             self._planned = None
             return _INF
@@ -177,13 +202,28 @@ class JobRunner:
         self._planned = None
         done: list[tuple[str, int]] = []
         for run in list(self._runs.values()):
-            if run.task is not None and run.task in finished:
+            if run.timed_out:  # nobody waits for its task any more
+                if run.task is not None and run.task in finished:
+                    run.task = None
+            elif run.task is not None and run.task in finished:
+                # the task ends before the walltime's timer, an action started after it,
+                # when both end at one update (real Batsim: success)
                 self._finish_leaf(run, done)
             elif run.sleep_end is not None and run.sleep_end - now < SURF_PRECISION:
                 if self.on_sleep_end is not None:
                     self.on_sleep_end(run.job_id)
-                self._finish_leaf(run, done)
+                if run.sleep_to_deadline:
+                    run.sleep_end = None
+                    self._time_out(run)
+                else:
+                    self._finish_leaf(run, done)
+            elif run.deadline is not None and run.deadline - now < SURF_PRECISION:
+                self._time_out(run)  # the timer is a sleep: it ends up to 1e-9 s early
         return done
+
+    def _time_out(self, run: _Run) -> None:
+        run.timed_out = True
+        self._timed_out.append(run.job_id)
 
     def progress(self, job_id: str, name: str, now: float) -> dict[str, Any]:
         """Batsim's ``job_progress`` entry of a job killed at ``now``.
