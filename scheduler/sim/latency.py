@@ -69,11 +69,29 @@ def make_simulator(workloads: Sequence[Workload], platform: Platform, *,
     """
     if not zero_latency:
         delays = message_delays(platform, options.mmax if options else None)
-        if delays is not None and delays.has_latency():
+        if delays is not None and (delays.has_latency() or (
+                delays.takes_time() and _messages_share_links(workloads, options))):
             return LatencySimulator(workloads, platform, delays, events=events,
                                     options=options, on_record=on_record)
     return Simulator(workloads, platform, events=events, options=options,
                      on_record=on_record)
+
+
+def _messages_share_links(workloads: Sequence[Workload], options: SimOptions | None) -> bool:
+    """Whether the run's jobs move data on the parallel-task model, beside the messages.
+
+    On a zero-latency platform whose links have a finite bandwidth, Batsim's messages
+    still take a byte over their route and share its links with the jobs' transfers;
+    the latency driver then carries them on the parallel-task model
+    (:meth:`~.ptask.jobmodel.PtaskModel.message_network`). Without transfers the
+    zero-latency driver's exact instants are what Batsim's scheduler sees.
+    """
+    from batpolicy.scheduler.sim.model_choice import with_default_model
+    from batpolicy.scheduler.sim.ptask.jobmodel import needs_ptask
+
+    chosen = with_default_model(options if options is not None else SimOptions(), workloads)
+    return chosen.default_job_model == "ptask" and not chosen.job_models and any(
+        needs_ptask(w.profiles) for w in workloads)
 
 
 class LatencySimulator(Simulator):
