@@ -153,9 +153,9 @@ class PtaskModel(JobModel, InstantModel):
         self._master: str | None = None  # the master host's name, once messages use us
         self._master_id = -1  # its host index in the shared model
         self._ends: Any = None  # the moving-ends part, once messages use us
-        #: The jobs whose tasks ended at the last instant: done in time even at their
-        #: walltime (read by the moving-ends part).
-        self.in_time: set[str] = set()
+        #: Of the jobs ended at the last instant, whether each completed in time (True,
+        #: even at its walltime) or reached its walltime (read by the moving-ends part).
+        self.verdicts: dict[str, bool] = {}
 
     # ------------------------------------------------------------------ checks
     def check(self, workload: str, name: str, profiles: Mapping[str, dict[str, Any]]) -> None:
@@ -400,11 +400,12 @@ class PtaskModel(JobModel, InstantModel):
             wake.ends = ctx
             wake.seq = self._queue.schedule(wake, COMPLETION, at=at)
         moves = {job_id: now for job_id, _ in done if job_id in running}
-        self.in_time = set(moves)
+        verdicts = self.verdicts = dict.fromkeys(moves, True)
         for job_id in runner.timed_out():
             job = running.get(job_id)
-            if job is not None:  # killed at start + walltime (the engine's cap)
+            if job is not None:  # killed at start + walltime
                 moves[job_id] = max(now, job.start + job.walltime)
+                verdicts[job_id] = False
         return moves
 
     def _leaves(self, job: Any, ctx: Any) -> list[Any]:
