@@ -468,9 +468,16 @@ class LatencyDriver:
                 raise self._server.stuck()
             # SimGrid ends the actions due at one date in their creation order
             # (HostL07Model::update_actions_state): a job's end and a message's arrival
-            # computed to the same date up to rounding come in the order they began
+            # computed to the same date up to rounding come in the order they began; an
+            # event dated by the parallel-task solver itself (its next update) is exact
+            # and keeps its own date
             for seq, due, event in queue.pop_near(time, _SAME_DATE):
                 if event.live(seq):
+                    if due > time:
+                        postpone = getattr(event, "postpone", None)
+                        if postpone is not None:
+                            postpone(due)
+                            continue
                     queue.now = max(queue.now, due)
                     event.fire()
 

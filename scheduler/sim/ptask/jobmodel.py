@@ -77,11 +77,20 @@ class _WakeUp:
     :meth:`~PtaskModel.after_instant`.
     """
 
-    __slots__ = ("ends", "seq")
+    __slots__ = ("ends", "seq", "queue")
 
     def __init__(self) -> None:
         self.ends: Any = None  # the MovingEnds part, known from the first instant
         self.seq = -1
+        self.queue: Any = None  # the simulator's queue, known from the first instant
+
+    def postpone(self, due: float) -> None:
+        """Wait for its own date, a later update of the solver.
+
+        The latency driver took it early, with events of a date less than 1e-9 s before
+        (its rounding window for dates computed apart).
+        """
+        self.seq = self.queue.schedule(self, COMPLETION, at=due)
 
     def live(self, seq: int) -> bool:
         """Only the latest wake-up counts."""
@@ -200,7 +209,7 @@ class PtaskModel(JobModel, InstantModel):
         """
         if self._runner is None:
             platform = ctx.platform
-            self._queue = ctx.queue
+            self._queue = self._wake.queue = ctx.queue
             if platform.source is None:
                 cpus = [(float(speed), 1) for speed in ctx.machines.speeds]
                 self._runner = JobRunner(L07Model(cpus, lambda a, b: []), ctx.queue.now)
