@@ -356,6 +356,10 @@ class PtaskModel(JobModel, InstantModel):
             return {"profile_name": job.profile, "progress": 0.0}
         return runner.progress(job.id, job.profile, now)
 
+    def in_solver(self, job: Any) -> bool:
+        """Whether the job ran on the shared model (its end is one of the solver's dates)."""
+        return job.id in self._mine
+
     def job_reported(self, job: Any, now: float) -> None:
         """The job's actor has ended: its JOB_COMPLETED reached the server (driver's call).
 
