@@ -211,9 +211,9 @@ class Machines:
         self.unavailable_since: dict[int, float] = {}
         self.windows: list[tuple[float, float, MachineSet]] = []
         self._changes: list[tuple[float, MachineSet]] = []  # not yet in last_change
-        #: Told ``(time, counts by state)`` where Batsim writes a ``machine_states.csv``
-        #: row (:meth:`trace`; :mod:`batpolicy.scheduler.io.machine_states`), or None.
-        self.on_states: Callable[[float, dict[str, int]], None] | None = None
+        #: Told ``(time, state_row())`` where Batsim writes a ``machine_states.csv`` row
+        #: (:meth:`trace`; :mod:`batpolicy.scheduler.io.machine_states`), or None.
+        self.on_states: Callable[[float, tuple[int, ...]], None] | None = None
         self._sharers: dict[int, int] = {}  # machine -> jobs on it, with compute sharing
         #: With Batsim's -E, the machines asleep or switching by state (the energy part's
         #: dict): not idle, counted in their own ``machine_states.csv`` columns.
@@ -235,35 +235,47 @@ class Machines:
         """Machines of ``alloc`` that are unavailable (for error messages)."""
         return alloc & self.unavailable
 
-    def counts(self) -> dict[str, int]:
-        """Compute machines by Batsim state: ``idle``, ``computing``, ``unavailable``.
+    def state_row(self) -> tuple[int, int, int, int, int]:
+        """Compute machines by Batsim state, in ``_machine_states.csv``'s column order.
 
-        With :attr:`power_counts`, also ``sleeping``, ``switching_on``, ``switching_off``.
-
-        A machine made unavailable while it computes is ``unavailable`` (Batsim's
-        ``server_on_event_machine_unavailable``). Runtime complexity: O(1) C-level counts.
+        ``(sleeping, switching_on, switching_off, idle, computing)``
+        (:data:`batpolicy.scheduler.io.machine_states.STATES`); the first three come from
+        :attr:`power_counts` (Batsim's -E), else 0. An unavailable machine counts in no
+        column: a machine made unavailable while it computes is no longer computing
+        (Batsim's ``server_on_event_machine_unavailable``). Runtime complexity: O(1)
+        C-level counts.
 
         >>> m = Machines(["a", "b", "c"], [1.0, 1.0, 1.0])
         >>> m.occupy(MachineSet.span(0, 1)); _ = m.set_unavailable(MachineSet.of(1), 0.0)
-        >>> m.counts()
-        {'idle': 1, 'computing': 1, 'unavailable': 1}
+        >>> m.state_row()
+        (0, 0, 0, 1, 1)
         """
         busy, unavailable = self.busy, self.unavailable
         down = len(unavailable)
         computing = len(busy) - (busy.intersection_cardinality(unavailable) if down else 0)
-        counts = {"idle": self.n - computing - down, "computing": computing,
-                  "unavailable": down}
         power = self.power_counts
-        if power is not None:  # asleep or switching: neither idle nor computing
-            counts["idle"] -= sum(power.values())
-            counts.update(power)
-        return counts
+        if power is None:
+            return 0, 0, 0, self.n - computing - down, computing
+        sleeping, on, off = power["sleeping"], power["switching_on"], power["switching_off"]
+        return (sleeping, on, off, self.n - computing - down - sleeping - on - off, computing)
 
     def trace(self, now: float) -> None:
-        """Machines changed state for a job at ``now``: tell :attr:`on_states`, if any."""
+        """Machines changed state for a job at ``now``: tell :attr:`on_states`, if any.
+
+        Called at every job start and end, so the row is counted here, not through
+        :meth:`state_row`: one Python call per row when a writer listens.
+        """
         listener = self.on_states
         if listener is not None:
-            listener(now, self.counts())
+            busy, unavailable = self.busy, self.unavailable
+            down = len(unavailable)
+            computing = len(busy) - (busy.intersection_cardinality(unavailable)
+                                     if down else 0)
+            power = self.power_counts
+            if power is None:
+                listener(now, (0, 0, 0, self.n - computing - down, computing))
+            else:
+                listener(now, self.state_row())
 
     def occupy(self, alloc: MachineSet) -> None:
         """Mark the machines busy. Runtime complexity: one C-level union.

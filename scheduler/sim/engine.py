@@ -105,9 +105,12 @@ class Simulator:
         """
         self.parts.ends.set_listener(listener)
 
-    def trace_machine_states(self, listener: Callable[[float, dict[str, int]], None] | None
+    def trace_machine_states(self, listener: Callable[[float, tuple[int, ...]], None] | None
                              ) -> None:
-        """Tell ``listener(time, counts by state)`` where Batsim writes a machine-states row.
+        """Tell ``listener(time, row)`` where Batsim writes a machine-states row.
+
+        ``row`` counts the compute machines by state in the file's column order
+        (:data:`~batpolicy.scheduler.io.machine_states.STATES`).
 
         At every job start and end (:mod:`batpolicy.scheduler.io.machine_states`), e.g.
         :meth:`~batpolicy.scheduler.io.machine_states.MachineStatesCsvWriter.write`.
