@@ -269,17 +269,16 @@ class Machines:
     def trace(self, now: float) -> None:
         """Machines changed state for a job at ``now``: a ``machine_states.csv`` row, if traced.
 
-        Called at every job start and end: the row is counted inline and appended to
-        :attr:`state_rows` (no Python call), handed over ``ROWS_AT_ONCE`` at a time.
+        Called at every job start and end: the common row (no power states, no unavailable
+        machine) is counted inline; rows go to :attr:`state_rows`, handed over
+        ``ROWS_AT_ONCE`` at a time.
         """
         rows = self.state_rows
         if rows is None:
             return
-        busy, unavailable = self.busy, self.unavailable
-        down = len(unavailable)
-        computing = len(busy) - (busy.intersection_cardinality(unavailable) if down else 0)
-        if self.power_counts is None:
-            rows.append((now, 0, 0, 0, self.n - computing - down, computing))
+        if self.power_counts is None and not self.unavailable:  # the common case
+            computing = len(self.busy)
+            rows.append((now, 0, 0, 0, self.n - computing, computing))
         else:
             rows.append((now, *self.state_row()))
         if len(rows) >= ROWS_AT_ONCE:
