@@ -18,9 +18,9 @@ are counted (storage hosts have no state); unavailable machines (external events
 in none of the columns, as Batsim has no ``nb_unavailable`` column. Machines becoming
 (un)available write no row.
 
-:class:`MachineStatesCsvWriter` takes each row as the counts in :data:`STATES`'s order
-(a tuple, as the simulator's machines count them) and formats the rows in batches when it
-flushes: a row per job start and end costs one call and one append.
+:class:`MachineStatesCsvWriter` takes the rows in batches, each ``(time, *counts)`` with
+the counts in :data:`STATES`'s order, as the simulator's machines append them: a row per
+job start and end costs the simulator one list append, and the writer one format.
 """
 
 from __future__ import annotations
@@ -41,40 +41,32 @@ HEADER = "time," + ",".join(f"nb_{state}" for state in STATES) + "\n"
 ROW_FORMAT = "%g,%d,%d,%d,%d,%d\n"
 
 
-def format_row(time: float, row: Sequence[int]) -> str:
-    """One row as Batsim writes it; ``row`` counts the machines in :data:`STATES`'s order.
+def format_row(time: float, *counts: int) -> str:
+    """One row as Batsim writes it; ``counts`` are the machines in :data:`STATES`'s order.
 
-    >>> format_row(0.0030000400000000002, (0, 0, 0, 511, 1)).strip()
+    >>> format_row(0.0030000400000000002, 0, 0, 0, 511, 1).strip()
     '0.00300004,0,0,0,511,1'
     """
-    return ROW_FORMAT % (time, *row)
+    return ROW_FORMAT % (time, *counts)
 
 
 class MachineStatesCsvWriter(RowFile):
-    """Appends ``machine_states.csv`` rows, ``flush_every`` at a time and on close.
+    """Writes ``machine_states.csv``: the header, then rows given in batches.
 
     Runtime complexity: O(1) per row.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, flush_every: int = 4096) -> None:
-        self._pending: list[tuple[float, ...]] = []
-        super().__init__(path, HEADER, flush_every)
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(path, HEADER, 0)
 
-    def write(self, time: float, row: Sequence[int]) -> None:
-        """Append the row of the machine counts at ``time`` (in :data:`STATES`'s order)."""
+    def write_rows(self, rows: Sequence[tuple[float, ...]]) -> None:
+        """Write rows ``(time, sleeping, switching_on, switching_off, idle, computing)``."""
         if self._file is None:
             raise ValueError(f"{self.path}: writer is closed")
-        pending = self._pending
-        pending.append((time, *row))
-        self.rows += 1
-        if len(pending) >= self.flush_every:
-            self.flush()
+        self._file.write("".join([ROW_FORMAT % row for row in rows]))
+        self.rows += len(rows)
 
     def flush(self) -> None:
-        """Write the rows not yet on disk and flush the file."""
-        if self._file is None:
-            return
-        self._file.write("".join([ROW_FORMAT % row for row in self._pending]))
-        self._pending.clear()
-        self._file.flush()
-
+        """Flush the file (rows are written as they come)."""
+        if self._file is not None:
+            self._file.flush()
