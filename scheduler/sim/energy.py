@@ -152,6 +152,10 @@ class TaskPower:
         if host < self._n:
             self._energy.touch((host,))
 
+    def update_begins(self) -> None:
+        """The model moves to its next update: the rates solved after the last one hold."""
+        self._energy.loads_solved()
+
     def instant_done(self) -> None:
         """The model solved the rates after this instant: they hold from the next one on."""
         model, n = self._model, self._n
@@ -365,6 +369,15 @@ class EnergyPart:
             self._commit()
         self._next.update(loads)
         self._next_at = now
+
+    def loads_solved(self) -> None:
+        """The model's next update has come: the loads of :meth:`set_loads` are in force.
+
+        Even at the date they were set: SimGrid's clock may not move between two updates
+        (an update a few ulps later rounds to the same date). O(k).
+        """
+        if self._next:
+            self._commit()
 
     def _commit(self) -> None:
         model_load = self.model_load

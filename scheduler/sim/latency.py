@@ -40,11 +40,13 @@ from batpolicy.protocol import types as t
 from batpolicy.scheduler.io.model import JobSpec, Workload
 from batpolicy.scheduler.io.result import JobRecord
 from batpolicy.scheduler.sim.bookkeeping import SimJob
+from batpolicy.scheduler.sim.decisions import MIN_WAIT
 from batpolicy.scheduler.sim.delays import MessageDelays, message_delays
 from batpolicy.scheduler.sim.engine import Simulator
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.parts import Parts
 from batpolicy.scheduler.sim.server import Scheduler
+from batpolicy.scheduler.sim.validation import check_call_me_later
 from batpolicy.scheduler.sim.wire import wire_time
 
 __all__ = ["LatencyDriver", "LatencySimulator", "MessageDelays", "make_simulator",
@@ -154,7 +156,7 @@ class _Actor:
         except StopIteration:
             return
         if isinstance(command, _Sleep):
-            self.sim.at(self.sim.now + command.duration, self.step)
+            self.sim.sleep(command.duration, self.step)
         else:
             command.sender = self
             self.sim.post(command)
@@ -209,6 +211,9 @@ class LatencyDriver:
         #: Sends a message from a machine (None: the master) through the parallel-task
         #: model, calling back on arrival; None: messages in closed form (their delays).
         self._network: Callable[[int | None, Callable[[], None]], None] | None = None
+        #: Sleeps an actor on the parallel-task model (with :attr:`_network`); None: the
+        #: actors' sleeps end at their dates in closed form.
+        self._sleeper: Callable[[float, Callable[[], None]], None] | None = None
         if parts.energy is not None:  # switch actors report from their machine
             parts.energy.deliver = self._switched
 
@@ -230,6 +235,18 @@ class LatencyDriver:
     def at(self, when: float, callback: Callable[[], None]) -> None:
         """Run ``callback`` at ``when`` (after what is already due then). O(log n)."""
         self._queue.schedule(_Call(callback), 0, at=when)
+
+    def sleep(self, duration: float, then: Callable[[], None]) -> None:
+        """An actor sleeps ``duration`` seconds (``this_actor::sleep_for``), then ``then``.
+
+        With the messages on the parallel-task model, a sleep action of that model: its
+        countdown and SimGrid's summed clock decide which of two actions due a few ulps
+        apart ends first. Otherwise at ``now + duration``.
+        """
+        if self._sleeper is not None:
+            self._sleeper(duration, then)
+        else:
+            self.at(self.now + duration, then)
 
     # ------------------------------------------------------------ the server's mailbox
     def post(self, put: _Put) -> None:
@@ -325,12 +342,26 @@ class LatencyDriver:
         yield _Put(master, self._on_sched_ready)
 
     def _applier(self, handler: Callable[[Any], None], decision: Any) -> Callable[[], None]:
+        if self._sleeper is not None and isinstance(decision, t.CallMeLater):
+            return lambda: self._call_me_later(decision)
+
         def apply() -> None:
             """The server applies the decision (a killer kills at once)."""
             handler(decision)
             if self._decisions.kills:
                 self._kill_now()
         return apply
+
+    def _call_me_later(self, decision: t.CallMeLater) -> None:
+        """server_on_call_me_later, then waiter_process's sleep on the parallel-task model.
+
+        The waiter is an actor the server creates: it starts sleeping one scheduling
+        round later, ``max(target - now, 1e-5)`` seconds (``jobs_execution.cpp``).
+        """
+        check_call_me_later(self._books, decision)
+        self._books.waiters += 1
+        self.at(self.now, lambda: self.sleep(max(decision.at - self.now, MIN_WAIT),
+                                             self.on_call))
 
     def _on_sched_ready(self) -> None:
         self._sched_ready = True
@@ -457,6 +488,8 @@ class LatencyDriver:
             network = getattr(model, "message_network", None)
             if network is not None:
                 self._network = network(self._books, self._parts.ends, self.delays.master)
+                if self._network is not None:
+                    self._sleeper = model.actor_sleep
                 break
         by_workload: dict[str, list[JobSpec]] = {}
         for spec in self._books.static:

@@ -25,7 +25,9 @@ through this model, as SimGrid does: a 1-byte put on the server's mailbox is a
 communication of the L07 model (``ipp.cpp``, ``CommImpl::start``,
 ``NetworkL07Model::communicate``) from the sender's host to the master host, sharing
 links with the running tasks, slowing them while it lasts, and seen by the host-energy
-plugin like any other action.
+plugin like any other action. Batsim's actors' sleeps (:meth:`PtaskModel.actor_sleep`)
+are sleep actions of the same model, so that SimGrid's clock, the sum of the model's
+update deltas, dates everything the actors do.
 """
 
 from __future__ import annotations
@@ -109,6 +111,16 @@ class _Message:
     def __init__(self, src: int, on_arrival: Callable[[], None]) -> None:
         self.src = src
         self.on_arrival = on_arrival
+
+
+class _Sleep:
+    """An actor's sleep waiting for the instant's end to start on the shared model."""
+
+    __slots__ = ("duration", "on_end")
+
+    def __init__(self, duration: float, on_end: Callable[[], None]) -> None:
+        self.duration = duration
+        self.on_end = on_end
 
 
 class _Arrival:
@@ -262,6 +274,15 @@ class PtaskModel(JobModel, InstantModel):
         self._pending.append(_Message(self._master_id if src is None else src, on_arrival))
         self._ends.dirty = True
 
+    def actor_sleep(self, duration: float, on_end: Callable[[], None]) -> None:
+        """An actor's sleep from now (``this_actor::sleep_for``), once messages use us.
+
+        A sleep action of the shared model (``CpuL07::sleep``), started at this instant's
+        end like a message; ``on_end`` is a heap event of the instant it ends.
+        """
+        self._pending.append(_Sleep(duration, on_end))
+        self._ends.dirty = True
+
     def _listen(self, ctx: Any) -> None:
         """With ``-E``, the energy part follows the shared model's tasks."""
         energy = getattr(ctx, "energy", None)
@@ -383,6 +404,8 @@ class PtaskModel(JobModel, InstantModel):
         runner = self._runner
         if runner is None:
             return {}
+        if self._power is not None:
+            self._power.update_begins()
         done = runner.advance_to(now)
         for job_id in [j for j in runner.runs() if j not in running]:
             job = self._mine.get(job_id)
@@ -397,6 +420,8 @@ class PtaskModel(JobModel, InstantModel):
         for job in pending:
             if type(job) is _Message:
                 runner.send(job.src, self._master_id, 1.0, job.on_arrival)
+            elif type(job) is _Sleep:
+                runner.sleep(job.duration, job.on_end)
             elif job.id in running:
                 done.extend(runner.start(job.id, self._leaves(job, ctx), None
                                          if job.walltime is None else job.start + job.walltime))
