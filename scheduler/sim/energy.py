@@ -230,6 +230,10 @@ class EnergyPart:
         #: How a machine's SWITCHED message reaches the server (the latency driver posts
         #: it from the machine); None: at once, after every switch ending this instant.
         self.deliver: Callable[[int, Callable[[], None]], None] | None = None
+        #: Runs a switch's one flop on machine ``m`` at a speed, then calls back (the
+        #: parallel-task model when Batsim's messages go through it); None: the switch
+        #: ends at ``now + 1 / speed`` in closed form.
+        self.execute: Callable[[int, float, Callable[[], None]], None] | None = None
         self.energy_rows: list[str] = []
         self.pstate_rows: list[str] = [f"0,{MachineSet.span(0, n - 1)},"
                                        f"{hosts[0].initial}"] if n else []
@@ -443,8 +447,11 @@ class EnergyPart:
                 self._set_state(m, SWITCHING_ON, now)
             self.pstate[m] = virtual
             self._books.switching += 1
-            self._queue.schedule(SwitchDone(self, m, target), COMPLETION,
-                                 at=now + 1.0 / host.speeds[virtual])
+            if self.execute is not None:
+                self.execute(m, host.speeds[virtual], partial(self.on_switched, m, target))
+            else:
+                self._queue.schedule(SwitchDone(self, m, target), COMPLETION,
+                                     at=now + 1.0 / host.speeds[virtual])
         self._books.machines.trace(now)  # server_on_pstate_modification's row
 
     def on_switched(self, m: int, target: int) -> None:

@@ -123,6 +123,17 @@ class _Sleep:
         self.on_end = on_end
 
 
+class _Switch:
+    """A machine's switch (its one flop) waiting for the instant's end to start."""
+
+    __slots__ = ("machine", "speed", "on_end")
+
+    def __init__(self, machine: int, speed: float, on_end: Callable[[], None]) -> None:
+        self.machine = machine
+        self.speed = speed
+        self.on_end = on_end
+
+
 class _Arrival:
     """A message done: its receiver and sender wake up (a heap event of the instant)."""
 
@@ -267,7 +278,19 @@ class PtaskModel(JobModel, InstantModel):
         self._ends = ends
         self._setup(books)
         self._wake.ends = ends
+        energy = getattr(books, "energy", None)
+        if energy is not None:
+            energy.execute = self._switch
         return self._send
+
+    def _switch(self, machine: int, speed: float, on_end: Callable[[], None]) -> None:
+        """A machine's switch computes its one flop at ``speed`` (``pstate.cpp``).
+
+        ``switch_on_machine_process`` / ``switch_off_machine_process``: ``execute(1)`` in
+        the switching pstate, a task of the shared model started at this instant's end.
+        """
+        self._pending.append(_Switch(machine, speed, on_end))
+        self._ends.dirty = True
 
     def _send(self, src: int | None, on_arrival: Callable[[], None]) -> None:
         """A message from machine ``src`` (None: the master) starts at this instant's end."""
@@ -422,6 +445,8 @@ class PtaskModel(JobModel, InstantModel):
                 runner.send(job.src, self._master_id, 1.0, job.on_arrival)
             elif type(job) is _Sleep:
                 runner.sleep(job.duration, job.on_end)
+            elif type(job) is _Switch:
+                runner.execute(job.machine, 1.0, job.speed, job.on_end)
             elif job.id in running:
                 done.extend(runner.start(job.id, self._leaves(job, ctx), None
                                          if job.walltime is None else job.start + job.walltime))

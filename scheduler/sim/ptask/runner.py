@@ -129,8 +129,21 @@ class JobRunner:
         self._sleeps[self._serial] = [duration, on_end]
         self._planned = None
 
+    def execute(self, host: int, flops: float, speed: float,
+                on_end: Callable[[], None]) -> None:
+        """Compute ``flops`` on ``host`` at ``speed`` from :attr:`now` (``this_actor::execute``).
+
+        A one-host task of the model (``CpuL07::execution_start``); ``on_end`` is handed
+        back by :meth:`arrived` once it is done, like a message's.
+        """
+        self._serial += 1
+        key = ("message", self._serial)
+        self._messages[key] = on_end
+        self.model.start(key, (host,), (flops,), None, (speed,))
+        self._planned = None
+
     def arrived(self) -> list[tuple[Callable[[], None], bool]]:
-        """The messages and actors' sleeps done since the last call, in start order.
+        """The messages, executions and actors' sleeps done since the last call, in start order.
 
         Each as (``on_arrival``, whether a job's task ended before it at that date: SimGrid
         ends the actions of one date in their creation order).
