@@ -207,6 +207,8 @@ class LatencyDriver:
         self._scheduler: Scheduler | None = None
         self._job_submitters = 0
         self._reports_in_flight = 0  # job ends and kills put, not yet received
+        #: Actors making simcalls at this date before their put: [rounds left, the put].
+        self._later: list[list[Any]] = []
         self._event_submitters = 0
         #: Sends a message from a machine (None: the master) through the parallel-task
         #: model, calling back on arrival; None: messages in closed form (their delays).
@@ -455,7 +457,17 @@ class LatencyDriver:
 
     # ------------------------------------------------------------ heap events of the engine
     def on_job_end(self, job: SimJob) -> None:
-        """The job's actor ends (bookkeeping now) and reports from its first machine."""
+        """The job's actor ends (bookkeeping now) and reports from its first machine.
+
+        With ``-E`` the actor first reads the energy of the job's machines and of every
+        host (``execute_job_process``: ``consumed_energy_on_machines``, ``add_job_end``);
+        each host SimGrid has not updated at this date costs a simcall
+        (``HostEnergy::get_consumed_energy``), so its JOB_COMPLETED put comes that many
+        scheduling rounds later, after the puts of the actors woken with it. The job's
+        machines were updated when its last task ended.
+        """
+        energy = self._parts.energy
+        rounds = 0 if energy is None or job.alloc is None else energy.stale_hosts(job.alloc)
         outbox = self._outbox
         before = len(outbox)
         self._server.job_end(job)
@@ -464,9 +476,35 @@ class LatencyDriver:
         first = job.alloc[0] if job.alloc is not None and len(job.alloc) else 0
         reported = getattr(job.model, "job_reported", None)
         in_solver = getattr(job.model, "in_solver", None)
-        self._report_later(self.delays.from_machine(first), done,
-                           None if reported is None else lambda: reported(job, self.now),
-                           src=first, exact=in_solver is not None and in_solver(job))
+
+        def report() -> None:
+            """The actor puts JOB_COMPLETED."""
+            self._report_later(self.delays.from_machine(first), done,
+                               None if reported is None else lambda: reported(job, self.now),
+                               src=first, exact=in_solver is not None and in_solver(job))
+        if rounds:
+            self._reports_in_flight += 1  # the server must not end meanwhile
+            self._later.append([rounds, report])
+        else:
+            report()
+
+    def _next_round(self) -> None:
+        """One more scheduling round at this date for the actors still making simcalls.
+
+        Called once everything else due at this date is done (the other actors' puts,
+        the parallel-task model's update): an actor ``rounds`` simcalls behind acts after
+        them, the fewer simcalls the sooner.
+        """
+        later = self._later
+        done = []
+        for entry in later:
+            entry[0] -= 1
+            if entry[0] <= 0:
+                done.append(entry)
+        for entry in done:
+            later.remove(entry)
+            self._reports_in_flight -= 1
+            entry[1]()
 
     def on_call(self) -> None:
         """waiter_process: WAITING_DONE from the master host, REQUESTED_CALL on arrival."""
@@ -505,6 +543,9 @@ class LatencyDriver:
         while not self._ended:
             if ends.dirty and queue.peek() > queue.now:
                 ends.end_of_instant()  # once per instant, after its starts and ends
+            if self._later and not ends.dirty and queue.peek() > queue.now:
+                self._next_round()
+                continue
             time = queue.peek()
             if time == float("inf"):
                 raise self._server.stuck()

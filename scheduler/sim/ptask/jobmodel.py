@@ -327,8 +327,11 @@ class PtaskModel(JobModel, InstantModel):
         """Whether the job needs the shared model.
 
         It moves data, maps executors onto one machine, or computes on machines other
-        jobs may share.
+        jobs may share; or Batsim's messages go through the shared model, which then dates
+        every job's end as SimGrid does (its summed clock, not ``start + duration``).
         """
+        if self._master is not None:
+            return True
         executors = _executors(job)
         if len(set(executors)) != len(executors) or getattr(job, "io_job", None):
             return True

@@ -64,6 +64,11 @@ class _Run:
     sleep_to_deadline: bool = False
 
 
+def _current_serial(run: _Run) -> int:
+    """When ``run``'s current task or sleep began, in the runner's count of actions."""
+    return run.serial
+
+
 class JobRunner:
     """Running jobs on one :class:`L07Model`; see the module docstring."""
 
@@ -247,7 +252,9 @@ class JobRunner:
         self.now = now
         self._planned = None
         done: list[tuple[str, int]] = []
-        for run in list(self._runs.values()):
+        # SimGrid ends the actions of one update in their creation order (its started
+        # set), so the jobs whose task or sleep ends now go on in that order
+        for run in sorted(self._runs.values(), key=_current_serial):
             if run.timed_out:  # nobody waits for its task any more
                 if run.task is not None and run.task in finished:
                     run.task = None
