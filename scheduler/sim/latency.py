@@ -488,6 +488,11 @@ class LatencyDriver:
         else:
             report()
 
+    def _last_rounds(self) -> None:
+        """The model's next update comes: the actors still making simcalls put first."""
+        while self._later:
+            self._next_round()
+
     def _next_round(self) -> None:
         """One more scheduling round at this date for the actors still making simcalls.
 
@@ -528,6 +533,7 @@ class LatencyDriver:
                 self._network = network(self._books, self._parts.ends, self.delays.master)
                 if self._network is not None:
                     self._sleeper = model.actor_sleep
+                    model.before_update(self._last_rounds)
                 break
         by_workload: dict[str, list[JobSpec]] = {}
         for spec in self._books.static:

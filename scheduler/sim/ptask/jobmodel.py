@@ -79,12 +79,16 @@ class _WakeUp:
     :meth:`~PtaskModel.after_instant`.
     """
 
-    __slots__ = ("ends", "seq", "queue")
+    __slots__ = ("ends", "seq", "queue", "before", "fired")
 
     def __init__(self) -> None:
         self.ends: Any = None  # the MovingEnds part, known from the first instant
         self.seq = -1
         self.queue: Any = None  # the simulator's queue, known from the first instant
+        #: Called as the model's next update comes (the latency driver finishes the
+        #: scheduling rounds of the last one); None: nobody.
+        self.before: Callable[[], None] | None = None
+        self.fired = False  # since the model's last update
 
     def postpone(self, due: float) -> None:
         """Wait for its own date, a later update of the solver.
@@ -100,6 +104,7 @@ class _WakeUp:
 
     def fire(self) -> None:
         """The model's event is now."""
+        self.fired = True
         self.ends.dirty = True
 
 
@@ -283,6 +288,14 @@ class PtaskModel(JobModel, InstantModel):
             energy.execute = self._switch
         return self._send
 
+    def before_update(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` as each update of the shared model comes, before it is made.
+
+        SimGrid runs every scheduling round of one date before its next solve, even when
+        the solve's delta rounds to nothing on the clock.
+        """
+        self._wake.before = callback
+
     def _switch(self, machine: int, speed: float, on_end: Callable[[], None]) -> None:
         """A machine's switch computes its one flop at ``speed`` (``pstate.cpp``).
 
@@ -430,6 +443,11 @@ class PtaskModel(JobModel, InstantModel):
         runner = self._runner
         if runner is None:
             return {}
+        wake = self._wake
+        if wake.fired:  # the model's next update: the last one's rounds are over
+            wake.fired = False
+            if wake.before is not None:
+                wake.before()
         if self._power is not None:
             self._power.update_begins()
         done = runner.advance_to(now)
