@@ -96,7 +96,8 @@ def check_execute(view: BatsimView, d: t.ExecuteJob) -> SimJob:
         raise fail(_EXECUTE_JOB, f"the job is {job.state.value}, not SUBMITTED (a job starts "
                    "once, and only if submitted and not rejected)", now, d.job_id, d.alloc)
     alloc = d.alloc
-    if not rules.at_most_one_execute_option(d.mapping, d.storage_mapping, d.additional_io_job):
+    options = (d.mapping, d.storage_mapping, d.additional_io_job)
+    if options != rules.NO_EXECUTE_OPTIONS and not rules.at_most_one_execute_option(*options):
         raise fail(_EXECUTE_JOB, "'data' holds job_id, alloc and at most one of mapping, "
                    "storage_mapping, additional_io_job", now, d.job_id, alloc)
     if not alloc:
