@@ -470,7 +470,8 @@ class PtaskModel(JobModel, InstantModel):
                 runner.execute(job.machine, 1.0, job.speed, job.on_end)
             elif job.id in running:
                 done.extend(runner.start(job.id, self._leaves(job, ctx), None
-                                         if job.walltime is None else job.start + job.walltime))
+                                         if job.walltime is None else job.start + job.walltime,
+                                         job.walltime))
         queue = self._queue
         for on_arrival, after_task in runner.arrived():
             # after a task that ended first: behind the job ends this instant schedules

@@ -62,6 +62,10 @@ class _Run:
     timed_out: bool = False
     #: Its current sleep is cut by the walltime (``do_delay_task``: delay >= remaining).
     sleep_to_deadline: bool = False
+    #: Batsim's ``remaining_time`` (None: no walltime): the walltime less each delay
+    #: task's length and each parallel task's elapsed time (``do_delay_task``,
+    #: ``execute_parallel_task``), what a delay task is compared with.
+    remaining: float | None = None
 
 
 def _current_serial(run: _Run) -> int:
@@ -94,13 +98,14 @@ class JobRunner:
         return len(self._runs)
 
     def start(self, job_id: str, leaves: list[tuple[Path, Leaf]],
-              deadline: float | None = None) -> list[tuple[str, int]]:
+              deadline: float | None = None,
+              walltime: float | None = None) -> list[tuple[str, int]]:
         """Start a job at :attr:`now`; the jobs done at once ((id, ret) if it has no task).
 
         ``deadline``: the job's start + walltime, reported by :meth:`timed_out` once
         reached before its tasks end.
         """
-        run = _Run(job_id, leaves, since=self.now, deadline=deadline)
+        run = _Run(job_id, leaves, since=self.now, deadline=deadline, remaining=walltime)
         self._runs[job_id] = run
         self._planned = None
         done: list[tuple[str, int]] = []
@@ -178,7 +183,8 @@ class JobRunner:
         self._serial += 1
         run.serial = self._serial
         if leaf.delay is not None:
-            remaining = None if run.deadline is None else run.deadline - self.now
+            remaining = run.remaining if run.remaining is not None else (
+                None if run.deadline is None else run.deadline - self.now)
             run.sleep_to_deadline = remaining is not None and leaf.delay >= remaining
             run.sleep_left = (remaining if run.sleep_to_deadline  # type: ignore[assignment]
                               else leaf.delay)
@@ -188,6 +194,8 @@ class JobRunner:
 
     def _finish_leaf(self, run: _Run, done: list[tuple[str, int]]) -> None:
         leaf = run.leaves[run.index][1]
+        if run.remaining is not None:
+            run.remaining -= leaf.delay if leaf.delay is not None else self.now - run.since
         run.task = None
         run.sleep_left = None
         if leaf.ret != 0:
