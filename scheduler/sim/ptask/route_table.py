@@ -4,8 +4,8 @@
 and latency of every pair of hosts that moves data (``get_route_and_latency``) and
 expands the task's variable on each link of each route. A task on n hosts has up to
 n (n - 1) pairs; routes never change, so :class:`RouteTable` computes each pair's once
-and hands a task the links of all its pairs with a few array operations per source host
-instead of a Python call per pair.
+and hands a task the links of all its pairs with a few array operations, not a Python
+call per pair.
 """
 
 from __future__ import annotations
@@ -32,24 +32,36 @@ class RouteTable:
 
     def __init__(self, nb_hosts: int, route: Callable[[int, int], list[Hop]],
                  link: Callable[[Hop], int]) -> None:
-        self._nb_hosts = nb_hosts
         self._route = route
         self._link = link
-        # source host -> (offset of each destination's links in _flat, -1 unknown; their
-        # count; the route's latency)
-        self._rows: dict[int, tuple[Any, Any, Any]] = {}
+        self._row_of = np.full(nb_hosts, -1, dtype=np.intp)  # source host -> its row
+        # per row (a source host met) and destination host: the offset of the route's
+        # links in _flat (-1: not computed yet), their count, the route's latency
+        self._start = np.full((0, nb_hosts), -1, dtype=np.intp)
+        self._size = np.zeros((0, nb_hosts), dtype=np.intp)
+        self._latency = np.zeros((0, nb_hosts))
+        self._nb_rows = 0
         self._flat = np.empty(1024, dtype=np.intp)  # every route's links, back to back
         self._used = 0
 
-    def _row(self, src: int) -> tuple[Any, Any, Any]:
-        row = self._rows.get(src)
-        if row is None:
-            n = self._nb_hosts
-            row = self._rows[src] = (np.full(n, -1, dtype=np.intp), np.zeros(n, dtype=np.intp),
-                                     np.zeros(n))
-        return row
+    def _add_rows(self, sources: list[int]) -> None:
+        """Rows for source hosts met for the first time."""
+        for src in sources:
+            if self._row_of[src] >= 0:
+                continue
+            if self._nb_rows == self._start.shape[0]:
+                grow = max(8, 2 * self._nb_rows)
+                start = np.full((grow, self._start.shape[1]), -1, dtype=np.intp)
+                size = np.zeros(start.shape, dtype=np.intp)
+                latency = np.zeros(start.shape)
+                start[:self._nb_rows] = self._start
+                size[:self._nb_rows] = self._size
+                latency[:self._nb_rows] = self._latency
+                self._start, self._size, self._latency = start, size, latency
+            self._row_of[src] = self._nb_rows
+            self._nb_rows += 1
 
-    def _fill(self, src: int, dst: int, row: tuple[Any, Any, Any]) -> None:
+    def _fill(self, src: int, dst: int, row: int) -> None:
         """Compute ``src`` -> ``dst``: its latency is the sum of its hops' in route order."""
         links: list[int] = []
         latency = 0.0
@@ -63,7 +75,9 @@ class RouteTable:
             grown[:used] = self._flat[:used]
             self._flat = grown
         self._flat[used:used + size] = links
-        row[0][dst], row[1][dst], row[2][dst] = used, size, latency
+        self._start[row, dst] = used
+        self._size[row, dst] = size
+        self._latency[row, dst] = latency
         self._used = used + size
 
     def pairs(self, hosts: Sequence[int], cells: Any) -> tuple[Any, Any, Any]:
@@ -75,22 +89,23 @@ class RouteTable:
         before are computed in cell order (so new links are met in that order).
         """
         nb = len(hosts)
-        dst = np.asarray(hosts, dtype=np.intp)[cells % nb]
-        src_pos = cells // nb
-        starts = np.empty(cells.size, dtype=np.intp)
-        sizes = np.empty(cells.size, dtype=np.intp)
-        latencies = np.empty(cells.size)
-        cuts = [0, *(np.flatnonzero(np.diff(src_pos)) + 1).tolist(), cells.size]
-        for lo, hi in zip(cuts[:-1], cuts[1:], strict=False):
-            src = int(hosts[int(src_pos[lo])])
-            row = self._row(src)
-            block = dst[lo:hi]
-            for new in dict.fromkeys(block[row[0][block] < 0].tolist()):
-                self._fill(src, new, row)
-            starts[lo:hi] = row[0][block]
-            sizes[lo:hi] = row[1][block]
-            latencies[lo:hi] = row[2][block]
+        machines = np.asarray(hosts, dtype=np.intp)
+        src = machines[cells // nb]
+        dst = machines[cells % nb]
+        rows = self._row_of[src]
+        if rows.min() < 0:
+            self._add_rows(list(dict.fromkeys(src[rows < 0].tolist())))
+            rows = self._row_of[src]
+        starts = self._start[rows, dst]
+        unknown = np.flatnonzero(starts < 0)
+        if unknown.size:
+            for k in unknown.tolist():
+                row, target = int(rows[k]), int(dst[k])
+                if self._start[row, target] < 0:
+                    self._fill(int(src[k]), target, row)
+            starts = self._start[rows, dst]
+        sizes = self._size[rows, dst]
         ends = np.cumsum(sizes)
         total = int(ends[-1]) if ends.size else 0
         at = np.repeat(starts - (ends - sizes), sizes) + np.arange(total)
-        return self._flat[at], sizes, latencies
+        return self._flat[at], sizes, self._latency[rows, dst]
