@@ -283,15 +283,16 @@ class FairBottleneck:
         in_part = np.array([id(v) in touched_vars for v in variables], dtype=bool)
         cnst_in = np.zeros(len(self._cnsts), dtype=bool)
         cnst_in[[c.gid for c in touched_cnsts.values() if c.gid >= 0]] = True
-        while True:
+        whole = bool(in_part.all())
+        while not whole:
             cnst_in[ec[in_part[ev]]] = True
             grown = in_part.copy()
             grown[ev[cnst_in[ec]]] = True
-            if np.array_equal(grown, in_part):
+            whole = bool(grown.all())  # everything: nothing further to look for
+            if not whole and np.array_equal(grown, in_part):
                 break
             in_part = grown
-        self._do_solve([variables[i] for i in np.flatnonzero(in_part)]
-                       if not in_part.all() else variables)
+        self._do_solve(variables if whole else [variables[i] for i in np.flatnonzero(in_part)])
 
     def _do_solve(self, variables: list[Variable]) -> None:
         """``FairBottleneck::do_solve``, round for round, each round on arrays.
@@ -350,9 +351,8 @@ class FairBottleneck:
         value = np.zeros(ng)
         mu = np.zeros(ng)
         alive = np.ones(ng, dtype=bool)
+        ec_on, ew_on, ev_on = ec, ew, ev  # the elements of the growing variables
         while True:
-            on = alive[ev]
-            ec_on = ec[on]
             nb = np.bincount(ec_on, minlength=nc)
             if any_fatpipe:
                 nb = np.where(fatpipe & (nb > 0), 1, nb)
@@ -368,7 +368,7 @@ class FairBottleneck:
             mu = np.where(alive, inc, mu)
             value = np.where(alive, value + inc, value)
             hit = alive & (value == bound)
-            consumed = np.bincount(ec_on, weights=ew[on] * mu[ev[on]], minlength=nc)
+            consumed = np.bincount(ec_on, weights=ew_on * mu[ev_on], minlength=nc)
             after = remaining - (consumed + stale)
             after[after < MAXMIN_PRECISION] = 0.0
             if any_fatpipe:
@@ -401,6 +401,8 @@ class FairBottleneck:
                 np.add.at(stale, ec[at], ew[at] * mu[ev[at]])
                 if not alive.any():
                     break
+                on = alive[ev]
+                ec_on, ew_on, ev_on = ec[on], ew[on], ev[on]
         for var, v, m in zip(growing, value.tolist(), mu.tolist(), strict=True):
             var.value = v
             var.mu = m
