@@ -15,7 +15,6 @@ from batpolicy.protocol.types import __all__ as _types_all  # type: ignore[attr-
 
 #: Public name -> submodule that defines it, loaded on first access (PEP 562).
 _LAZY = MappingProxyType({
-    "EventType": "codec",
     "decode_request": "codec",
     "decode_reply": "codec",
     "encode_request": "codec",

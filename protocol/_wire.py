@@ -21,6 +21,7 @@ from msgspec import Meta
 
 from batpolicy.errors import ProtocolError
 from batpolicy.protocol.intervals import MachineSet, format_intervals, parse_intervals
+from batpolicy.protocol.types import EventType
 
 __all__ = ["DIGITS", "PATTERN_MEANINGS", "Count", "EventType", "FieldError", "INT32_MAX",
            "INT32_MIN", "Int32", "JobId", "Metadata", "Number", "Pstate", "Time", "WorkloadName",
@@ -58,35 +59,6 @@ PATTERN_MEANINGS = MappingProxyType({
     _NO_QUOTE: "metadata must not contain a double quote",
     _WORKLOAD: "a workload name is non-empty and holds no '!'",
 })
-
-
-class EventType(str, Enum):  # noqa: UP042 - str() stays the member name, like types.JobState
-    """Every ``type`` string of the Batsim 4.2.1 JSON protocol, both directions."""
-
-    # Batsim -> scheduler
-    SIMULATION_BEGINS = "SIMULATION_BEGINS"
-    SIMULATION_ENDS = "SIMULATION_ENDS"
-    JOB_SUBMITTED = "JOB_SUBMITTED"
-    JOB_COMPLETED = "JOB_COMPLETED"
-    JOB_KILLED = "JOB_KILLED"
-    RESOURCE_STATE_CHANGED = "RESOURCE_STATE_CHANGED"
-    REQUESTED_CALL = "REQUESTED_CALL"
-    FROM_JOB_MSG = "FROM_JOB_MSG"
-    # both directions (different meaning in each)
-    NOTIFY = "NOTIFY"
-    QUERY = "QUERY"
-    ANSWER = "ANSWER"
-    # scheduler -> Batsim
-    EXECUTE_JOB = "EXECUTE_JOB"
-    REJECT_JOB = "REJECT_JOB"
-    KILL_JOB = "KILL_JOB"
-    CALL_ME_LATER = "CALL_ME_LATER"
-    SET_RESOURCE_STATE = "SET_RESOURCE_STATE"
-    REGISTER_JOB = "REGISTER_JOB"
-    REGISTER_PROFILE = "REGISTER_PROFILE"
-    SET_JOB_METADATA = "SET_JOB_METADATA"
-    CHANGE_JOB_STATE = "CHANGE_JOB_STATE"
-    TO_JOB_MSG = "TO_JOB_MSG"
 
 
 class FieldError(ValueError):

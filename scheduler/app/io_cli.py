@@ -70,13 +70,31 @@ def transform_spec(args: argparse.Namespace) -> TransformSpec:
     return spec
 
 
-def _status(text: str | None) -> set[int] | None:
+def parse_status(text: str | None) -> frozenset[int] | None:
+    """``--status``'s SWF status codes (``"0,1"``), or None: keep every status.
+
+    >>> sorted(parse_status("0,1")), parse_status(None)
+    ([0, 1], None)
+    """
     if not text:
         return None
     try:
-        return {int(s) for s in text.split(",")}
+        return frozenset(int(s) for s in text.split(","))
     except ValueError:
         raise ConfigError(f"--status wants comma-separated integers, got {text!r}") from None
+
+
+def add_reader_options(group: Any, *, lenient_help: str) -> None:
+    """The SWF reader's options, ``--status``, ``--size`` and ``--lenient``, on ``group``.
+
+    ``transform`` and ``simulate`` both take them; ``lenient_help`` says what each skips.
+    """
+    group.add_argument("--status", metavar="LIST",
+                       help="SWF: keep only jobs of these status codes, e.g. 1 or 0,1")
+    group.add_argument("--size", choices=SIZES, default=SIZES[0],
+                       help="SWF: a job's size is its requested processors (field 8, else the "
+                            "allocated ones) or its allocated ones (field 5, else requested)")
+    group.add_argument("--lenient", action="store_true", help=lenient_help)
 
 
 def _read(args: argparse.Namespace, spec: TransformSpec) -> Workload:
@@ -85,7 +103,7 @@ def _read(args: argparse.Namespace, spec: TransformSpec) -> Workload:
 
     if workload_format(args.input) == "swf":
         return read_swf(args.input, args.name, lenient=args.lenient, size=args.size,
-                        status_filter=_status(args.status), keep_wait=spec.weeks is not None)
+                        status_filter=parse_status(args.status), keep_wait=spec.weeks is not None)
     if args.status or args.size != SIZES[0]:
         raise ConfigError("--status and --size apply to SWF traces only, "
                           f"not to {args.input}")
@@ -184,13 +202,8 @@ def add_commands(sub: Any) -> None:
     transform.add_argument("--max-jobs", type=int, metavar="N", help="keep the first N jobs")
     transform.add_argument("--nb-res", type=int, metavar="N",
                            help="platform size written as nb_res (and used by --weeks)")
-    transform.add_argument("--status", metavar="LIST",
-                           help="SWF: keep only jobs of these status codes, e.g. 1 or 0,1")
-    transform.add_argument("--size", choices=SIZES, default=SIZES[0],
-                           help="SWF: job size from the requested (default) or the "
-                                "allocated processors, the other as fallback")
-    transform.add_argument("--lenient", action="store_true",
-                           help="skip (and count) broken lines instead of stopping")
+    add_reader_options(transform, lenient_help="skip (and count) broken lines instead of "
+                                               "stopping")
     add_transform_options(transform)
     transform.set_defaults(run=_transform)
 

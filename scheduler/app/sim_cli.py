@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.scheduler.app.io_cli import SIZES, add_transform_options, transform_spec
+from batpolicy.scheduler.app.io_cli import (
+    add_reader_options,
+    add_transform_options,
+    parse_status,
+    transform_spec,
+)
 
 if TYPE_CHECKING:  # imported where used: `batpolicy --help` must not load the simulator
     from batpolicy.protocol import types as t
@@ -48,14 +53,8 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     g.add_argument("--start", type=float, metavar="S",
                    help="keep jobs submitted at or after S s (SWF: from the first submission)")
     g.add_argument("--end", type=float, metavar="S", help="keep jobs submitted before S s")
-    g.add_argument("--status", metavar="LIST",
-                   help="SWF: keep only jobs of these status codes, e.g. 1 or 0,1")
-    g.add_argument("--size", choices=SIZES, default=SIZES[0],
-                   help="SWF: a job's size is its requested processors (field 8, else the "
-                        "allocated ones) or its allocated ones (field 5, else requested)")
-    g.add_argument("--lenient", action="store_true",
-                   help="skip (and count) broken workload lines and jobs wider than the "
-                        "platform instead of stopping")
+    add_reader_options(g, lenient_help="skip (and count) broken workload lines and jobs "
+                                       "wider than the platform instead of stopping")
     g.add_argument("--extra-machines", type=float, metavar="F",
                    help="grow a platform of N identical machines (--nb-res or the SWF "
                         "header) to N + ceil(F*N), e.g. the alpha of Faure et al. 2020 §IV-B")
@@ -122,13 +121,7 @@ def _add_outputs(p: argparse.ArgumentParser) -> None:
 def _input_spec(args: argparse.Namespace) -> InputSpec:
     from batpolicy.scheduler.io.inputs import InputSpec
 
-    status = None
-    if args.status:
-        try:
-            status = frozenset(int(s) for s in args.status.split(","))
-        except ValueError:
-            raise ConfigError(f"--status wants comma-separated integers, got {args.status!r}") \
-                from None
+    status = parse_status(args.status)
     return InputSpec(workloads=tuple(args.workload), platform=args.platform,
                      nb_res=args.nb_res, events=tuple(args.events), lenient=args.lenient,
                      max_jobs=args.max_jobs, start=args.start, end=args.end,

@@ -145,8 +145,8 @@ class RowFile:
     """A CSV file written in batches: ``close`` (idempotent) and ``with`` for every writer.
 
     Opens ``path`` and writes ``header`` at once (flushed, so a run stopped early leaves a
-    readable file); subclasses keep rows in ``_pending``, count them in ``rows`` and
-    define ``flush``; ``_file`` is None once closed.
+    readable file); subclasses count rows in ``rows`` and define ``flush`` (writing the rows
+    they keep, if they keep any); ``_file`` is None once closed.
     """
 
     _file: IO[str] | None

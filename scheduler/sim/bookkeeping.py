@@ -164,6 +164,10 @@ def referenced_profiles(used: Iterable[str], profiles: dict[str, dict[str, Any]]
 _FOLD_EVERY = 4096
 
 
+#: ``machine_states.csv`` rows kept before :meth:`Machines.hand_over` passes them on.
+ROWS_AT_ONCE = 4096
+
+
 class Machines:
     """Compute machines as Batsim sees them: busy, unavailable, speeds, state times.
 
@@ -195,8 +199,8 @@ class Machines:
     """
 
     __slots__ = ("names", "speeds", "n", "busy", "unavailable", "last_change", "busy_time",
-                 "unavailable_time", "unavailable_since", "windows", "_changes", "on_states",
-                 "_sharers", "power_counts")
+                 "unavailable_time", "unavailable_since", "windows", "_changes", "state_rows",
+                 "rows_sink", "_sharers", "power_counts")
 
     def __init__(self, names: list[str], speeds: list[float]) -> None:
         n = len(names)
@@ -211,9 +215,12 @@ class Machines:
         self.unavailable_since: dict[int, float] = {}
         self.windows: list[tuple[float, float, MachineSet]] = []
         self._changes: list[tuple[float, MachineSet]] = []  # not yet in last_change
-        #: Told ``(time, counts by state)`` where Batsim writes a ``machine_states.csv``
-        #: row (:meth:`trace`; :mod:`batpolicy.scheduler.io.machine_states`), or None.
-        self.on_states: Callable[[float, dict[str, int]], None] | None = None
+        #: ``machine_states.csv`` rows ``(time, *state_row())`` not yet handed to
+        #: :attr:`rows_sink` (:meth:`trace`), or None when nobody traces machine states.
+        self.state_rows: list[tuple[float, int, int, int, int, int]] | None = None
+        #: Takes the rows, ``ROWS_AT_ONCE`` at a time and at the end (:meth:`hand_over`).
+        self.rows_sink: Callable[[list[tuple[float, int, int, int, int, int]]], None] | None = \
+            None
         self._sharers: dict[int, int] = {}  # machine -> jobs on it, with compute sharing
         #: With Batsim's -E, the machines asleep or switching by state (the energy part's
         #: dict): not idle, counted in their own ``machine_states.csv`` columns.
@@ -235,35 +242,54 @@ class Machines:
         """Machines of ``alloc`` that are unavailable (for error messages)."""
         return alloc & self.unavailable
 
-    def counts(self) -> dict[str, int]:
-        """Compute machines by Batsim state: ``idle``, ``computing``, ``unavailable``.
+    def state_row(self) -> tuple[int, int, int, int, int]:
+        """Compute machines by Batsim state, in ``_machine_states.csv``'s column order.
 
-        With :attr:`power_counts`, also ``sleeping``, ``switching_on``, ``switching_off``.
-
-        A machine made unavailable while it computes is ``unavailable`` (Batsim's
-        ``server_on_event_machine_unavailable``). Runtime complexity: O(1) C-level counts.
+        ``(sleeping, switching_on, switching_off, idle, computing)``
+        (:data:`batpolicy.scheduler.io.machine_states.STATES`); the first three come from
+        :attr:`power_counts` (Batsim's -E), else 0. An unavailable machine counts in no
+        column: a machine made unavailable while it computes is no longer computing
+        (Batsim's ``server_on_event_machine_unavailable``). Runtime complexity: O(1)
+        C-level counts.
 
         >>> m = Machines(["a", "b", "c"], [1.0, 1.0, 1.0])
         >>> m.occupy(MachineSet.span(0, 1)); _ = m.set_unavailable(MachineSet.of(1), 0.0)
-        >>> m.counts()
-        {'idle': 1, 'computing': 1, 'unavailable': 1}
+        >>> m.state_row()
+        (0, 0, 0, 1, 1)
         """
         busy, unavailable = self.busy, self.unavailable
         down = len(unavailable)
         computing = len(busy) - (busy.intersection_cardinality(unavailable) if down else 0)
-        counts = {"idle": self.n - computing - down, "computing": computing,
-                  "unavailable": down}
         power = self.power_counts
-        if power is not None:  # asleep or switching: neither idle nor computing
-            counts["idle"] -= sum(power.values())
-            counts.update(power)
-        return counts
+        if power is None:
+            return 0, 0, 0, self.n - computing - down, computing
+        sleeping, on, off = power["sleeping"], power["switching_on"], power["switching_off"]
+        return (sleeping, on, off, self.n - computing - down - sleeping - on - off, computing)
 
     def trace(self, now: float) -> None:
-        """Machines changed state for a job at ``now``: tell :attr:`on_states`, if any."""
-        listener = self.on_states
-        if listener is not None:
-            listener(now, self.counts())
+        """Machines changed state for a job at ``now``: a ``machine_states.csv`` row, if traced.
+
+        Called at every job start and end: the common row (no power states, no unavailable
+        machine) is counted inline; rows go to :attr:`state_rows`, handed over
+        ``ROWS_AT_ONCE`` at a time.
+        """
+        rows = self.state_rows
+        if rows is None:
+            return
+        if self.power_counts is None and not self.unavailable:  # the common case
+            computing = len(self.busy)
+            rows.append((now, 0, 0, 0, self.n - computing, computing))
+        else:
+            rows.append((now, *self.state_row()))
+        if len(rows) >= ROWS_AT_ONCE:
+            self.hand_over()
+
+    def hand_over(self) -> None:
+        """Give the rows traced so far to :attr:`rows_sink` (at the end of a run too)."""
+        rows = self.state_rows
+        if rows and self.rows_sink is not None:
+            self.rows_sink(rows)
+            rows.clear()
 
     def occupy(self, alloc: MachineSet) -> None:
         """Mark the machines busy. Runtime complexity: one C-level union.

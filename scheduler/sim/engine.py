@@ -105,14 +105,20 @@ class Simulator:
         """
         self.parts.ends.set_listener(listener)
 
-    def trace_machine_states(self, listener: Callable[[float, dict[str, int]], None] | None
-                             ) -> None:
-        """Tell ``listener(time, counts by state)`` where Batsim writes a machine-states row.
+    def trace_machine_states(self, sink: Callable[[list[tuple[float, int, int, int, int, int]]],
+                                                  None] | None) -> None:
+        """Give ``sink`` the ``machine_states.csv`` rows, a batch at a time, until the run ends.
 
-        At every job start and end (:mod:`batpolicy.scheduler.io.machine_states`), e.g.
-        :meth:`~batpolicy.scheduler.io.machine_states.MachineStatesCsvWriter.write`.
+        A row ``(time, sleeping, switching_on, switching_off, idle, computing)`` where
+        Batsim writes one: at every job start and end and power-state change
+        (:mod:`batpolicy.scheduler.io.machine_states`). ``sink`` gets a list it must not
+        keep (it is cleared after the call), e.g.
+        :meth:`~batpolicy.scheduler.io.machine_states.MachineStatesCsvWriter.write_rows`;
+        the last rows come when :meth:`run` returns or raises. None: no tracing.
         """
-        self.parts.books.machines.on_states = listener
+        machines = self.parts.books.machines
+        machines.rows_sink = sink
+        machines.state_rows = [] if sink is not None else None
 
     def job_model_stats(self) -> dict[str, Any]:
         """Statistics of the job models that keep some (co-allocation penalty...)."""
@@ -137,6 +143,7 @@ class Simulator:
             self.driver.run(scheduler)
         finally:
             result.simulation_time += _time.perf_counter() - began
+            self.parts.books.machines.hand_over()
         return self.result()
 
     def result(self) -> SimResult:

@@ -181,7 +181,7 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
         states = MachineStatesCsvWriter(paths.machine_states) \
             if paths.machine_states is not None else None
         if states is not None:
-            simulator.trace_machine_states(states.write)
+            simulator.trace_machine_states(states.write_rows)
         try:
             simulator.run(scheduler)
         except BaseException as exc:

@@ -15,9 +15,8 @@ from typing import Any, Protocol
 
 from batpolicy.errors import InputError, InvalidDecision
 from batpolicy.protocol import types as t
-from batpolicy.protocol.codec import EventType
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.protocol.types import JobState
+from batpolicy.protocol.types import EventType, JobState
 from batpolicy.scheduler import rules
 from batpolicy.scheduler.sim.bookkeeping import Machines, ProfileTable, SimJob
 from batpolicy.scheduler.sim.options import SimOptions

@@ -84,7 +84,7 @@ def replay(name: str) -> tuple[Any, list[str]]:
                          read_platform(platform), options=SimOptions(**flags))
     assert isinstance(sim, LatencySimulator)
     rows: list[str] = []
-    sim.trace_machine_states(lambda now, counts: rows.append(format_row(now, counts)))
+    sim.trace_machine_states(lambda batch: rows.extend(format_row(*row) for row in batch))
     scheduler = MessageForMessage(name)
     result = sim.run(scheduler)
     assert scheduler.position == len(scheduler.recorded)

@@ -58,7 +58,7 @@ def test_energy_on_a_latency_platform_writes_batsims_outputs(name: str, tmp_path
                          options=SimOptions(energy=True))
     assert isinstance(sim, LatencySimulator)
     states: list[str] = []
-    sim.trace_machine_states(lambda now, counts: states.append(format_row(now, counts)))
+    sim.trace_machine_states(lambda rows: states.extend(format_row(*row) for row in rows))
     scheduler = MessageForMessage(name, DATA)
     result = sim.run(scheduler)
     assert scheduler.position == len(scheduler.recorded)
