@@ -196,3 +196,17 @@ def test_route_table_gives_each_pair_its_route_in_cell_order() -> None:
         assert [names[i] for i in links.tolist()] == [names[i] for i in expected_links]
         assert sizes.tolist() == expected_sizes
         assert latencies.tolist() == expected_latencies
+
+
+def test_changed_constraint_bound_moves_the_rates_at_the_next_solve() -> None:
+    """A constraint's new bound (a host's new speed) is seen by the next solve."""
+    system = FairBottleneck()
+    cpu = Constraint(1.0)
+    x = system.variable_new("x")
+    system.expand(cpu, x, 1.0)
+    system.solve()
+    assert (x.value, cpu.remaining) == (1.0, 0.0)
+    cpu.bound = 4.0
+    assert system.modified
+    system.solve()
+    assert x.value == 4.0

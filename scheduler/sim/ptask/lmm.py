@@ -112,6 +112,7 @@ class Constraint:
 
     @bound.setter
     def bound(self, value: float) -> None:
+        """A new capacity: the next solve re-computes the constraint's part."""
         self._bound = value
         if self._system is not None:
             self._system._bounds[self.gid] = value
@@ -124,6 +125,7 @@ class Constraint:
 
     @policy.setter
     def policy(self, value: str) -> None:
+        """A new sharing policy: the next solve re-computes the constraint's part."""
         self._policy = value
         if self._system is not None:
             self._system._fatpipe[self.gid] = value == FATPIPE
