@@ -167,11 +167,12 @@ def test_cluster_routes_name_their_links_as_simgrid(tmp_path: Path) -> None:
     assert sum(hop.latency for hop in routes.links("c0", "c1")) == pytest.approx(4e-6)
 
 
-def test_route_table_gives_each_pair_its_route_in_cell_order() -> None:
+@pytest.mark.parametrize("dense_limit", [2048, 0], ids=["dense rows", "pair dictionary"])
+def test_route_table_gives_each_pair_its_route_in_cell_order(dense_limit: int) -> None:
     """A task's pairs from the table: every route's links in cell order, latencies summed.
 
     On ``small_platform.xml`` (multi-hop routes), with a host listed twice and cells
-    met again by a second task (then read from the table).
+    met again by a second task (then read from the table), in both of its layouts.
     """
     routes = read_routes(SMALL_PLATFORM)
     names: list[str] = []
@@ -182,7 +183,8 @@ def test_route_table_gives_each_pair_its_route_in_cell_order() -> None:
         return names.index(hop.name)
 
     table = RouteTable(len(SMALL_HOSTS),
-                       lambda a, b: routes.links(SMALL_HOSTS[a], SMALL_HOSTS[b]), link)
+                       lambda a, b: routes.links(SMALL_HOSTS[a], SMALL_HOSTS[b]), link,
+                       dense_limit)
     for hosts in ((0, 2, 0, 3), (3, 1, 2)):
         nb = len(hosts)
         cells = np.array([c for c in range(nb * nb) if c % (nb + 1)])  # off the diagonal
