@@ -137,7 +137,8 @@ def _check_execute(state: Scratch, d: t.ExecuteJob, policy: str) -> None:
     if not rules.may_start(rules.STATE_OF_STATUS[state.status(job)]):
         _fail(f"EXECUTE_JOB of a job that is {state.status(job).value} (a job starts once, "
               "and only if submitted and not rejected)", policy, d.job_id, d.alloc)
-    if not rules.at_most_one_execute_option(d.mapping, d.storage_mapping, d.additional_io_job):
+    options = (d.mapping, d.storage_mapping, d.additional_io_job)
+    if options != rules.NO_EXECUTE_OPTIONS and not rules.at_most_one_execute_option(*options):
         _fail("EXECUTE_JOB with more than one of mapping / storage_mapping / "
               "additional_io_job (Batsim accepts at most one)", policy, d.job_id, d.alloc)
     alloc = d.alloc

@@ -22,8 +22,8 @@ from typing import Any
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobs import JobStatus
 
-__all__ = ["FINAL_STATES", "SIZE_FREE_PROFILE", "STATE_OF_STATUS", "TRANSITIONS",
-           "allocation_size_ok", "at_most_one_execute_option", "awakes_in_future",
+__all__ = ["FINAL_STATES", "NO_EXECUTE_OPTIONS", "SIZE_FREE_PROFILE", "STATE_OF_STATUS",
+           "TRANSITIONS", "allocation_size_ok", "at_most_one_execute_option", "awakes_in_future",
            "may_be_killed", "may_be_rejected", "may_start", "metadata_ok", "res_ok",
            "size_free", "state_of_status", "transition_allowed", "walltime_ok",
            "well_formed_job_id"]
@@ -99,6 +99,12 @@ def transition_allowed(current: JobState, target: JobState) -> bool:
     False
     """
     return target in TRANSITIONS.get(current, ())
+
+
+#: The options of an EXECUTE_JOB that has none (nearly every one): a check may skip
+#: :func:`at_most_one_execute_option` when ``(mapping, storage_mapping, additional_io_job)``
+#: equals it.
+NO_EXECUTE_OPTIONS = (None, None, None)
 
 
 def at_most_one_execute_option(mapping: object, storage_mapping: object,

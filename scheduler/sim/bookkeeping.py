@@ -6,7 +6,7 @@
   (§1.6): when a job is deleted and profile reuse is off, its profile's name stays
   "existing" but empty, so registering a job with it, or registering the name again,
   is fatal.
-- :class:`Machines`: which machines compute or are unavailable, their speeds, and the
+- :class:`MachineBooks`: which machines compute or are unavailable, their speeds, and the
   machine-time totals Batsim writes in ``schedule.csv`` (§1.11).
 """
 
@@ -22,7 +22,7 @@ from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import EMPTY_FIELDS, JobFields
 
-__all__ = ["Machines", "ProfileTable", "SimJob", "referenced_profiles"]
+__all__ = ["MachineBooks", "ProfileTable", "SimJob", "referenced_profiles"]
 
 
 class SimJob:
@@ -160,15 +160,15 @@ def referenced_profiles(used: Iterable[str], profiles: dict[str, dict[str, Any]]
     return {name: profile for name, profile in profiles.items() if name in keep}
 
 
-#: Queued state changes written into ``Machines.last_change`` at once (memory bound).
+#: Queued state changes written into ``MachineBooks.last_change`` at once (memory bound).
 _FOLD_EVERY = 4096
 
 
-#: ``machine_states.csv`` rows kept before :meth:`Machines.hand_over` passes them on.
+#: ``machine_states.csv`` rows kept before :meth:`MachineBooks.hand_over` passes them on.
 ROWS_AT_ONCE = 4096
 
 
-class Machines:
+class MachineBooks:
     """Compute machines as Batsim sees them: busy, unavailable, speeds, state times.
 
     ``busy`` and ``unavailable`` are mutable bitmaps (``pyroaring.BitMap``, the mutable
@@ -186,7 +186,7 @@ class Machines:
     machines took 5 % of a simulation). ``last_change`` is current only after
     :meth:`last_change_sum`, its one reader, has folded the queue.
 
-    >>> m = Machines(["a", "b", "c"], [1.0, 1.0, 1.0])
+    >>> m = MachineBooks(["a", "b", "c"], [1.0, 1.0, 1.0])
     >>> m.occupy(MachineSet.span(0, 1))
     >>> str(m.busy_in(MachineSet.span(1, 2)))
     '1'
@@ -252,7 +252,7 @@ class Machines:
         (Batsim's ``server_on_event_machine_unavailable``). Runtime complexity: O(1)
         C-level counts.
 
-        >>> m = Machines(["a", "b", "c"], [1.0, 1.0, 1.0])
+        >>> m = MachineBooks(["a", "b", "c"], [1.0, 1.0, 1.0])
         >>> m.occupy(MachineSet.span(0, 1)); _ = m.set_unavailable(MachineSet.of(1), 0.0)
         >>> m.state_row()
         (0, 0, 0, 1, 1)

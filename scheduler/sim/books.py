@@ -19,7 +19,7 @@ from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.io.model import JobSpec
-from batpolicy.scheduler.sim.bookkeeping import Machines, ProfileTable, SimJob
+from batpolicy.scheduler.sim.bookkeeping import MachineBooks, ProfileTable, SimJob
 from batpolicy.scheduler.sim.core import EventQueue
 from batpolicy.scheduler.sim.options import SimOptions
 
@@ -42,7 +42,7 @@ class Books:
                  "events_done", "messages_take_time", "switching", "energy")
 
     def __init__(self, queue: EventQueue, options: SimOptions, platform: Platform,
-                 machines: Machines) -> None:
+                 machines: MachineBooks) -> None:
         self.queue = queue
         #: Batsim's messages take time (the latency driver): no two actions end within
         #: SimGrid's 1e-9 s of each other by accident (read by the job models).

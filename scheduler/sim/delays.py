@@ -41,6 +41,11 @@ class MessageDelays:
         """(latency, transfer) of a message from machine id ``machine`` to the server."""
         return self._to_master(self.machines[machine])
 
+    def takes_time(self) -> bool:
+        """Whether any message of this platform takes time (latency or transfer)."""
+        return any(self.from_master) or any(
+            any(self._to_master(name)) for name in self.machines)
+
     def has_latency(self) -> bool:
         """Whether any message of this platform takes a non-zero latency."""
         return self.from_master[0] > 0 or any(

@@ -26,7 +26,7 @@ from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.io.model import Workload
 from batpolicy.scheduler.io.result import JobRecord, SimResult
 from batpolicy.scheduler.sim.actors import Reactions
-from batpolicy.scheduler.sim.bookkeeping import Machines, ProfileTable, SimJob
+from batpolicy.scheduler.sim.bookkeeping import MachineBooks, ProfileTable, SimJob
 from batpolicy.scheduler.sim.instant import EndListener
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.parts import Parts
@@ -75,7 +75,7 @@ class Simulator:
         #: Batsim's jobs by id (those it still holds), profile tables, machines.
         self.jobs: dict[str, SimJob] = parts.books.jobs
         self.tables: dict[str, ProfileTable] = parts.books.tables
-        self.machines: Machines = parts.books.machines
+        self.machines: MachineBooks = parts.books.machines
         self._started = False
 
     @property

@@ -181,12 +181,13 @@ class MovingEnds:
             view = MappingProxyType(running)
             for model in self.models:
                 moves = model.after_instant(now, view, self)
+                verdicts = getattr(model, "verdicts", {})
                 for job_id, end in moves.items():
                     job = running.get(job_id)
                     if job is None:
                         raise ConfigError(f"instant model '{model.name}' moved the end of "
                                           f"'{job_id}', which is not running (t={now})")
-                    self.move_end(job, end, model.name)
+                    self.move_end(job, end, model.name, verdicts.get(job_id))
         listener = self._listener
         if listener is not None:
             hinted = self._hinted
@@ -197,8 +198,13 @@ class MovingEnds:
                     hinted[job_id] = job.end
                     listener(job_id, job.end)
 
-    def move_end(self, job: SimJob, end: float, who: str = "a model") -> None:
+    def move_end(self, job: SimJob, end: float, who: str = "a model",
+                 in_time: bool | None = None) -> None:
         """Plan ``job`` to complete at ``end``, or be killed at start + walltime before.
+
+        ``in_time``: the model's verdict, if it keeps the walltime's timer itself
+        (:mod:`.ptask`): True, the job completes at ``end`` even if that is its walltime
+        (a task ending at the update its timer ends); False, the walltime is reached.
 
         Runtime complexity: O(log n) (one heap push; the old entry goes stale).
         """
@@ -208,7 +214,8 @@ class MovingEnds:
                               f"[now={now}, inf)")
         self.natural_end(job)  # the job model's outcome, kept before any move
         _, outcome, code = self._natural[job.id]
-        if job.walltime is not None and end - job.start >= job.walltime:
+        if job.walltime is not None and (in_time is False or (
+                in_time is None and end - job.start >= job.walltime)):
             end, outcome, code = job.start + job.walltime, _WALLTIME, -1
         if end == job.end and outcome is job.outcome:
             return

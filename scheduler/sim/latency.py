@@ -69,11 +69,29 @@ def make_simulator(workloads: Sequence[Workload], platform: Platform, *,
     """
     if not zero_latency:
         delays = message_delays(platform, options.mmax if options else None)
-        if delays is not None and delays.has_latency():
+        if delays is not None and (delays.has_latency() or (
+                delays.takes_time() and _messages_share_links(workloads, options))):
             return LatencySimulator(workloads, platform, delays, events=events,
                                     options=options, on_record=on_record)
     return Simulator(workloads, platform, events=events, options=options,
                      on_record=on_record)
+
+
+def _messages_share_links(workloads: Sequence[Workload], options: SimOptions | None) -> bool:
+    """Whether the run's jobs move data on the parallel-task model, beside the messages.
+
+    On a zero-latency platform whose links have a finite bandwidth, Batsim's messages
+    still take a byte over their route and share its links with the jobs' transfers;
+    the latency driver then carries them on the parallel-task model
+    (:meth:`~.ptask.jobmodel.PtaskModel.message_network`). Without transfers the
+    zero-latency driver's exact instants are what Batsim's scheduler sees.
+    """
+    from batpolicy.scheduler.sim.model_choice import with_default_model
+    from batpolicy.scheduler.sim.ptask.jobmodel import needs_ptask
+
+    chosen = with_default_model(options if options is not None else SimOptions(), workloads)
+    return chosen.default_job_model == "ptask" and not chosen.job_models and any(
+        needs_ptask(w.profiles) for w in workloads)
 
 
 class LatencySimulator(Simulator):
@@ -111,6 +129,10 @@ class _Put:
     spawns: bool = False
     #: When the sender posted it (its isend).
     posted: float = 0.0
+    #: The sending machine (None: an actor of the master host).
+    src: int | None = None
+    #: Posted at a date of the parallel-task solver (a job whose task ended there).
+    exact: bool = False
 
 
 Program = Generator[_Sleep | _Put, None, None]
@@ -184,12 +206,15 @@ class LatencyDriver:
         self._job_submitters = 0
         self._reports_in_flight = 0  # job ends and kills put, not yet received
         self._event_submitters = 0
+        #: Sends a message from a machine (None: the master) through the parallel-task
+        #: model, calling back on arrival; None: messages in closed form (their delays).
+        self._network: Callable[[int | None, Callable[[], None]], None] | None = None
         if parts.energy is not None:  # switch actors report from their machine
             parts.energy.deliver = self._switched
 
     def _switched(self, machine: int, on_receive: Callable[[], None]) -> None:
         """switch_on/off_machine_process: SWITCHED_ON/OFF put from the machine."""
-        self.post(_Put(self.delays.from_machine(machine), on_receive))
+        self.post(_Put(self.delays.from_machine(machine), on_receive, src=machine))
 
     @classmethod
     def factory(cls, delays: MessageDelays) -> Callable[[Parts, list[Any]], LatencyDriver]:
@@ -218,6 +243,11 @@ class LatencyDriver:
             self._mailbox.append(put)
 
     def _transfer(self, put: _Put) -> None:
+        """The message moves to the server: on the job model's network, or in closed form."""
+        network = self._network
+        if network is not None:
+            network(put.src, lambda: self._received(put))
+            return
         latency, transfer = put.delay
         self.at((self.now + latency) + transfer, lambda: self._received(put))
 
@@ -243,10 +273,16 @@ class LatencyDriver:
         of the message it got, a job that ended, a waiter): it looks as if these were not
         there, unless its handler made a simcall (created an actor) and so looks one
         sub-round later, after the first sub-round's puts were handled.
+
+        "Its own date": within 1e-9 s for dates computed apart in closed form; exactly for
+        a put dated by the parallel-task solver (a job whose task ended there) when the
+        messages go through it too: its updates are SimGrid's, and a put made at an
+        update even 1e-12 s earlier is seen.
         """
         put.on_receive()
         mailbox = self._mailbox
-        seen = bool(mailbox) and (put.spawns or mailbox[0].posted < self.now - _SAME_DATE)
+        seen = bool(mailbox) and (put.spawns or mailbox[0].posted < self.now - (
+            0.0 if mailbox[0].exact and self._network is not None else _SAME_DATE))
         if self._sched_ready and not seen and not self._ended:
             if self._outbox:
                 self._send()
@@ -312,7 +348,8 @@ class LatencyDriver:
         self.at(self.now, lambda: self._report_later(self.delays.from_master, done))
 
     def _report_later(self, delay: tuple[float, float], events: list[t.Event],
-                      then: Callable[[], None] | None = None) -> None:
+                      then: Callable[[], None] | None = None, src: int | None = None,
+                      exact: bool = False) -> None:
         """An actor without a continuation puts events for the server (stamped on arrival)."""
         self._reports_in_flight += 1
 
@@ -322,7 +359,7 @@ class LatencyDriver:
             if then is not None:
                 then()
             self._outbox.extend(_restamp(events, wire_time(self.now)))
-        self.post(_Put(delay, on_receive))
+        self.post(_Put(delay, on_receive, src=src, exact=exact))
 
     def _submitter_program(self, specs: list[JobSpec]) -> Program:
         """static_job_submitter_process (job_submitter.cpp)."""
@@ -395,8 +432,10 @@ class LatencyDriver:
         del outbox[before:]
         first = job.alloc[0] if job.alloc is not None and len(job.alloc) else 0
         reported = getattr(job.model, "job_reported", None)
+        in_solver = getattr(job.model, "in_solver", None)
         self._report_later(self.delays.from_machine(first), done,
-                           None if reported is None else lambda: reported(job, self.now))
+                           None if reported is None else lambda: reported(job, self.now),
+                           src=first, exact=in_solver is not None and in_solver(job))
 
     def on_call(self) -> None:
         """waiter_process: WAITING_DONE from the master host, REQUESTED_CALL on arrival."""
@@ -414,6 +453,11 @@ class LatencyDriver:
         """Simulate until SIMULATION_ENDS, asking ``scheduler`` whenever Batsim would."""
         self._scheduler = scheduler
         queue = self._queue
+        for model in self._parts.models.configured():
+            network = getattr(model, "message_network", None)
+            if network is not None:
+                self._network = network(self._books, self._parts.ends, self.delays.master)
+                break
         by_workload: dict[str, list[JobSpec]] = {}
         for spec in self._books.static:
             by_workload.setdefault(spec.id.split("!", 1)[0], []).append(spec)
@@ -433,9 +477,16 @@ class LatencyDriver:
                 raise self._server.stuck()
             # SimGrid ends the actions due at one date in their creation order
             # (HostL07Model::update_actions_state): a job's end and a message's arrival
-            # computed to the same date up to rounding come in the order they began
+            # computed to the same date up to rounding come in the order they began; an
+            # event dated by the parallel-task solver itself (its next update) is exact
+            # and keeps its own date
             for seq, due, event in queue.pop_near(time, _SAME_DATE):
                 if event.live(seq):
+                    if due > time:
+                        postpone = getattr(event, "postpone", None)
+                        if postpone is not None:
+                            postpone(due)
+                            continue
                     queue.now = max(queue.now, due)
                     event.fire()
 

@@ -33,7 +33,7 @@ from batpolicy.scheduler.io.model import Workload
 from batpolicy.scheduler.io.result import JobRecord, SimResult
 from batpolicy.scheduler.sim.accounting import Accounting
 from batpolicy.scheduler.sim.actors import Reactions
-from batpolicy.scheduler.sim.bookkeeping import Machines
+from batpolicy.scheduler.sim.bookkeeping import MachineBooks
 from batpolicy.scheduler.sim.books import Books, by_submission
 from batpolicy.scheduler.sim.core import EventQueue
 from batpolicy.scheduler.sim.decisions import DecisionApplier
@@ -77,7 +77,7 @@ class Parts:
         if instant is not None and not isinstance(instant, InstantModel):
             raise ConfigError(f"instant_model must be an InstantModel, got {instant!r}")
         queue = EventQueue()
-        machines = Machines([m.name for m in machine_info],
+        machines = MachineBooks([m.name for m in machine_info],
                             [float(m.speed) for m in machine_info])
         books = Books(queue, options, platform, machines)
         models = ModelChoice(with_default_model(options, workloads))

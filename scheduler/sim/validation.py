@@ -18,7 +18,7 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import EventType, JobState
 from batpolicy.scheduler import rules
-from batpolicy.scheduler.sim.bookkeeping import Machines, ProfileTable, SimJob
+from batpolicy.scheduler.sim.bookkeeping import MachineBooks, ProfileTable, SimJob
 from batpolicy.scheduler.sim.options import SimOptions
 
 __all__ = ["BatsimView", "check_call_me_later", "check_change_job_state", "check_energy",
@@ -48,7 +48,7 @@ class BatsimView(Protocol):
     options: SimOptions
     jobs: dict[str, SimJob]
     tables: dict[str, ProfileTable]
-    machines: Machines
+    machines: MachineBooks
     registration_finished: bool
 
     def ever_met(self, job_id: str) -> bool:
@@ -96,7 +96,8 @@ def check_execute(view: BatsimView, d: t.ExecuteJob) -> SimJob:
         raise fail(_EXECUTE_JOB, f"the job is {job.state.value}, not SUBMITTED (a job starts "
                    "once, and only if submitted and not rejected)", now, d.job_id, d.alloc)
     alloc = d.alloc
-    if not rules.at_most_one_execute_option(d.mapping, d.storage_mapping, d.additional_io_job):
+    options = (d.mapping, d.storage_mapping, d.additional_io_job)
+    if options != rules.NO_EXECUTE_OPTIONS and not rules.at_most_one_execute_option(*options):
         raise fail(_EXECUTE_JOB, "'data' holds job_id, alloc and at most one of mapping, "
                    "storage_mapping, additional_io_job", now, d.job_id, alloc)
     if not alloc:

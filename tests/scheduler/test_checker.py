@@ -65,3 +65,14 @@ def test_decisions_of_one_reply_see_the_earlier_ones() -> None:
     with pytest.raises(InvalidDecision, match="REJECT_JOB of a job that is running"):
         check_decisions(state, [t.ExecuteJob("w0!b", MachineSet.of(1)), t.RejectJob("w0!b")])
     assert state.free == MachineSet.of(1, 2)  # checking changed nothing
+
+
+@pytest.mark.parametrize("options", [
+    {"mapping": {0: 0}, "storage_mapping": {"pfs": 0}},
+    {"mapping": {0: 0}, "additional_io_job": {"alloc": "1", "profile_name": "io"}},
+    {"storage_mapping": {"pfs": 0}, "additional_io_job": {"alloc": "1", "profile_name": "io"}},
+])
+def test_execute_job_with_two_options_is_refused(options: dict) -> None:
+    """protocol.cpp handle_execute_job: at most one of mapping, storage_mapping, io job."""
+    with pytest.raises(InvalidDecision, match="more than one of mapping"):
+        check_decisions(_state(), [t.ExecuteJob("w0!b", MachineSet.of(1), **options)])

@@ -645,3 +645,13 @@ def test_easy_end_to_end_is_consistent() -> None:
     assert [r.finish for r in result.records] == sorted(r.finish for r in result.records)
     busy = sum(r.runtime * len(r.alloc) for r in result.records)
     assert result.time_computing == pytest.approx(busy)
+
+
+def test_execute_job_with_two_options_aborts_as_batsim() -> None:
+    """protocol.cpp handle_execute_job: at most one of mapping, storage_mapping, io job."""
+    script = Script(lambda r, s: [t.ExecuteJob(j, MachineSet.of(0), mapping={0: 0},
+                                               storage_mapping={"pfs": 0})
+                                  for j in submitted(r)])
+    with pytest.raises(InvalidDecision, match="at most one of mapping"):
+        Simulator([workload([("a", 0, 1, "delay5", None)])],
+                  Platform.homogeneous(1)).run(script)

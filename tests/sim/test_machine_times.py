@@ -8,7 +8,7 @@ import pytest
 
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.sim import bookkeeping
-from batpolicy.scheduler.sim.bookkeeping import Machines
+from batpolicy.scheduler.sim.bookkeeping import MachineBooks
 
 
 @pytest.mark.parametrize("fold_every", [1, 3, 4096])
@@ -18,7 +18,7 @@ def test_last_change_sum_is_each_machines_latest_change(monkeypatch: pytest.Monk
     monkeypatch.setattr(bookkeeping, "_FOLD_EVERY", fold_every)
     rng = random.Random(7)
     n = 40
-    machines = Machines([f"m{i}" for i in range(n)], [1.0] * n)
+    machines = MachineBooks([f"m{i}" for i in range(n)], [1.0] * n)
     last = [0.0] * n
     now = 0.0
     for _ in range(300):

@@ -18,11 +18,19 @@ shared model to now, starts the tasks of the jobs started then, and completes th
 whose last task ended; it wakes the simulator at the model's next event (a task end, a
 latency paid, a sleep's end) with an event of its own. A job's planned end stays its
 walltime kill (or far away) until its tasks end: the engine keeps the walltime exact.
+
+Batsim's own messages (:meth:`PtaskModel.message_network`): on a platform whose
+messages take time, the latency driver (:mod:`..latency`) sends each protocol message
+through this model, as SimGrid does: a 1-byte put on the server's mailbox is a
+communication of the L07 model (``ipp.cpp``, ``CommImpl::start``,
+``NetworkL07Model::communicate``) from the sender's host to the master host, sharing
+links with the running tasks, slowing them while it lasts, and seen by the host-energy
+plugin like any other action.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from batpolicy.errors import InputError
@@ -69,11 +77,20 @@ class _WakeUp:
     :meth:`~PtaskModel.after_instant`.
     """
 
-    __slots__ = ("ends", "seq")
+    __slots__ = ("ends", "seq", "queue")
 
     def __init__(self) -> None:
         self.ends: Any = None  # the MovingEnds part, known from the first instant
         self.seq = -1
+        self.queue: Any = None  # the simulator's queue, known from the first instant
+
+    def postpone(self, due: float) -> None:
+        """Wait for its own date, a later update of the solver.
+
+        The latency driver took it early, with events of a date less than 1e-9 s before
+        (its rounding window for dates computed apart).
+        """
+        self.seq = self.queue.schedule(self, COMPLETION, at=due)
 
     def live(self, seq: int) -> bool:
         """Only the latest wake-up counts."""
@@ -82,6 +99,41 @@ class _WakeUp:
     def fire(self) -> None:
         """The model's event is now."""
         self.ends.dirty = True
+
+
+class _Message:
+    """A protocol message waiting for the instant's end to enter the shared model."""
+
+    __slots__ = ("src", "on_arrival")
+
+    def __init__(self, src: int, on_arrival: Callable[[], None]) -> None:
+        self.src = src
+        self.on_arrival = on_arrival
+
+
+class _Arrival:
+    """A message done: its receiver and sender wake up (a heap event of the instant)."""
+
+    __slots__ = ("on_arrival", "queue")
+
+    def __init__(self, on_arrival: Callable[[], None], queue: Any = None) -> None:
+        self.on_arrival = on_arrival
+        #: Set: first step back behind the events scheduled since (the job ends that
+        #: SimGrid handled before this message, their actions being older).
+        self.queue = queue
+
+    def live(self, seq: int) -> bool:
+        """Always current."""
+        return True
+
+    def fire(self) -> None:
+        """The message reached the server (or steps back once, see :attr:`queue`)."""
+        queue = self.queue
+        if queue is not None:
+            self.queue = None
+            queue.schedule(self, COMPLETION, at=queue.now)
+            return
+        self.on_arrival()
 
 
 class PtaskModel(JobModel, InstantModel):
@@ -107,6 +159,12 @@ class PtaskModel(JobModel, InstantModel):
         self._storage_ids: list[int] = []
         self._natural: dict[str, tuple[JobState, int]] = {}
         self._power: TaskPower | None = None  # with -E: the energy part's listener
+        self._master: str | None = None  # the master host's name, once messages use us
+        self._master_id = -1  # its host index in the shared model
+        self._ends: Any = None  # the moving-ends part, once messages use us
+        #: Of the jobs ended at the last instant, whether each completed in time (True,
+        #: even at its walltime) or reached its walltime (read by the moving-ends part).
+        self.verdicts: dict[str, bool] = {}
 
     # ------------------------------------------------------------------ checks
     def check(self, workload: str, name: str, profiles: Mapping[str, dict[str, Any]]) -> None:
@@ -151,7 +209,7 @@ class PtaskModel(JobModel, InstantModel):
         """
         if self._runner is None:
             platform = ctx.platform
-            self._queue = ctx.queue
+            self._queue = self._wake.queue = ctx.queue
             if platform.source is None:
                 cpus = [(float(speed), 1) for speed in ctx.machines.speeds]
                 self._runner = JobRunner(L07Model(cpus, lambda a, b: []), ctx.queue.now)
@@ -165,6 +223,9 @@ class PtaskModel(JobModel, InstantModel):
             compute = list(ctx.machines.names)
             names = compute + [m.name for m in platform.storage]
             self._storage_ids = list(range(len(compute), len(names)))
+            if self._master is not None:
+                self._master_id = len(names)
+                names.append(self._master)
             missing = [n for n in names if n not in routes.host_cpu]
             if missing:
                 raise InputError(f"hosts {missing[:5]} are not in the platform file",
@@ -178,6 +239,28 @@ class PtaskModel(JobModel, InstantModel):
                                      ctx.queue.now)
             self._listen(ctx)
         return self._runner
+
+    def message_network(self, books: Any, ends: Any, master: str
+                        ) -> Callable[[int | None, Callable[[], None]], None] | None:
+        """Carry Batsim's messages on the shared model (module docstring); None: cannot.
+
+        ``books`` is the job models' context, ``ends`` the moving-ends part, ``master``
+        the server's host. The function returned sends a 1-byte message from machine
+        ``src`` (None: the master host) to the master host at the current time and calls
+        ``on_arrival`` (a heap event of this instant) when it is done.
+        """
+        if books.platform.source is None or self._runner is not None:
+            return None
+        self._master = master
+        self._ends = ends
+        self._setup(books)
+        self._wake.ends = ends
+        return self._send
+
+    def _send(self, src: int | None, on_arrival: Callable[[], None]) -> None:
+        """A message from machine ``src`` (None: the master) starts at this instant's end."""
+        self._pending.append(_Message(self._master_id if src is None else src, on_arrival))
+        self._ends.dirty = True
 
     def _listen(self, ctx: Any) -> None:
         """With ``-E``, the energy part follows the shared model's tasks."""
@@ -235,11 +318,9 @@ class PtaskModel(JobModel, InstantModel):
         self._setup(ctx)
         self._mine[job.id] = job
         self._pending.append(job)
-        outcome, ret = self._natural_outcome(job, ctx)
-        if job.walltime is not None:
-            job.outcome, job.return_code = _WALLTIME, -1
-            return now + job.walltime
-        job.outcome, job.return_code = outcome, ret
+        # the walltime too is the shared model's (JobRunner's deadline): a task ending at
+        # the update its timer ends completes, as in SimGrid
+        job.outcome, job.return_code = self._natural_outcome(job, ctx)
         return FAR
 
     def _natural_outcome(self, job: Any, ctx: Any) -> tuple[JobState, int]:
@@ -274,6 +355,10 @@ class PtaskModel(JobModel, InstantModel):
         if job.id not in runner:
             return {"profile_name": job.profile, "progress": 0.0}
         return runner.progress(job.id, job.profile, now)
+
+    def in_solver(self, job: Any) -> bool:
+        """Whether the job ran on the shared model (its end is one of the solver's dates)."""
+        return job.id in self._mine
 
     def job_reported(self, job: Any, now: float) -> None:
         """The job's actor has ended: its JOB_COMPLETED reached the server (driver's call).
@@ -310,8 +395,16 @@ class PtaskModel(JobModel, InstantModel):
             self._reported.discard(job_id)
         pending, self._pending = self._pending, []
         for job in pending:
-            if job.id in running:
-                done.extend(runner.start(job.id, self._leaves(job, ctx)))
+            if type(job) is _Message:
+                runner.send(job.src, self._master_id, 1.0, job.on_arrival)
+            elif job.id in running:
+                done.extend(runner.start(job.id, self._leaves(job, ctx), None
+                                         if job.walltime is None else job.start + job.walltime))
+        queue = self._queue
+        for on_arrival, after_task in runner.arrived():
+            # after a task that ended first: behind the job ends this instant schedules
+            queue.schedule(_Arrival(on_arrival, queue if after_task else None), COMPLETION,
+                           at=now)
         at = runner.next_time()
         if self._power is not None:
             self._power.instant_done()
@@ -319,7 +412,14 @@ class PtaskModel(JobModel, InstantModel):
             wake = self._wake
             wake.ends = ctx
             wake.seq = self._queue.schedule(wake, COMPLETION, at=at)
-        return {job_id: now for job_id, _ in done if job_id in running}
+        moves = {job_id: now for job_id, _ in done if job_id in running}
+        verdicts = self.verdicts = dict.fromkeys(moves, True)
+        for job_id in runner.timed_out():
+            job = running.get(job_id)
+            if job is not None:  # killed at start + walltime
+                moves[job_id] = max(now, job.start + job.walltime)
+                verdicts[job_id] = False
+        return moves
 
     def _leaves(self, job: Any, ctx: Any) -> list[Any]:
         def definition(n: str) -> Mapping[str, Any]:

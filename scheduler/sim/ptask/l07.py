@@ -156,6 +156,15 @@ class L07Model:
             self.listener(task, True)
         return task
 
+    def communicate(self, key: Hashable, src: int, dst: int, size: float) -> Ptask:
+        """Start a ``size``-byte communication from host ``src`` to host ``dst``.
+
+        ``NetworkL07Model::communicate``: a parallel task on the two hosts, nothing to
+        compute, ``size`` bytes from the first to the second, in the same system as the
+        other tasks (what a SimGrid mailbox put becomes under ``ptask_L07``).
+        """
+        return self.start(key, (src, dst), (0.0, 0.0), (0.0, size, 0.0, 0.0))
+
     def _update_bound(self, task: Ptask) -> None:
         """``L07Action::update_bound``: the bound applies once the latency is paid."""
         if task.bound < _DBL_MAX and task.latency <= 0.0:

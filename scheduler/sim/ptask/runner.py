@@ -8,6 +8,14 @@ instant the previous one ends, and a task whose ``ret`` is not 0 ends the job wi
 :class:`~.l07.L07Model` and moves them all together from event to event. The walltime
 is the caller's (the engine kills at ``start + walltime``).
 
+Messages (:meth:`JobRunner.send`): Batsim's protocol messages as SimGrid communications
+on the same model (:meth:`~.l07.L07Model.communicate`); a message done is handed back
+by :meth:`JobRunner.arrived`, in the order the messages were sent.
+
+A sleep ends at the first update less than ``sg_surf_precision`` before its date, as
+SimGrid's sleep action does (``Action::update_max_duration``: ``double_update`` with
+``sg_surf_precision``): with another action ending then, both end together.
+
 Time: :meth:`JobRunner.next_time` is the soonest instant something changes (a task ends,
 a latency is paid, a sleep ends); the caller must call :meth:`JobRunner.advance_to` at
 that instant and at every instant it starts or kills a job, before doing so.
@@ -20,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from batpolicy.scheduler.sim.ptask.l07 import L07Model
+from batpolicy.scheduler.sim.ptask.lmm import SURF_PRECISION
 from batpolicy.scheduler.sim.ptask.tasks import Leaf
 
 __all__ = ["JobRunner"]
@@ -40,6 +49,13 @@ class _Run:
     sleep_end: float | None = None
     task: Hashable | None = None
     seq: int = field(default=0)
+    #: When its current task or sleep began, in the runner's count of actions started.
+    serial: int = 0
+    #: start + walltime (None: no walltime); set once the walltime is reached.
+    deadline: float | None = None
+    timed_out: bool = False
+    #: Its current sleep is cut by the walltime (``do_delay_task``: delay >= remaining).
+    sleep_to_deadline: bool = False
 
 
 class JobRunner:
@@ -51,6 +67,9 @@ class JobRunner:
         self._runs: dict[str, _Run] = {}  # start order
         self._planned: tuple[float, float] | None = None  # (absolute time, delta)
         self._serial = 0
+        self._messages: dict[Hashable, Callable[[], None]] = {}  # in flight, by task key
+        self._arrived: list[tuple[Callable[[], None], bool]] = []
+        self._timed_out: list[str] = []
         #: Told the job id when one of its sleeps (a delay task) ends: SimGrid's sleep
         #: action on the job actor's host changes state then (a power model listens).
         self.on_sleep_end: Callable[[str], None] | None = None
@@ -61,9 +80,14 @@ class JobRunner:
     def __len__(self) -> int:
         return len(self._runs)
 
-    def start(self, job_id: str, leaves: list[tuple[Path, Leaf]]) -> list[tuple[str, int]]:
-        """Start a job at :attr:`now`; the jobs done at once ((id, ret) if it has no task)."""
-        run = _Run(job_id, leaves, since=self.now)
+    def start(self, job_id: str, leaves: list[tuple[Path, Leaf]],
+              deadline: float | None = None) -> list[tuple[str, int]]:
+        """Start a job at :attr:`now`; the jobs done at once ((id, ret) if it has no task).
+
+        ``deadline``: the job's start + walltime, reported by :meth:`timed_out` once
+        reached before its tasks end.
+        """
+        run = _Run(job_id, leaves, since=self.now, deadline=deadline)
         self._runs[job_id] = run
         self._planned = None
         done: list[tuple[str, int]] = []
@@ -77,6 +101,35 @@ class JobRunner:
             self.model.cancel(run.task)
         self._planned = None
 
+    def send(self, src: int, dst: int, size: float, on_arrival: Callable[[], None]) -> None:
+        """Start a ``size``-byte message from host ``src`` to ``dst`` at :attr:`now`.
+
+        ``on_arrival`` is handed back by :meth:`arrived` once the message is done.
+        """
+        self._serial += 1
+        key = ("message", self._serial)
+        self._messages[key] = on_arrival
+        self.model.communicate(key, src, dst, size)
+        self._planned = None
+
+    def arrived(self) -> list[tuple[Callable[[], None], bool]]:
+        """The messages done since the last call, in send order.
+
+        Each as (``on_arrival``, whether a job's task ended before it at that date: SimGrid
+        ends the actions of one date in their creation order).
+        """
+        out, self._arrived = self._arrived, []
+        return out
+
+    def timed_out(self) -> list[str]:
+        """The jobs whose walltime was reached since the last call, in start order.
+
+        Their task keeps running (SimGrid cancels it when the job's actor ends: the
+        caller's :meth:`cancel`); it ends nothing more.
+        """
+        out, self._timed_out = self._timed_out, []
+        return out
+
     def _begin(self, run: _Run, done: list[tuple[str, int]]) -> None:
         """Start ``run``'s current leaf, or end the job when none is left."""
         if run.index >= len(run.leaves):
@@ -87,10 +140,14 @@ class JobRunner:
         run.since = self.now
         run.task = None
         run.sleep_end = None
+        self._serial += 1
+        run.serial = self._serial
         if leaf.delay is not None:
-            run.sleep_end = self.now + leaf.delay
+            remaining = None if run.deadline is None else run.deadline - self.now
+            run.sleep_to_deadline = remaining is not None and leaf.delay >= remaining
+            run.sleep_end = self.now + (remaining if run.sleep_to_deadline  # type: ignore[operator]
+                                        else leaf.delay)
         else:
-            self._serial += 1
             run.task = (run.job_id, self._serial)
             self.model.start(run.task, leaf.hosts, leaf.flops, leaf.bytes)
 
@@ -111,6 +168,8 @@ class JobRunner:
         for run in self._runs.values():
             if run.sleep_end is not None:
                 delta = min(delta, run.sleep_end - self.now)
+            if run.deadline is not None and not run.timed_out:
+                delta = min(delta, max(run.deadline - self.now, 0.0))
         if delta == _INF:
             self._planned = None
             return _INF
@@ -128,18 +187,43 @@ class JobRunner:
             raise ValueError(f"time goes back: {now} < {self.now}")
         planned = self._planned
         delta = planned[1] if planned is not None and planned[0] == now else now - self.now
-        finished = set(self.model.advance(delta)) if self.model.tasks else set()
+        ended = self.model.advance(delta) if self.model.tasks else []
+        messages = self._messages
+        finished = set(ended)
+        if messages:
+            # the oldest action of a job (task or sleep) that ends now
+            oldest = min((run.serial for run in self._runs.values()
+                          if (run.task is not None and run.task in finished)
+                          or (run.sleep_end is not None and run.sleep_end - now < SURF_PRECISION)),
+                         default=None)
+            self._arrived.extend((messages.pop(key), oldest is not None and oldest < key[1])
+                                 for key in ended if key in messages)
         self.now = now
         self._planned = None
         done: list[tuple[str, int]] = []
         for run in list(self._runs.values()):
-            if run.task is not None and run.task in finished:
+            if run.timed_out:  # nobody waits for its task any more
+                if run.task is not None and run.task in finished:
+                    run.task = None
+            elif run.task is not None and run.task in finished:
+                # the task ends before the walltime's timer, an action started after it,
+                # when both end at one update (real Batsim: success)
                 self._finish_leaf(run, done)
-            elif run.sleep_end is not None and run.sleep_end <= now:
+            elif run.sleep_end is not None and run.sleep_end - now < SURF_PRECISION:
                 if self.on_sleep_end is not None:
                     self.on_sleep_end(run.job_id)
-                self._finish_leaf(run, done)
+                if run.sleep_to_deadline:
+                    run.sleep_end = None
+                    self._time_out(run)
+                else:
+                    self._finish_leaf(run, done)
+            elif run.deadline is not None and run.deadline - now < SURF_PRECISION:
+                self._time_out(run)  # the timer is a sleep: it ends up to 1e-9 s early
         return done
+
+    def _time_out(self, run: _Run) -> None:
+        run.timed_out = True
+        self._timed_out.append(run.job_id)
 
     def progress(self, job_id: str, name: str, now: float) -> dict[str, Any]:
         """Batsim's ``job_progress`` entry of a job killed at ``now``.
