@@ -97,11 +97,17 @@ class _Zone:
 
 
 class Routes:
-    """Routes of one platform file between its hosts. Runtime complexity: O(depth) a route."""
+    """Routes of one platform file between its hosts. Runtime complexity: O(depth) a route.
+
+    The platform does not change once read: a point's chain of zones and each route to or
+    from a gateway are computed once.
+    """
 
     def __init__(self, root: _Zone, zone_of: dict[str, _Zone]) -> None:
         self._root = root
         self._zone_of = zone_of
+        self._chains: dict[str, list[_Zone]] = {}
+        self._legs: dict[tuple[str, str], list[Hop]] = {}
         #: host name -> (speed of its first pstate in flop/s, core count)
         self.host_cpu: dict[str, tuple[float, int]] = {}
 
@@ -140,12 +146,22 @@ class Routes:
 
     # ------------------------------------------------------------------ SimGrid's algorithm
     def _netzone_chain(self, point: str) -> list[_Zone]:
-        zone: _Zone | None = self._zone_of[point]
-        chain = []
-        while zone is not None:
-            chain.append(zone)
-            zone = zone.parent
-        return chain[::-1]  # root first
+        chain = self._chains.get(point)
+        if chain is None:
+            zone: _Zone | None = self._zone_of[point]
+            chain = []
+            while zone is not None:
+                chain.append(zone)
+                zone = zone.parent
+            chain = self._chains[point] = chain[::-1]  # root first
+        return chain
+
+    def _leg(self, src: str, dst: str) -> list[Hop]:
+        """``_global(src, dst)`` for a route to or from a gateway, computed once."""
+        found = self._legs.get((src, dst))
+        if found is None:
+            found = self._legs[(src, dst)] = self._global(src, dst)
+        return found
 
     def _global(self, src: str, dst: str) -> list[Hop]:
         a, b = self._netzone_chain(src), self._netzone_chain(dst)
@@ -160,8 +176,8 @@ class Routes:
         links, gw_src, gw_dst = self._local(common, src_point, dst_point)
         if gw_src is None or gw_dst is None:
             raise UnsupportedRoute(f"zone route {src_point} -> {dst_point} has no gateways")
-        before = self._global(src, gw_src) if src != gw_src else []
-        after = self._global(gw_dst, dst) if gw_dst != dst else []
+        before = self._leg(src, gw_src) if src != gw_src else []
+        after = self._leg(gw_dst, dst) if gw_dst != dst else []
         return before + links + after
 
     def _local(self, zone: _Zone, src: str, dst: str

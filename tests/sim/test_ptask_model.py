@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from batpolicy.scheduler.sim.ptask.l07 import L07Model
 from batpolicy.scheduler.sim.ptask.lmm import FATPIPE, Constraint, FairBottleneck
+from batpolicy.scheduler.sim.ptask.route_table import RouteTable
 from batpolicy.scheduler.sim.routes import Hop, read_routes
 
 #: Batsim 4.2.1's ``platforms/small_platform.xml``, vendored.
@@ -163,3 +165,50 @@ def test_cluster_routes_name_their_links_as_simgrid(tmp_path: Path) -> None:
     assert names("c0", "c0") == ["c_link_0_UP", "c_backbone", "c_link_0_DOWN"]
     assert names("s0", "s0") == ["s_link_0_limiter", "s_link_0"]
     assert sum(hop.latency for hop in routes.links("c0", "c1")) == pytest.approx(4e-6)
+
+
+@pytest.mark.parametrize("dense_limit", [2048, 0], ids=["dense rows", "pair dictionary"])
+def test_route_table_gives_each_pair_its_route_in_cell_order(dense_limit: int) -> None:
+    """A task's pairs from the table: every route's links in cell order, latencies summed.
+
+    On ``small_platform.xml`` (multi-hop routes), with a host listed twice and cells
+    met again by a second task (then read from the table), in both of its layouts.
+    """
+    routes = read_routes(SMALL_PLATFORM)
+    names: list[str] = []
+
+    def link(hop: Hop) -> int:
+        if hop.name not in names:
+            names.append(hop.name)
+        return names.index(hop.name)
+
+    table = RouteTable(len(SMALL_HOSTS),
+                       lambda a, b: routes.links(SMALL_HOSTS[a], SMALL_HOSTS[b]), link,
+                       dense_limit)
+    for hosts in ((0, 2, 0, 3), (3, 1, 2)):
+        nb = len(hosts)
+        cells = np.array([c for c in range(nb * nb) if c % (nb + 1)])  # off the diagonal
+        links, sizes, latencies = table.pairs(hosts, cells)
+        expected_links, expected_sizes, expected_latencies = [], [], []
+        for cell in cells.tolist():
+            hops = routes.links(SMALL_HOSTS[hosts[cell // nb]], SMALL_HOSTS[hosts[cell % nb]])
+            expected_links += [names.index(h.name) for h in hops]
+            expected_sizes.append(len(hops))
+            expected_latencies.append(sum(h.latency for h in hops))
+        assert [names[i] for i in links.tolist()] == [names[i] for i in expected_links]
+        assert sizes.tolist() == expected_sizes
+        assert latencies.tolist() == expected_latencies
+
+
+def test_changed_constraint_bound_moves_the_rates_at_the_next_solve() -> None:
+    """A constraint's new bound (a host's new speed) is seen by the next solve."""
+    system = FairBottleneck()
+    cpu = Constraint(1.0)
+    x = system.variable_new("x")
+    system.expand(cpu, x, 1.0)
+    system.solve()
+    assert (x.value, cpu.remaining) == (1.0, 0.0)
+    cpu.bound = 4.0
+    assert system.modified
+    system.solve()
+    assert x.value == 4.0

@@ -47,7 +47,8 @@ from batpolicy.scheduler.sim.ptask.lmm import (
     Variable,
     double_update,
 )
-from batpolicy.scheduler.sim.routes import COORDINATES, TCP_GAMMA, Hop
+from batpolicy.scheduler.sim.ptask.route_table import RouteTable
+from batpolicy.scheduler.sim.routes import TCP_GAMMA, Hop
 
 __all__ = ["L07Model", "Ptask"]
 
@@ -82,34 +83,23 @@ class L07Model:
         self._speed = [speed for speed, _ in cpus]
         self._cpu = [Constraint(speed * cores, SHARED, ("cpu", h))
                      for h, (speed, cores) in enumerate(cpus)]
-        self._route = route
-        self._routes: dict[tuple[int, int], tuple[Any, float]] = {}
         self._link_index: dict[str, int] = {}  # link name -> index in _link_list
         self._link_list: list[Constraint] = []  # the links' constraints, as met
+        self._routes = RouteTable(len(cpus), route, self._link)
         self.tasks: dict[Hashable, Ptask] = {}
         #: Told ``(task, True)`` when a task starts and ``(task, False)`` when it ends or
         #: is cancelled, before it leaves the model; None: nobody listens.
         self.listener: Callable[[Ptask, bool], None] | None = None
 
     # ------------------------------------------------------------------ network
-    def _path(self, src: int, dst: int) -> tuple[Any, float]:
-        """(indexes of the link constraints, latency) of ``src`` -> ``dst``, cached."""
-        found = self._routes.get((src, dst))
-        if found is None:
-            links: list[int] = []
-            latency = 0.0
-            for hop in self._route(src, dst):
-                latency += hop.latency
-                if hop.sharing == COORDINATES:
-                    continue  # a Vivaldi distance: latency, no link to share
-                index = self._link_index.get(hop.name)
-                if index is None:
-                    index = self._link_index[hop.name] = len(self._link_list)
-                    self._link_list.append(Constraint(
-                        hop.bandwidth, FATPIPE if hop.sharing == FATPIPE else SHARED, hop.name))
-                links.append(index)
-            found = self._routes[(src, dst)] = (np.array(links, dtype=np.intp), latency)
-        return found
+    def _link(self, hop: Hop) -> int:
+        """The index of ``hop``'s link constraint in :attr:`_link_list`, made at its first use."""
+        index = self._link_index.get(hop.name)
+        if index is None:
+            index = self._link_index[hop.name] = len(self._link_list)
+            self._link_list.append(Constraint(
+                hop.bandwidth, FATPIPE if hop.sharing == FATPIPE else SHARED, hop.name))
+        return index
 
     # ------------------------------------------------------------------ tasks
     def start(self, key: Hashable, hosts: Sequence[int], flops: Sequence[float],
@@ -122,7 +112,6 @@ class L07Model:
         pstate, slower than its own speed times its cores: the task's bound decides).
         """
         system = self._system
-        nb = len(hosts)
         var = system.variable_new(key, 1.0, -1.0)
         latency = 0.0
         lat_current = 0.0
@@ -132,13 +121,11 @@ class L07Model:
             amounts = np.asarray(bytes_amount, dtype=float)
             moving = np.flatnonzero(amounts > 0)
             if moving.size:
-                paths = [self._path(hosts[k // nb], hosts[k % nb]) for k in moving.tolist()]
+                links, sizes, lats = self._routes.pairs(hosts, moving)
                 moved = amounts[moving]
-                lats = np.array([lat for _, lat in paths])
                 latency = float(lats.max())
                 lat_current = float((lats * moved).max())
-                links = np.concatenate([idx for idx, _ in paths])
-                per_link = np.repeat(moved, [idx.size for idx, _ in paths])
+                per_link = np.repeat(moved, sizes)
                 # System::expand per (pair, link), folded per link first (summed in the
                 # pairs' order on a SHARED link, the largest on a FATPIPE one), one
                 # element per link in the order they are met

@@ -13,17 +13,24 @@ builds its system with the ``host/solver`` option, whose default is ``fairbottle
   policy: ``SHARED`` (the weights of its variables add up) or ``FATPIPE`` (each
   variable gets the whole bound);
 - ``System::expand``: a second expansion of a variable on the same constraint adds to
-  its element (``SHARED``) or keeps the larger weight (``FATPIPE``)
+  its first element there (``SHARED``) or keeps the larger weight (``FATPIPE``)
   (``expand_add_to_elem``), unless ``force_creation`` (the CPUs of a parallel task: a
-  host listed twice gives two elements); new elements go to the front of the
-  constraint's enabled set (``expand_create_elem``);
+  host listed twice gives two elements); a new element joins its constraint's set
+  (``expand_create_elem``), which the solve walks in creation order;
 - the solve runs rounds until every variable is saturated: each constraint shares its
   remaining capacity equally between its unsaturated variables (``FATPIPE``: one
   share), each variable grows by its smallest share over its weights (or up to its
   bound), each constraint's remaining capacity shrinks by ``weight * increment`` of
   every enabled element (``double_update`` with ``sg_maxmin_precision`` = 1e-5) and a
   constraint with nothing left saturates its variables. Like SimGrid, a variable that
-  left the round keeps its last increment, which its constraints keep subtracting.
+  left the round keeps its last increment, which its constraints keep subtracting;
+- like ``System::solve`` with selective update (``update_modified_set``), a solve
+  re-computes only the variables connected (through shared constraints) to what
+  changed since the last one.
+
+The system keeps its constraints' bounds, policies and last ``remaining`` / ``usage``
+in arrays indexed by :attr:`Constraint.gid` (given at the constraint's first
+:meth:`FairBottleneck.expand`), so that a solve reads them without a Python loop.
 """
 
 from __future__ import annotations
@@ -40,18 +47,22 @@ __all__ = ["Constraint", "Element", "FairBottleneck", "MAXMIN_PRECISION", "SURF_
 MAXMIN_PRECISION = 1e-5
 #: ``sg_surf_precision`` (``System.cpp``): ``--cfg=surf/precision``.
 SURF_PRECISION = 1e-9
-_DBL_MAX = 1.7976931348623157e308
 
 SHARED = "SHARED"
 FATPIPE = "FATPIPE"
 
 
-def _arrays(var: Variable) -> tuple[Any, Any, Any]:
-    """``var``'s elements as arrays: every constraint index, and the positive weights'."""
+def _arrays(var: Variable) -> tuple[Any, Any, Any, Any]:
+    """``var``'s elements as arrays.
+
+    The constraint index of every element; of the positive weights, the constraint
+    indexes, the weights and the elements' creation serials.
+    """
     every = np.array([e.constraint.gid for e in var.elements], dtype=np.intp)
     positive = [e for e in var.elements if e.weight > 0]
     return (every, np.array([e.constraint.gid for e in positive], dtype=np.intp),
-            np.array([e.weight for e in positive]))
+            np.array([e.weight for e in positive]),
+            np.array([e.serial for e in positive], dtype=np.int64))
 
 
 def double_update(value: float, delta: float, precision: float) -> float:
@@ -62,24 +73,75 @@ def double_update(value: float, delta: float, precision: float) -> float:
 
 @dataclass(slots=True, eq=False)
 class Element:
-    """A variable's use of a constraint (``lmm::Element``)."""
+    """A variable's use of a constraint (``lmm::Element``).
+
+    ``serial``: its creation rank in its system, the order its constraint walks it.
+    """
 
     constraint: Constraint
     variable: Variable
     weight: float
+    serial: int = 0
 
 
-@dataclass(slots=True, eq=False)
 class Constraint:
-    """A resource of capacity ``bound`` (``lmm::Constraint``)."""
+    """A resource of capacity ``bound`` (``lmm::Constraint``).
 
-    bound: float
-    policy: str = SHARED
-    id: Any = None
-    elements: dict[int, Element] = field(default_factory=dict)  # enabled and disabled
-    remaining: float = 0.0
-    usage: float = 0.0
-    gid: int = -1  # its index in its system (FairBottleneck's arrays)
+    ``remaining`` and ``usage`` are those of the last solve that met it (0 before).
+    """
+
+    __slots__ = ("_bound", "_policy", "_system", "elements", "gid", "id")
+
+    def __init__(self, bound: float, policy: str = SHARED, id: Any = None) -> None:
+        self._bound = bound
+        self._policy = policy
+        self.id = id
+        #: enabled and disabled elements, in creation order, keyed by ``id(element)``
+        self.elements: dict[int, Element] = {}
+        #: its index in its system's arrays (-1: not in a system yet)
+        self.gid = -1
+        self._system: FairBottleneck | None = None
+
+    def __repr__(self) -> str:
+        return f"Constraint({self._bound!r}, {self._policy!r}, {self.id!r})"
+
+    @property
+    def bound(self) -> float:
+        """Capacity (flop/s, byte/s)."""
+        return self._bound
+
+    @bound.setter
+    def bound(self, value: float) -> None:
+        """A new capacity: the next solve re-computes the constraint's part."""
+        self._bound = value
+        if self._system is not None:
+            self._system._bounds[self.gid] = value
+            self._system.touch_constraint(self)
+
+    @property
+    def policy(self) -> str:
+        """``SHARED`` or ``FATPIPE``."""
+        return self._policy
+
+    @policy.setter
+    def policy(self, value: str) -> None:
+        """A new sharing policy: the next solve re-computes the constraint's part."""
+        self._policy = value
+        if self._system is not None:
+            self._system._fatpipe[self.gid] = value == FATPIPE
+            self._system.touch_constraint(self)
+
+    @property
+    def remaining(self) -> float:
+        """Capacity left at the end of the last solve that met it."""
+        system = self._system
+        return 0.0 if system is None else float(system._remaining[self.gid])
+
+    @property
+    def usage(self) -> float:
+        """Last share it offered its variables in the last solve that met it."""
+        system = self._system
+        return 0.0 if system is None else float(system._usage[self.gid])
 
 
 @dataclass(slots=True, eq=False)
@@ -92,18 +154,17 @@ class Variable:
     elements: list[Element] = field(default_factory=list)
     value: float = 0.0
     mu: float = 0.0
-    # a solve's bookkeeping: still growing, its index in the solve's arrays
-    growing: bool = False
-    seen: int = -1
-    # its elements as arrays (built at its first solve, dropped by expand): constraint
-    # indexes of every element, and of the positive weights with those weights
-    arrays: tuple[Any, Any, Any] | None = None
+    # its elements as arrays (built at its first solve, dropped by expand): see _arrays
+    arrays: tuple[Any, Any, Any, Any] | None = None
+    # id(constraint) -> its first element on that constraint (System::expand's find_if)
+    first: dict[int, Element] = field(default_factory=dict)
 
 
 class FairBottleneck:
     """The variables and constraints of one system and their solve.
 
-    Runtime complexity of :meth:`solve`: O(rounds x elements), rounds <= variables.
+    Runtime complexity of :meth:`solve`: O(rounds x elements) array work, rounds <=
+    variables, and O(variables) Python work.
     """
 
     def __init__(self) -> None:
@@ -111,11 +172,38 @@ class FairBottleneck:
         self._touched_vars: dict[int, Variable] = {}
         self._touched_cnsts: dict[int, Constraint] = {}
         self._cnsts: list[Constraint] = []  # by Constraint.gid
+        self._serial = 0  # the next element's creation rank
+        # per constraint, by gid (capacity grows by doubling): bound, FATPIPE or not, and
+        # remaining / usage after the last solve that met it
+        self._bounds = np.zeros(64)
+        self._fatpipe = np.zeros(64, dtype=bool)
+        self._remaining = np.zeros(64)
+        self._usage = np.zeros(64)
 
     @property
     def modified(self) -> bool:
         """Whether something changed since the last solve."""
         return bool(self._touched_vars or self._touched_cnsts)
+
+    def touch_constraint(self, cnst: Constraint) -> None:
+        """Mark ``cnst`` changed: the next solve re-computes its part of the system."""
+        self._touched_cnsts[id(cnst)] = cnst
+
+    def _register(self, cnst: Constraint) -> None:
+        """Give ``cnst`` its index in the system's arrays."""
+        gid = len(self._cnsts)
+        if gid == self._bounds.size:
+            grow = gid * 2
+            for name in ("_bounds", "_fatpipe", "_remaining", "_usage"):
+                old = getattr(self, name)
+                new = np.zeros(grow, dtype=old.dtype)
+                new[:gid] = old
+                setattr(self, name, new)
+        self._cnsts.append(cnst)
+        self._bounds[gid] = cnst.bound
+        self._fatpipe[gid] = cnst.policy == FATPIPE
+        cnst.gid = gid
+        cnst._system = self
 
     def variable_new(self, ident: Any, penalty: float = 1.0, bound: float = -1.0) -> Variable:
         """A new variable (``System::variable_new``)."""
@@ -126,10 +214,13 @@ class FairBottleneck:
 
     def variable_free(self, var: Variable) -> None:
         """Remove ``var`` and its elements (``System::variable_free``)."""
+        touched = self._touched_cnsts
         for elem in var.elements:
-            del elem.constraint.elements[id(elem)]
-            self._touched_cnsts[id(elem.constraint)] = elem.constraint
+            cnst = elem.constraint
+            del cnst.elements[id(elem)]
+            touched[id(cnst)] = cnst
         var.elements.clear()
+        var.first.clear()
         del self.variables[id(var)]
         self._touched_vars.pop(id(var), None)
 
@@ -139,18 +230,19 @@ class FairBottleneck:
         self._touched_vars[id(var)] = var
         var.arrays = None
         if cnst.gid < 0:
-            cnst.gid = len(self._cnsts)
-            self._cnsts.append(cnst)
+            self._register(cnst)
         if not force_creation:
-            for elem in var.elements:
-                if elem.constraint is cnst:
-                    if cnst.policy == FATPIPE:
-                        elem.weight = max(elem.weight, weight)
-                    else:
-                        elem.weight += weight
-                    return
-        elem = Element(cnst, var, weight)
+            elem = var.first.get(id(cnst))
+            if elem is not None:
+                if cnst.policy == FATPIPE:
+                    elem.weight = max(elem.weight, weight)
+                else:
+                    elem.weight += weight
+                return
+        elem = Element(cnst, var, weight, self._serial)
+        self._serial += 1
         var.elements.append(elem)
+        var.first.setdefault(id(cnst), elem)
         cnst.elements[id(elem)] = elem
 
     def update_variable_penalty(self, var: Variable, penalty: float) -> None:
@@ -181,37 +273,43 @@ class FairBottleneck:
         variables = list(self.variables.values())
         if not variables:
             return
+        every = []
         for var in variables:
-            if var.arrays is None:
-                var.arrays = _arrays(var)
+            arrays = var.arrays
+            if arrays is None:
+                arrays = var.arrays = _arrays(var)
+            every.append(arrays[0])
         # the parts: from the touched variables and constraints, along the elements
-        ec = np.concatenate([v.arrays[0] for v in variables])  # type: ignore[index]
-        ev = np.repeat(np.arange(len(variables)),
-                       [v.arrays[0].size for v in variables])  # type: ignore[index]
+        ec = np.concatenate(every)
+        ev = np.repeat(np.arange(len(variables)), [a.size for a in every])
         in_part = np.array([id(v) in touched_vars for v in variables], dtype=bool)
         cnst_in = np.zeros(len(self._cnsts), dtype=bool)
         cnst_in[[c.gid for c in touched_cnsts.values() if c.gid >= 0]] = True
-        while True:
+        whole = bool(in_part.all())
+        while not whole:
             cnst_in[ec[in_part[ev]]] = True
             grown = in_part.copy()
             grown[ev[cnst_in[ec]]] = True
-            if np.array_equal(grown, in_part):
+            whole = bool(grown.all())  # everything: nothing further to look for
+            if not whole and np.array_equal(grown, in_part):
                 break
             in_part = grown
-        self._do_solve([variables[i] for i in np.flatnonzero(in_part)]
-                       if not in_part.all() else variables)
+        self._do_solve(variables if whole else [variables[i] for i in np.flatnonzero(in_part)])
 
     def _do_solve(self, variables: list[Variable]) -> None:
         """``FairBottleneck::do_solve``, round for round, each round on arrays.
 
-        The arithmetic of SimGrid's loops: per element ``usage / weight``, a minimum per
-        variable, ``value += mu``; a round's consumptions summed element after element
-        in the variables' order (``numpy.bincount`` adds in its input's order), those of
-        the variables that left the rounds added one by one in the order they left
-        (``numpy.add.at``); the constraints in the order SimGrid meets them, a FATPIPE one
-        and the saturated ones walked element by element as SimGrid walks them.
-        Runtime complexity: O(elements) array work per round, O(variables) Python work
-        per solve plus O(elements) for the saturated constraints.
+        The constraints are numbered in the order SimGrid meets them (the variables'
+        order, each variable's elements in order). The arithmetic of SimGrid's loops:
+        per element ``usage / weight``, a minimum per variable, ``value += mu``; a round's
+        consumptions summed element after element in the variables' order
+        (``numpy.bincount`` adds in its input's order), those of the variables that left
+        the rounds added one by one in the order they left (``numpy.add.at`` adds in
+        its input's order); a FATPIPE constraint walked element by element as SimGrid
+        walks it. The variables a saturated constraint removes leave in the order of
+        SimGrid's walk: the constraints in their order, each one's elements in creation
+        order. Runtime complexity: O(elements) array work per round, O(variables)
+        Python work per solve.
         """
         growing: list[Variable] = []
         met: list[Any] = []  # constraint indexes of the variables SimGrid walks, in order
@@ -220,14 +318,11 @@ class FairBottleneck:
             arrays = var.arrays
             if arrays is None:
                 arrays = var.arrays = _arrays(var)
-            enabled = var.penalty > 0.0
-            if enabled and arrays[2].size:
-                var.seen = len(growing)  # its index in the arrays below
-                growing.append(var)
-                var.growing = True
-                met.append(arrays[0])
-            elif enabled:
-                var.value = 1.0
+            if var.penalty > 0.0:
+                if arrays[2].size:
+                    growing.append(var)
+                else:
+                    var.value = 1.0
                 met.append(arrays[0])
             elif arrays[1].size:
                 met.append(arrays[0])
@@ -236,78 +331,100 @@ class FairBottleneck:
         every = np.concatenate(met)
         firsts = np.unique(every, return_index=True)[1]
         order = every[np.sort(firsts)]  # the constraints, as SimGrid's list holds them
-        nc = len(self._cnsts)
-        listed = np.zeros(nc, dtype=bool)
-        listed[order] = True
-        rank = np.zeros(nc, dtype=np.intp)
-        rank[order] = np.arange(order.size)
-        lengths = np.array([v.arrays[1].size for v in growing])  # type: ignore[index]
-        ec = np.concatenate([v.arrays[1] for v in growing])  # type: ignore[index]
+        nc = order.size
+        local = np.empty(len(self._cnsts), dtype=np.intp)
+        local[order] = np.arange(nc)
+        ng = len(growing)
+        lengths = np.array([v.arrays[2].size for v in growing])  # type: ignore[index]
+        ec = local[np.concatenate([v.arrays[1] for v in growing])]  # type: ignore[index]
         ew = np.concatenate([v.arrays[2] for v in growing])  # type: ignore[index]
-        ev = np.repeat(np.arange(len(growing)), lengths)
-        seg = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        cnsts = self._cnsts
-        remaining = np.array([c.bound for c in cnsts])
+        serial = np.concatenate([v.arrays[3] for v in growing])  # type: ignore[index]
+        ev = np.repeat(np.arange(ng), lengths)
+        seg = np.zeros(ng, dtype=np.intp)
+        np.cumsum(lengths[:-1], out=seg[1:])
+        remaining = self._bounds[order]
+        fatpipe = self._fatpipe[order]
+        any_fatpipe = bool(fatpipe.any())
         usage = np.zeros(nc)
         stale = np.zeros(nc)
-        active = listed.copy()
-        fatpipe = np.array([c.policy == FATPIPE for c in cnsts]) & listed
-        any_fatpipe = bool(fatpipe.any())
+        active = np.ones(nc, dtype=bool)
         bound = np.array([v.bound for v in growing])
-        value = np.zeros(len(growing))
-        mu = np.zeros(len(growing))
-        alive = np.ones(len(growing), dtype=bool)
+        bounded = bound > 0
+        value = np.zeros(ng)
+        mu = np.zeros(ng)
+        alive = np.ones(ng, dtype=bool)
+        ec_on, ew_on, ev_on = ec, ew, ev  # the elements of the growing variables
         while True:
-            on = alive[ev]
-            nb = np.bincount(ec[on], minlength=nc)
-            nb = np.where(fatpipe & (nb > 0), 1, nb)
+            nb = np.bincount(ec_on, minlength=nc)
+            if any_fatpipe:
+                nb = np.where(fatpipe & (nb > 0), 1, nb)
             drop = active & (nb == 0)
-            remaining[drop] = 0.0
-            usage[drop] = 0.0
-            active &= ~drop
+            if drop.any():
+                remaining[drop] = 0.0
+                usage[drop] = 0.0
+                active &= ~drop
             usage[active] = remaining[active] / nb[active]
             inc = np.minimum.reduceat(usage[ec] / ew, seg)
             room = bound - value
-            inc = np.where((bound > 0) & (room < inc), room, inc)
+            inc = np.where(bounded & (room < inc), room, inc)
             mu = np.where(alive, inc, mu)
             value = np.where(alive, value + inc, value)
-            left = [growing[i] for i in np.flatnonzero(alive & (value == bound))]
-            for var in left:
-                var.growing = False
-            consumed = np.bincount(ec[on], weights=ew[on] * mu[ev[on]], minlength=nc)
+            hit = alive & (value == bound)
+            consumed = np.bincount(ec_on, weights=ew_on * mu[ev_on], minlength=nc)
             after = remaining - (consumed + stale)
             after[after < MAXMIN_PRECISION] = 0.0
-            remaining = np.where(active & ~fatpipe, after, remaining)
             if any_fatpipe:
-                for i, var in enumerate(growing):
-                    var.mu = float(mu[i])
-                for j in np.flatnonzero(active & fatpipe):
-                    cnst = cnsts[j]
-                    use = float(usage[j])
-                    for elem in cnst.elements.values():
-                        if elem.variable.penalty > 0:
-                            use = min(use, elem.weight * elem.variable.mu)
-                    usage[j] = use
-                    remaining[j] = double_update(float(remaining[j]), use, MAXMIN_PRECISION)
+                remaining = np.where(active & ~fatpipe, after, remaining)
+                self._fatpipe_round(growing, mu, order, np.flatnonzero(active & fatpipe),
+                                    usage, remaining)
+            else:
+                remaining = np.where(active, after, remaining)
+            left = np.flatnonzero(hit)
             full = np.flatnonzero(active & (remaining <= 0.0))
-            for j in full[np.argsort(rank[full], kind="stable")]:
-                active[j] = False
-                for elem in cnsts[j].elements.values():
-                    var = elem.variable
-                    if var.growing and var.penalty > 0 and elem.weight > 0:
-                        var.growing = False
-                        left.append(var)
-            for var in left:
-                i = var.seen
-                alive[i] = False
-                arrays = var.arrays
-                np.add.at(stale, arrays[1], arrays[2] * mu[i])  # type: ignore[index]
-            if not alive.any():
-                break
-        for i, var in enumerate(growing):
-            var.value = float(value[i])
-            var.mu = float(mu[i])
-            var.seen = -1
-        for j in order:
-            cnsts[j].remaining = float(remaining[j])
-            cnsts[j].usage = float(usage[j])
+            if full.size:
+                active[full] = False
+                # the variables still growing on a saturated constraint, walked as
+                # SimGrid walks them: constraint after constraint, elements in creation
+                # order, each variable at its first element
+                saturated = np.zeros(nc, dtype=bool)
+                saturated[full] = True
+                on_full = np.flatnonzero(saturated[ec] & (alive & ~hit)[ev])
+                if on_full.size:
+                    walk = on_full[np.lexsort((serial[on_full], ec[on_full]))]
+                    met_vars = ev[walk]
+                    firsts = np.unique(met_vars, return_index=True)[1]
+                    left = np.concatenate((left, met_vars[np.sort(firsts)]))
+            if left.size:
+                alive[left] = False
+                # stale += weight x mu of each leaving variable, variable after variable
+                sizes = lengths[left]
+                ends = np.cumsum(sizes)
+                at = np.repeat(seg[left] - (ends - sizes), sizes) + np.arange(ends[-1])
+                np.add.at(stale, ec[at], ew[at] * mu[ev[at]])
+                if not alive.any():
+                    break
+                on = alive[ev]
+                ec_on, ew_on, ev_on = ec[on], ew[on], ev[on]
+        for var, v, m in zip(growing, value.tolist(), mu.tolist(), strict=True):
+            var.value = v
+            var.mu = m
+        self._remaining[order] = remaining
+        self._usage[order] = usage
+
+    def _fatpipe_round(self, growing: list[Variable], mu: Any, order: Any, fatpipes: Any,
+                       usage: Any, remaining: Any) -> None:
+        """A round's FATPIPE constraints (``fatpipes``, local indexes), as SimGrid walks them.
+
+        ``usage`` becomes the smallest ``weight x mu`` of its enabled elements (their
+        variables' last increment) and ``remaining`` shrinks by it.
+        """
+        for var, m in zip(growing, mu.tolist(), strict=True):
+            var.mu = m
+        cnsts = self._cnsts
+        for j in fatpipes.tolist():
+            use = float(usage[j])
+            for elem in cnsts[order[j]].elements.values():
+                if elem.variable.penalty > 0:
+                    use = min(use, elem.weight * elem.variable.mu)
+            usage[j] = use
+            remaining[j] = double_update(float(remaining[j]), use, MAXMIN_PRECISION)

@@ -156,7 +156,9 @@ def _pairs(nb: int, amount: float) -> tuple[float, ...] | None:
     """``amount`` between every ordered pair of distinct executors, None if 0."""
     if amount <= 0:
         return None
-    return tuple(0.0 if i == j else amount for i in range(nb) for j in range(nb))
+    matrix = [amount] * (nb * nb)
+    matrix[::nb + 1] = [0.0] * nb  # the diagonal
+    return tuple(matrix)
 
 
 def leaf_task(name: str, profile: Mapping[str, Any], executors: Sequence[int], where: str,
