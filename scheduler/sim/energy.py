@@ -145,12 +145,18 @@ class TaskPower:
                 self._energy.touch(hosts)
             return
         self._energy.touch(hosts)
+        self._energy.model_updated(hosts)
         self._left |= hosts
 
     def touch_host(self, host: int) -> None:
         """SimGrid updates one host now (an action of its CPU changed state)."""
         if host < self._n:
             self._energy.touch((host,))
+            self._energy.model_updated((host,))
+
+    def update_begins(self) -> None:
+        """The model moves to its next update: the rates solved after the last one hold."""
+        self._energy.loads_solved()
 
     def instant_done(self) -> None:
         """The model solved the rates after this instant: they hold from the next one on."""
@@ -226,6 +232,13 @@ class EnergyPart:
         #: How a machine's SWITCHED message reaches the server (the latency driver posts
         #: it from the machine); None: at once, after every switch ending this instant.
         self.deliver: Callable[[int, Callable[[], None]], None] | None = None
+        #: Runs a switch's one flop on machine ``m`` at a speed, then calls back (the
+        #: parallel-task model when Batsim's messages go through it); None: the switch
+        #: ends at ``now + 1 / speed`` in closed form.
+        self.execute: Callable[[int, float, Callable[[], None]], None] | None = None
+        #: The hosts the model's update at ``_fresh_at`` updated (:meth:`model_updated`).
+        self._fresh: set[int] = set()
+        self._fresh_at = -1.0
         self.energy_rows: list[str] = []
         self.pstate_rows: list[str] = [f"0,{MachineSet.span(0, n - 1)},"
                                        f"{hosts[0].initial}"] if n else []
@@ -264,6 +277,26 @@ class EnergyPart:
         if last < now:
             self.energy[m] += self._power(m) * (now - last)
             self.last[m] = now
+
+    def model_updated(self, machines: Iterable[int]) -> None:
+        """The model's update at this date updated these hosts (its actions' ends). O(k)."""
+        now = self._queue.now
+        if now != self._fresh_at:
+            self._fresh = set()
+            self._fresh_at = now
+        self._fresh.update(machines)
+
+    def stale_hosts(self, skip: Iterable[int] = ()) -> int:
+        """How many hosts (but ``skip``) an actor woken at this date finds not updated. O(hosts).
+
+        SimGrid's update at this date updated the hosts of the actions that ended then
+        (:meth:`model_updated`); every other host is read anew by the first actor that
+        reads it, and each such read (``HostEnergy::get_consumed_energy``) is a simcall:
+        the actor goes on one scheduling round later.
+        """
+        fresh = self._fresh if self._fresh_at == self._queue.now else set()
+        skipped = set(skip)
+        return sum(1 for m in range(len(self.hosts)) if m not in skipped and m not in fresh)
 
     def total(self) -> float:
         """Energy of every host so far (joules), as Batsim's QUERY answer. O(hosts)."""
@@ -366,6 +399,15 @@ class EnergyPart:
         self._next.update(loads)
         self._next_at = now
 
+    def loads_solved(self) -> None:
+        """The model's next update has come: the loads of :meth:`set_loads` are in force.
+
+        Even at the date they were set: SimGrid's clock may not move between two updates
+        (an update a few ulps later rounds to the same date). O(k).
+        """
+        if self._next:
+            self._commit()
+
     def _commit(self) -> None:
         model_load = self.model_load
         for m, load in self._next.items():
@@ -430,8 +472,11 @@ class EnergyPart:
                 self._set_state(m, SWITCHING_ON, now)
             self.pstate[m] = virtual
             self._books.switching += 1
-            self._queue.schedule(SwitchDone(self, m, target), COMPLETION,
-                                 at=now + 1.0 / host.speeds[virtual])
+            if self.execute is not None:
+                self.execute(m, host.speeds[virtual], partial(self.on_switched, m, target))
+            else:
+                self._queue.schedule(SwitchDone(self, m, target), COMPLETION,
+                                     at=now + 1.0 / host.speeds[virtual])
         self._books.machines.trace(now)  # server_on_pstate_modification's row
 
     def on_switched(self, m: int, target: int) -> None:

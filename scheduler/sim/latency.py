@@ -40,11 +40,13 @@ from batpolicy.protocol import types as t
 from batpolicy.scheduler.io.model import JobSpec, Workload
 from batpolicy.scheduler.io.result import JobRecord
 from batpolicy.scheduler.sim.bookkeeping import SimJob
+from batpolicy.scheduler.sim.decisions import MIN_WAIT
 from batpolicy.scheduler.sim.delays import MessageDelays, message_delays
 from batpolicy.scheduler.sim.engine import Simulator
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.parts import Parts
 from batpolicy.scheduler.sim.server import Scheduler
+from batpolicy.scheduler.sim.validation import check_call_me_later
 from batpolicy.scheduler.sim.wire import wire_time
 
 __all__ = ["LatencyDriver", "LatencySimulator", "MessageDelays", "make_simulator",
@@ -154,7 +156,7 @@ class _Actor:
         except StopIteration:
             return
         if isinstance(command, _Sleep):
-            self.sim.at(self.sim.now + command.duration, self.step)
+            self.sim.sleep(command.duration, self.step)
         else:
             command.sender = self
             self.sim.post(command)
@@ -205,10 +207,15 @@ class LatencyDriver:
         self._scheduler: Scheduler | None = None
         self._job_submitters = 0
         self._reports_in_flight = 0  # job ends and kills put, not yet received
+        #: Actors making simcalls at this date before their put: [rounds left, the put].
+        self._later: list[list[Any]] = []
         self._event_submitters = 0
         #: Sends a message from a machine (None: the master) through the parallel-task
         #: model, calling back on arrival; None: messages in closed form (their delays).
         self._network: Callable[[int | None, Callable[[], None]], None] | None = None
+        #: Sleeps an actor on the parallel-task model (with :attr:`_network`); None: the
+        #: actors' sleeps end at their dates in closed form.
+        self._sleeper: Callable[[float, Callable[[], None]], None] | None = None
         if parts.energy is not None:  # switch actors report from their machine
             parts.energy.deliver = self._switched
 
@@ -230,6 +237,18 @@ class LatencyDriver:
     def at(self, when: float, callback: Callable[[], None]) -> None:
         """Run ``callback`` at ``when`` (after what is already due then). O(log n)."""
         self._queue.schedule(_Call(callback), 0, at=when)
+
+    def sleep(self, duration: float, then: Callable[[], None]) -> None:
+        """An actor sleeps ``duration`` seconds (``this_actor::sleep_for``), then ``then``.
+
+        With the messages on the parallel-task model, a sleep action of that model: its
+        countdown and SimGrid's summed clock decide which of two actions due a few ulps
+        apart ends first. Otherwise at ``now + duration``.
+        """
+        if self._sleeper is not None:
+            self._sleeper(duration, then)
+        else:
+            self.at(self.now + duration, then)
 
     # ------------------------------------------------------------ the server's mailbox
     def post(self, put: _Put) -> None:
@@ -325,12 +344,26 @@ class LatencyDriver:
         yield _Put(master, self._on_sched_ready)
 
     def _applier(self, handler: Callable[[Any], None], decision: Any) -> Callable[[], None]:
+        if self._sleeper is not None and isinstance(decision, t.CallMeLater):
+            return lambda: self._call_me_later(decision)
+
         def apply() -> None:
             """The server applies the decision (a killer kills at once)."""
             handler(decision)
             if self._decisions.kills:
                 self._kill_now()
         return apply
+
+    def _call_me_later(self, decision: t.CallMeLater) -> None:
+        """server_on_call_me_later, then waiter_process's sleep on the parallel-task model.
+
+        The waiter is an actor the server creates: it starts sleeping one scheduling
+        round later, ``max(target - now, 1e-5)`` seconds (``jobs_execution.cpp``).
+        """
+        check_call_me_later(self._books, decision)
+        self._books.waiters += 1
+        self.at(self.now, lambda: self.sleep(max(decision.at - self.now, MIN_WAIT),
+                                             self.on_call))
 
     def _on_sched_ready(self) -> None:
         self._sched_ready = True
@@ -424,7 +457,17 @@ class LatencyDriver:
 
     # ------------------------------------------------------------ heap events of the engine
     def on_job_end(self, job: SimJob) -> None:
-        """The job's actor ends (bookkeeping now) and reports from its first machine."""
+        """The job's actor ends (bookkeeping now) and reports from its first machine.
+
+        With ``-E`` the actor first reads the energy of the job's machines and of every
+        host (``execute_job_process``: ``consumed_energy_on_machines``, ``add_job_end``);
+        each host SimGrid has not updated at this date costs a simcall
+        (``HostEnergy::get_consumed_energy``), so its JOB_COMPLETED put comes that many
+        scheduling rounds later, after the puts of the actors woken with it. The job's
+        machines were updated when its last task ended.
+        """
+        energy = self._parts.energy
+        rounds = 0 if energy is None or job.alloc is None else energy.stale_hosts(job.alloc)
         outbox = self._outbox
         before = len(outbox)
         self._server.job_end(job)
@@ -433,9 +476,40 @@ class LatencyDriver:
         first = job.alloc[0] if job.alloc is not None and len(job.alloc) else 0
         reported = getattr(job.model, "job_reported", None)
         in_solver = getattr(job.model, "in_solver", None)
-        self._report_later(self.delays.from_machine(first), done,
-                           None if reported is None else lambda: reported(job, self.now),
-                           src=first, exact=in_solver is not None and in_solver(job))
+
+        def report() -> None:
+            """The actor puts JOB_COMPLETED."""
+            self._report_later(self.delays.from_machine(first), done,
+                               None if reported is None else lambda: reported(job, self.now),
+                               src=first, exact=in_solver is not None and in_solver(job))
+        if rounds:
+            self._reports_in_flight += 1  # the server must not end meanwhile
+            self._later.append([rounds, report])
+        else:
+            report()
+
+    def _last_rounds(self) -> None:
+        """The model's next update comes: the actors still making simcalls put first."""
+        while self._later:
+            self._next_round()
+
+    def _next_round(self) -> None:
+        """One more scheduling round at this date for the actors still making simcalls.
+
+        Called once everything else due at this date is done (the other actors' puts,
+        the parallel-task model's update): an actor ``rounds`` simcalls behind acts after
+        them, the fewer simcalls the sooner.
+        """
+        later = self._later
+        done = []
+        for entry in later:
+            entry[0] -= 1
+            if entry[0] <= 0:
+                done.append(entry)
+        for entry in done:
+            later.remove(entry)
+            self._reports_in_flight -= 1
+            entry[1]()
 
     def on_call(self) -> None:
         """waiter_process: WAITING_DONE from the master host, REQUESTED_CALL on arrival."""
@@ -457,6 +531,9 @@ class LatencyDriver:
             network = getattr(model, "message_network", None)
             if network is not None:
                 self._network = network(self._books, self._parts.ends, self.delays.master)
+                if self._network is not None:
+                    self._sleeper = model.actor_sleep
+                    model.before_update(self._last_rounds)
                 break
         by_workload: dict[str, list[JobSpec]] = {}
         for spec in self._books.static:
@@ -472,6 +549,9 @@ class LatencyDriver:
         while not self._ended:
             if ends.dirty and queue.peek() > queue.now:
                 ends.end_of_instant()  # once per instant, after its starts and ends
+            if self._later and not ends.dirty and queue.peek() > queue.now:
+                self._next_round()
+                continue
             time = queue.peek()
             if time == float("inf"):
                 raise self._server.stuck()

@@ -33,7 +33,14 @@ timeout 0) that need Batsim's own messages inside the parallel-task solver
 - ``idlesleeper-random1-energy128``: zero-latency links of finite bandwidth
   (``bench/campaigns/inputs/energy128.xml``): each message takes its byte over its
   route, shared with the jobs' transfers, so Batsim's clock runs microseconds ahead of
-  the instants (job 15 starts at 374.140002, not 374.14).
+  the instants (job 15 starts at 374.140002, not 374.14);
+- ``idlesleeper120-random1-cluster``: ``idle120`` (120 s idle timeout) on
+  ``cluster_energy_128.xml``: job 3 ends at 130.0018 as the reply's first EXECUTE_JOB
+  reaches the server; under ``-E`` its actor reads the energy of every host not yet
+  updated then (one simcall, so one scheduling round, each) before it puts
+  JOB_COMPLETED, so the reply's next EXECUTE_JOB goes first and job 7 starts at
+  130.0024, not 130.004; every job on the parallel-task model, ending on SimGrid's
+  summed clock.
 
 Replayed message for message (batsched's recorded replies; each of Batsim's messages
 must be the recorded one, whole), the run must write Batsim's ``_jobs.csv`` rows,
@@ -68,6 +75,7 @@ RUNS = {
     "idlesleeper-random2-cluster": ("random2_128.json", "cluster_energy_128.xml"),
     "idlesleeper-random3-twosleep8": ("random3_8.json", "twosleep8.xml"),
     "idlesleeper-random1-energy128": ("random1_128.json", "energy128.xml"),
+    "idlesleeper120-random1-cluster": ("random1_128.json", "cluster_energy_128.xml"),
 }
 
 

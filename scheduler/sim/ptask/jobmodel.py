@@ -25,7 +25,9 @@ through this model, as SimGrid does: a 1-byte put on the server's mailbox is a
 communication of the L07 model (``ipp.cpp``, ``CommImpl::start``,
 ``NetworkL07Model::communicate``) from the sender's host to the master host, sharing
 links with the running tasks, slowing them while it lasts, and seen by the host-energy
-plugin like any other action.
+plugin like any other action. Batsim's actors' sleeps (:meth:`PtaskModel.actor_sleep`)
+are sleep actions of the same model, so that SimGrid's clock, the sum of the model's
+update deltas, dates everything the actors do.
 """
 
 from __future__ import annotations
@@ -77,12 +79,16 @@ class _WakeUp:
     :meth:`~PtaskModel.after_instant`.
     """
 
-    __slots__ = ("ends", "seq", "queue")
+    __slots__ = ("ends", "seq", "queue", "before", "fired")
 
     def __init__(self) -> None:
         self.ends: Any = None  # the MovingEnds part, known from the first instant
         self.seq = -1
         self.queue: Any = None  # the simulator's queue, known from the first instant
+        #: Called as the model's next update comes (the latency driver finishes the
+        #: scheduling rounds of the last one); None: nobody.
+        self.before: Callable[[], None] | None = None
+        self.fired = False  # since the model's last update
 
     def postpone(self, due: float) -> None:
         """Wait for its own date, a later update of the solver.
@@ -98,6 +104,7 @@ class _WakeUp:
 
     def fire(self) -> None:
         """The model's event is now."""
+        self.fired = True
         self.ends.dirty = True
 
 
@@ -109,6 +116,27 @@ class _Message:
     def __init__(self, src: int, on_arrival: Callable[[], None]) -> None:
         self.src = src
         self.on_arrival = on_arrival
+
+
+class _Sleep:
+    """An actor's sleep waiting for the instant's end to start on the shared model."""
+
+    __slots__ = ("duration", "on_end")
+
+    def __init__(self, duration: float, on_end: Callable[[], None]) -> None:
+        self.duration = duration
+        self.on_end = on_end
+
+
+class _Switch:
+    """A machine's switch (its one flop) waiting for the instant's end to start."""
+
+    __slots__ = ("machine", "speed", "on_end")
+
+    def __init__(self, machine: int, speed: float, on_end: Callable[[], None]) -> None:
+        self.machine = machine
+        self.speed = speed
+        self.on_end = on_end
 
 
 class _Arrival:
@@ -255,11 +283,40 @@ class PtaskModel(JobModel, InstantModel):
         self._ends = ends
         self._setup(books)
         self._wake.ends = ends
+        energy = getattr(books, "energy", None)
+        if energy is not None:
+            energy.execute = self._switch
         return self._send
+
+    def before_update(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` as each update of the shared model comes, before it is made.
+
+        SimGrid runs every scheduling round of one date before its next solve, even when
+        the solve's delta rounds to nothing on the clock.
+        """
+        self._wake.before = callback
+
+    def _switch(self, machine: int, speed: float, on_end: Callable[[], None]) -> None:
+        """A machine's switch computes its one flop at ``speed`` (``pstate.cpp``).
+
+        ``switch_on_machine_process`` / ``switch_off_machine_process``: ``execute(1)`` in
+        the switching pstate, a task of the shared model started at this instant's end.
+        """
+        self._pending.append(_Switch(machine, speed, on_end))
+        self._ends.dirty = True
 
     def _send(self, src: int | None, on_arrival: Callable[[], None]) -> None:
         """A message from machine ``src`` (None: the master) starts at this instant's end."""
         self._pending.append(_Message(self._master_id if src is None else src, on_arrival))
+        self._ends.dirty = True
+
+    def actor_sleep(self, duration: float, on_end: Callable[[], None]) -> None:
+        """An actor's sleep from now (``this_actor::sleep_for``), once messages use us.
+
+        A sleep action of the shared model (``CpuL07::sleep``), started at this instant's
+        end like a message; ``on_end`` is a heap event of the instant it ends.
+        """
+        self._pending.append(_Sleep(duration, on_end))
         self._ends.dirty = True
 
     def _listen(self, ctx: Any) -> None:
@@ -283,8 +340,11 @@ class PtaskModel(JobModel, InstantModel):
         """Whether the job needs the shared model.
 
         It moves data, maps executors onto one machine, or computes on machines other
-        jobs may share.
+        jobs may share; or Batsim's messages go through the shared model, which then dates
+        every job's end as SimGrid does (its summed clock, not ``start + duration``).
         """
+        if self._master is not None:
+            return True
         executors = _executors(job)
         if len(set(executors)) != len(executors) or getattr(job, "io_job", None):
             return True
@@ -383,6 +443,13 @@ class PtaskModel(JobModel, InstantModel):
         runner = self._runner
         if runner is None:
             return {}
+        wake = self._wake
+        if wake.fired:  # the model's next update: the last one's rounds are over
+            wake.fired = False
+            if wake.before is not None:
+                wake.before()
+        if self._power is not None:
+            self._power.update_begins()
         done = runner.advance_to(now)
         for job_id in [j for j in runner.runs() if j not in running]:
             job = self._mine.get(job_id)
@@ -397,9 +464,14 @@ class PtaskModel(JobModel, InstantModel):
         for job in pending:
             if type(job) is _Message:
                 runner.send(job.src, self._master_id, 1.0, job.on_arrival)
+            elif type(job) is _Sleep:
+                runner.sleep(job.duration, job.on_end)
+            elif type(job) is _Switch:
+                runner.execute(job.machine, 1.0, job.speed, job.on_end)
             elif job.id in running:
                 done.extend(runner.start(job.id, self._leaves(job, ctx), None
-                                         if job.walltime is None else job.start + job.walltime))
+                                         if job.walltime is None else job.start + job.walltime,
+                                         job.walltime))
         queue = self._queue
         for on_arrival, after_task in runner.arrived():
             # after a task that ended first: behind the job ends this instant schedules

@@ -103,10 +103,13 @@ class L07Model:
 
     # ------------------------------------------------------------------ tasks
     def start(self, key: Hashable, hosts: Sequence[int], flops: Sequence[float],
-              bytes_amount: Sequence[float] | None = None) -> Ptask:
+              bytes_amount: Sequence[float] | None = None,
+              speeds: Sequence[float] | None = None) -> Ptask:
         """Start a task (``L07Action::L07Action``).
 
         ``bytes_amount`` is the row-major ``len(hosts)`` x ``len(hosts)`` matrix, or None.
+        ``speeds``: the hosts' speeds now if not their own (a machine in a switching
+        pstate, slower than its own speed times its cores: the task's bound decides).
         """
         system = self._system
         var = system.variable_new(key, 1.0, -1.0)
@@ -145,7 +148,8 @@ class L07Model:
         for i, host in enumerate(hosts):
             if flops[i] > 0:
                 used_hosts += 1
-                cpu_bound = min(cpu_bound, self._speed[host] / flops[i])
+                speed = self._speed[host] if speeds is None else speeds[i]
+                cpu_bound = min(cpu_bound, speed / flops[i])
         net_bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else _DBL_MAX
         task = Ptask(key, tuple(hosts), tuple(flops), var, latency,
                      0.0 if not used_links and not used_hosts else 1.0,

@@ -12,9 +12,14 @@ Messages (:meth:`JobRunner.send`): Batsim's protocol messages as SimGrid communi
 on the same model (:meth:`~.l07.L07Model.communicate`); a message done is handed back
 by :meth:`JobRunner.arrived`, in the order the messages were sent.
 
-A sleep ends at the first update less than ``sg_surf_precision`` before its date, as
-SimGrid's sleep action does (``Action::update_max_duration``: ``double_update`` with
-``sg_surf_precision``): with another action ending then, both end together.
+A sleep is SimGrid's sleep action (``CpuL07::sleep``): a countdown of its duration,
+decreased by every update's delta (``Action::update_max_duration``: ``double_update``
+with ``sg_surf_precision``) and done once it reaches 0; with another action ending
+within ``sg_surf_precision`` of it, both end together. Which of two actions due a few
+ulps apart ends first depends on these countdowns and on the clock SimGrid sums over the
+updates (``EngineImpl::solve``: ``now_ += time_delta``), so the runner keeps both as
+SimGrid does. :meth:`JobRunner.sleep` runs an actor's sleep (a submitter, a reply or a
+waiter actor of Batsim) the same way.
 
 Time: :meth:`JobRunner.next_time` is the soonest instant something changes (a task ends,
 a latency is paid, a sleep ends); the caller must call :meth:`JobRunner.advance_to` at
@@ -28,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from batpolicy.scheduler.sim.ptask.l07 import L07Model
-from batpolicy.scheduler.sim.ptask.lmm import SURF_PRECISION
+from batpolicy.scheduler.sim.ptask.lmm import SURF_PRECISION, double_update
 from batpolicy.scheduler.sim.ptask.tasks import Leaf
 
 __all__ = ["JobRunner"]
@@ -46,7 +51,8 @@ class _Run:
     leaves: list[tuple[Path, Leaf]]
     index: int = 0
     since: float = 0.0
-    sleep_end: float | None = None
+    #: What is left of its current sleep (SimGrid's ``max_duration`` countdown).
+    sleep_left: float | None = None
     task: Hashable | None = None
     seq: int = field(default=0)
     #: When its current task or sleep began, in the runner's count of actions started.
@@ -56,6 +62,15 @@ class _Run:
     timed_out: bool = False
     #: Its current sleep is cut by the walltime (``do_delay_task``: delay >= remaining).
     sleep_to_deadline: bool = False
+    #: Batsim's ``remaining_time`` (None: no walltime): the walltime less each delay
+    #: task's length and each parallel task's elapsed time (``do_delay_task``,
+    #: ``execute_parallel_task``), what a delay task is compared with.
+    remaining: float | None = None
+
+
+def _current_serial(run: _Run) -> int:
+    """When ``run``'s current task or sleep began, in the runner's count of actions."""
+    return run.serial
 
 
 class JobRunner:
@@ -68,6 +83,8 @@ class JobRunner:
         self._planned: tuple[float, float] | None = None  # (absolute time, delta)
         self._serial = 0
         self._messages: dict[Hashable, Callable[[], None]] = {}  # in flight, by task key
+        #: Actors' sleeps, by serial: [time left, called back on its end].
+        self._sleeps: dict[int, list[Any]] = {}
         self._arrived: list[tuple[Callable[[], None], bool]] = []
         self._timed_out: list[str] = []
         #: Told the job id when one of its sleeps (a delay task) ends: SimGrid's sleep
@@ -81,13 +98,14 @@ class JobRunner:
         return len(self._runs)
 
     def start(self, job_id: str, leaves: list[tuple[Path, Leaf]],
-              deadline: float | None = None) -> list[tuple[str, int]]:
+              deadline: float | None = None,
+              walltime: float | None = None) -> list[tuple[str, int]]:
         """Start a job at :attr:`now`; the jobs done at once ((id, ret) if it has no task).
 
         ``deadline``: the job's start + walltime, reported by :meth:`timed_out` once
         reached before its tasks end.
         """
-        run = _Run(job_id, leaves, since=self.now, deadline=deadline)
+        run = _Run(job_id, leaves, since=self.now, deadline=deadline, remaining=walltime)
         self._runs[job_id] = run
         self._planned = None
         done: list[tuple[str, int]] = []
@@ -112,8 +130,30 @@ class JobRunner:
         self.model.communicate(key, src, dst, size)
         self._planned = None
 
+    def sleep(self, duration: float, on_end: Callable[[], None]) -> None:
+        """Start an actor's ``duration``-second sleep at :attr:`now` (``CpuL07::sleep``).
+
+        ``on_end`` is handed back by :meth:`arrived` once its countdown is done.
+        """
+        self._serial += 1
+        self._sleeps[self._serial] = [duration, on_end]
+        self._planned = None
+
+    def execute(self, host: int, flops: float, speed: float,
+                on_end: Callable[[], None]) -> None:
+        """Compute ``flops`` on ``host`` at ``speed`` from :attr:`now` (``this_actor::execute``).
+
+        A one-host task of the model (``CpuL07::execution_start``); ``on_end`` is handed
+        back by :meth:`arrived` once it is done, like a message's.
+        """
+        self._serial += 1
+        key = ("message", self._serial)
+        self._messages[key] = on_end
+        self.model.start(key, (host,), (flops,), None, (speed,))
+        self._planned = None
+
     def arrived(self) -> list[tuple[Callable[[], None], bool]]:
-        """The messages done since the last call, in send order.
+        """The messages, executions and actors' sleeps done since the last call, in start order.
 
         Each as (``on_arrival``, whether a job's task ended before it at that date: SimGrid
         ends the actions of one date in their creation order).
@@ -139,22 +179,25 @@ class JobRunner:
         leaf = run.leaves[run.index][1]
         run.since = self.now
         run.task = None
-        run.sleep_end = None
+        run.sleep_left = None
         self._serial += 1
         run.serial = self._serial
         if leaf.delay is not None:
-            remaining = None if run.deadline is None else run.deadline - self.now
+            remaining = run.remaining if run.remaining is not None else (
+                None if run.deadline is None else run.deadline - self.now)
             run.sleep_to_deadline = remaining is not None and leaf.delay >= remaining
-            run.sleep_end = self.now + (remaining if run.sleep_to_deadline  # type: ignore[operator]
-                                        else leaf.delay)
+            run.sleep_left = (remaining if run.sleep_to_deadline  # type: ignore[assignment]
+                              else leaf.delay)
         else:
             run.task = (run.job_id, self._serial)
             self.model.start(run.task, leaf.hosts, leaf.flops, leaf.bytes)
 
     def _finish_leaf(self, run: _Run, done: list[tuple[str, int]]) -> None:
         leaf = run.leaves[run.index][1]
+        if run.remaining is not None:
+            run.remaining -= leaf.delay if leaf.delay is not None else self.now - run.since
         run.task = None
-        run.sleep_end = None
+        run.sleep_left = None
         if leaf.ret != 0:
             del self._runs[run.job_id]
             done.append((run.job_id, leaf.ret))
@@ -165,9 +208,11 @@ class JobRunner:
     def next_time(self) -> float:
         """The soonest instant a task ends, a latency is paid or a sleep ends (inf: none)."""
         delta = self.model.next_event()
+        for left, _ in self._sleeps.values():
+            delta = min(delta, left)
         for run in self._runs.values():
-            if run.sleep_end is not None:
-                delta = min(delta, run.sleep_end - self.now)
+            if run.sleep_left is not None:
+                delta = min(delta, run.sleep_left)
             if run.deadline is not None and not run.timed_out:
                 delta = min(delta, max(run.deadline - self.now, 0.0))
         if delta == _INF:
@@ -188,20 +233,36 @@ class JobRunner:
         planned = self._planned
         delta = planned[1] if planned is not None and planned[0] == now else now - self.now
         ended = self.model.advance(delta) if self.model.tasks else []
+        slept: set[str] = set()
+        for run in self._runs.values():
+            if run.sleep_left is not None:
+                run.sleep_left = double_update(run.sleep_left, delta, SURF_PRECISION)
+                if run.sleep_left <= 0.0:
+                    slept.add(run.job_id)
+        woken: list[tuple[int, Callable[[], None]]] = []
+        sleeps = self._sleeps
+        for serial, entry in list(sleeps.items()):
+            entry[0] = double_update(entry[0], delta, SURF_PRECISION)
+            if entry[0] <= 0.0:
+                del sleeps[serial]
+                woken.append((serial, entry[1]))
         messages = self._messages
         finished = set(ended)
-        if messages:
+        if woken or messages:
             # the oldest action of a job (task or sleep) that ends now
             oldest = min((run.serial for run in self._runs.values()
                           if (run.task is not None and run.task in finished)
-                          or (run.sleep_end is not None and run.sleep_end - now < SURF_PRECISION)),
-                         default=None)
-            self._arrived.extend((messages.pop(key), oldest is not None and oldest < key[1])
-                                 for key in ended if key in messages)
+                          or run.job_id in slept), default=None)
+            woken.extend((key[1], messages.pop(key)) for key in ended if key in messages)
+            woken.sort(key=lambda item: item[0])
+            self._arrived.extend((callback, oldest is not None and oldest < serial)
+                                 for serial, callback in woken)
         self.now = now
         self._planned = None
         done: list[tuple[str, int]] = []
-        for run in list(self._runs.values()):
+        # SimGrid ends the actions of one update in their creation order (its started
+        # set), so the jobs whose task or sleep ends now go on in that order
+        for run in sorted(self._runs.values(), key=_current_serial):
             if run.timed_out:  # nobody waits for its task any more
                 if run.task is not None and run.task in finished:
                     run.task = None
@@ -209,11 +270,11 @@ class JobRunner:
                 # the task ends before the walltime's timer, an action started after it,
                 # when both end at one update (real Batsim: success)
                 self._finish_leaf(run, done)
-            elif run.sleep_end is not None and run.sleep_end - now < SURF_PRECISION:
+            elif run.job_id in slept:
                 if self.on_sleep_end is not None:
                     self.on_sleep_end(run.job_id)
                 if run.sleep_to_deadline:
-                    run.sleep_end = None
+                    run.sleep_left = None
                     self._time_out(run)
                 else:
                     self._finish_leaf(run, done)
