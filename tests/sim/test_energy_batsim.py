@@ -32,6 +32,7 @@ from sim.test_transcript_fidelity import RecordedScheduler
 from batpolicy.platforms.xml import read_platform
 from batpolicy.scheduler.io.batsim_json import read_batsim_workload
 from batpolicy.scheduler.io.outputs import format_job_row, schedule_fields
+from batpolicy.scheduler.io.result import SimResult
 from batpolicy.scheduler.sim import SimOptions, Simulator
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "batsim421_energy"
@@ -86,8 +87,13 @@ def test_energy_run_writes_batsims_outputs(name: str, platform_path: Path,
         (DATA / f"{name}.pstate_changes.csv").read_text()
     assert _energy_rows((tmp_path / "out_consumed_energy.csv").read_text()) == \
         _energy_rows((DATA / f"{name}.consumed_energy.csv").read_text())
+    assert_energy_schedule(result, DATA / f"{name}.schedule.csv")
+
+
+def assert_energy_schedule(result: SimResult, batsim_schedule: Path) -> None:
+    """schedule.csv's energy and machine-time columns equal real Batsim's, as printed."""
     ours = schedule_fields(result)
-    with open(DATA / f"{name}.schedule.csv", newline="") as f:
+    with open(batsim_schedule, newline="") as f:
         theirs = next(csv.DictReader(f))
     for column in ("consumed_joules", "nb_grouped_switches", "nb_machine_switches",
                    "time_switching_off", "time_switching_on", "time_sleeping", "time_idle",

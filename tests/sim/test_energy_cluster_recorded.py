@@ -51,16 +51,16 @@ figures.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
 from sim.test_batsim_suite_recorded import MessageForMessage
+from sim.test_energy_batsim import assert_energy_schedule
 
 from batpolicy.platforms.xml import read_platform
 from batpolicy.scheduler.io.batsim_json import read_batsim_workload
 from batpolicy.scheduler.io.machine_states import HEADER, format_row
-from batpolicy.scheduler.io.outputs import format_job_row, schedule_fields
+from batpolicy.scheduler.io.outputs import format_job_row
 from batpolicy.scheduler.sim import SimOptions
 from batpolicy.scheduler.sim.latency import LatencySimulator, make_simulator
 
@@ -119,10 +119,4 @@ def test_energy_on_a_latency_platform_writes_batsims_outputs(name: str, tmp_path
             assert (a[0], a[2], a[3]) == (b[0], b[2], b[3]), (ours_row, theirs_row)
             assert float(a[1]) == pytest.approx(float(b[1]), rel=1e-12, abs=2e-6), \
                 (ours_row, theirs_row)
-    ours = schedule_fields(result)
-    with open(DATA / f"{name}.schedule.csv", newline="") as f:
-        theirs = next(csv.DictReader(f))
-    for column in ("consumed_joules", "nb_grouped_switches", "nb_machine_switches",
-                   "time_switching_off", "time_switching_on", "time_sleeping", "time_idle",
-                   "time_computing", "makespan"):
-        assert ours[column] == theirs[column], column
+    assert_energy_schedule(result, DATA / f"{name}.schedule.csv")
