@@ -54,11 +54,14 @@ def workload() -> Workload:
     return Workload("w0", jobs, {"d": {"type": "delay", "delay": 100.0}})
 
 
-def run(policy: str, platform_path: Path, **params: object) -> SimResult:
+def run(policy: str, platform_path: Path, w: Workload | None = None,
+        **params: object) -> SimResult:
+    """``policy`` with ``params`` on ``w`` (default: :func:`workload`), with Batsim's -E."""
     platform = read_platform(platform_path)
     state = ClusterState(platform_file=platform)
     handle = Dispatcher(make_policy(policy, params), state).handle
-    sim = Simulator([workload()], platform, options=SimOptions(energy=True))
+    sim = Simulator([w if w is not None else workload()], platform,
+                    options=SimOptions(energy=True))
     return sim.run(handle)
 
 
@@ -92,10 +95,7 @@ def test_a_job_arriving_while_others_run_wakes_sleeping_machines(platform_path: 
                     {"id": 1, "subtime": 1000.0, "res": 32, "walltime": 200.0, "profile": "d"})]
     w = Workload("w0", jobs, {"long": {"type": "delay", "delay": 10000.0},
                               "d": {"type": "delay", "delay": 100.0}})
-    platform = read_platform(platform_path)
-    handle = Dispatcher(make_policy("poweroff", {"idle_timeout": 30.0}),
-                        ClusterState(platform_file=platform)).handle
-    result = Simulator([w], platform, options=SimOptions(energy=True)).run(handle)
+    result = run("poweroff", platform_path, w, idle_timeout=30.0)
     starts = {r.job_id: r.start for r in result.records}
     assert starts["w0!1"] == pytest.approx(1000.0 + 151.52)
 
@@ -117,10 +117,7 @@ def test_the_head_is_woken_for_its_reservation(platform_path: Path) -> None:
                           {"a": {"type": "delay", "delay": 10000.0},
                   "h": {"type": "delay", "delay": 100.0},
                   "s": {"type": "delay", "delay": 15000.0}})
-    platform = read_platform(platform_path)
-    handle = Dispatcher(make_policy("poweroff", {"idle_timeout": 30.0}),
-                        ClusterState(platform_file=platform)).handle
-    result = Simulator([w], platform, options=SimOptions(energy=True)).run(handle)
+    result = run("poweroff", platform_path, w, idle_timeout=30.0)
     starts = {r.job_id: r.start for r in result.records}
     assert starts["w0!1"] == pytest.approx(10000.0)
     assert starts["w0!2"] >= 10100.0  # type: ignore[operator]
