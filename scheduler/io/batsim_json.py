@@ -41,6 +41,7 @@ from typing import Any
 from batpolicy.errors import InputError
 from batpolicy.scheduler import rules
 from batpolicy.scheduler.io.model import JobSpec, Workload
+from batpolicy.scheduler.io.rapidjson_number import rapidjson_float
 from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
 
 __all__ = ["read_batsim_workload", "full_job_id"]
@@ -96,7 +97,7 @@ def _load_json(path: Path) -> Any:
         raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
                          path=str(path)) from None
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=rapidjson_float)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=str(path),
                          line=exc.lineno) from None

@@ -22,6 +22,7 @@ from typing import Any
 
 from batpolicy.errors import InputError, ProtocolError
 from batpolicy.protocol.intervals import MachineSet, parse_intervals
+from batpolicy.scheduler.io.rapidjson_number import rapidjson_float
 
 __all__ = ["ExternalEvent", "MACHINE_EVENT_TYPES", "read_events"]
 
@@ -57,7 +58,7 @@ def _reject_constant(name: str) -> float:
 
 def _event(line: str, where: str, lineno: int) -> ExternalEvent:
     try:
-        obj = json.loads(line, parse_constant=_reject_constant)
+        obj = json.loads(line, parse_constant=_reject_constant, parse_float=rapidjson_float)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=where,
                          line=lineno) from None
