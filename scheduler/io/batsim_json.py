@@ -13,6 +13,8 @@ be exactly ``<name>!<job>``. Deviation, on purpose: Batsim looks for the workloa
 a *substring* of the id, so an id such as ``w0x`` in workload ``w0`` (or the integer id
 ``10`` in a workload named ``1``) makes Batsim abort; we prefix such ids and log a warning.
 
+Numbers with a fraction or an exponent are the doubles Batsim's rapidjson parse gives
+(:mod:`.rapidjson_number`), a few ulps from Python's ``float`` for some 16-17 digit texts.
 ``JobSpec.raw`` is the job object as Batsim forwards it in JOB_SUBMITTED: the file's
 object, same key order and numbers, with ``id`` rewritten to the full id. Duplicated
 ids are an error. Jobs come back in Batsim's submission order (subtime, then full id as

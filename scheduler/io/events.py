@@ -5,7 +5,8 @@ One JSON object per line, in any order: ``{"timestamp": 10, "type":
 ``machine_available`` need ``resources`` (an interval set); any other type is a generic
 event that Batsim forwards whole (with ``--forward-unknown-events``) as the data of a
 NOTIFY, so it is kept whole in :attr:`ExternalEvent.data`. Blank lines are skipped.
-``timestamp`` must be a finite number >= 0, as Batsim asserts.
+``timestamp`` must be a finite number >= 0, as Batsim asserts. Numbers are read as
+Batsim's rapidjson reads them (:mod:`.rapidjson_number`).
 
 Events come back sorted by timestamp; the sort is stable, so events of one instant keep
 the file's order (Batsim's recorded transcript ``chaos-generic-events-walltime120``
