@@ -24,6 +24,7 @@ from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.io.model import Workload
+from batpolicy.scheduler.io.paje import PajeTraceWriter
 from batpolicy.scheduler.io.result import JobRecord, SimResult
 from batpolicy.scheduler.sim.actors import Reactions
 from batpolicy.scheduler.sim.bookkeeping import MachineBooks, ProfileTable, SimJob
@@ -119,6 +120,28 @@ class Simulator:
         machines = self.parts.books.machines
         machines.rows_sink = sink
         machines.state_rows = [] if sink is not None else None
+
+    def end_clock(self) -> float:
+        """Batsim's clock once the scheduler acknowledged SIMULATION_ENDS: its outputs' end.
+
+        On a zero-latency platform the acknowledgement takes no time.
+        """
+        return self.now
+
+    @property
+    def machine_names(self) -> list[str]:
+        """Batsim's machines by id: the compute machines kept, then the storage hosts."""
+        return [*self.parts.books.machines.names, *(m.name for m in self.platform.storage)]
+
+    def trace_schedule(self, writer: PajeTraceWriter) -> None:
+        """Tell ``writer`` every job start, end and kill: Batsim's ``_schedule.trace``.
+
+        :mod:`.schedule_trace` wraps the run's parts (nothing more per event untraced);
+        the caller ends the trace with :meth:`~PajeTraceWriter.finish` after :meth:`run`.
+        """
+        from batpolicy.scheduler.sim.schedule_trace import attach
+
+        attach(self.parts, writer)
 
     def job_model_stats(self) -> dict[str, Any]:
         """Statistics of the job models that keep some (co-allocation penalty...)."""
