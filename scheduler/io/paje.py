@@ -20,7 +20,8 @@ Batsim 4.2.1 writes it by default (``--disable-schedule-tracing`` turns it off),
   -2) first gets ``8 <time> kk k "<job id>"`` and ``8 <time> km m<id> "<job id>"`` per
   machine (a killed delay's actor is killed instead: no event);
 - the end (``PajeTracer::finalize``, at the end of the simulation): every container
-  destroyed, machines then the root. A run stopped by an error has no end, as Batsim's.
+  destroyed, machines then the root. A run stopped by an error has no end (:meth:`close`
+  keeps the lines written so far; an aborted Batsim loses what its buffer held).
 
 Times are C's ``%lf`` (six decimals). Under compute sharing a machine shows the first of
 its jobs in Batsim's ``std::set<JobPtr>`` (ordered by the jobs' memory addresses); the
