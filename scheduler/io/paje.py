@@ -122,8 +122,12 @@ def job_colours(count: int = NB_COLOURS) -> list[str]:
     return colours
 
 
+def _fixed_order(colours: list[str]) -> tuple[str, ...]:
+    return tuple(colours[i * _COLOUR_STEP % len(colours)] for i in range(len(colours)))
+
+
 #: The colours in the order jobs get them: Batsim's 64, every 39th (see the module doc).
-JOB_COLOURS = tuple(job_colours()[(i * _COLOUR_STEP) % NB_COLOURS] for i in range(NB_COLOURS))
+JOB_COLOURS = _fixed_order(job_colours())
 
 
 def trace_header(machine_names: Sequence[str], time: float = 0.0) -> str:

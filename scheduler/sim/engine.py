@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import time as _time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.io.model import Workload
-from batpolicy.scheduler.io.paje import PajeTraceWriter
 from batpolicy.scheduler.io.result import JobRecord, SimResult
 from batpolicy.scheduler.sim.actors import Reactions
 from batpolicy.scheduler.sim.bookkeeping import MachineBooks, ProfileTable, SimJob
@@ -33,6 +32,9 @@ from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.parts import Parts
 from batpolicy.scheduler.sim.server import Scheduler
 from batpolicy.scheduler.sim.zero_latency import ZeroLatencyDriver
+
+if TYPE_CHECKING:
+    from batpolicy.scheduler.io.paje import PajeTraceWriter
 
 __all__ = ["Driver", "DriverFactory", "Scheduler", "Simulator"]
 

@@ -37,7 +37,6 @@ from batpolicy.scheduler.io.machine_states import MachineStatesCsvWriter
 from batpolicy.scheduler.io.metrics import run_metrics, write_json
 from batpolicy.scheduler.io.model import Workload
 from batpolicy.scheduler.io.outputs import JobsCsvWriter, OutputPaths, write_schedule_csv
-from batpolicy.scheduler.io.paje import PajeTraceWriter
 from batpolicy.scheduler.io.result import JobRecord, SimResult
 from batpolicy.scheduler.sim.engine import Scheduler, Simulator
 from batpolicy.scheduler.sim.options import SimOptions
@@ -186,10 +185,12 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
             if paths.machine_states is not None else None
         if states is not None:
             simulator.trace_machine_states(states.write_rows)
-        trace = PajeTraceWriter(paths.schedule_trace, simulator.machine_names,
-                                sharing=simulator.options.compute_sharing) \
-            if paths.schedule_trace is not None else None
-        if trace is not None:
+        trace = None
+        if paths.schedule_trace is not None:
+            from batpolicy.scheduler.io.paje import PajeTraceWriter
+
+            trace = PajeTraceWriter(paths.schedule_trace, simulator.machine_names,
+                                    sharing=simulator.options.compute_sharing)
             simulator.trace_schedule(trace)
         try:
             simulator.run(scheduler)
