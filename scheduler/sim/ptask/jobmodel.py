@@ -391,7 +391,7 @@ class PtaskModel(JobModel, InstantModel):
         jobs may share; or Batsim's messages go through the shared model, which then dates
         every job's end as SimGrid does (its summed clock, not ``start + duration``).
         """
-        if self._master is not None or self._runs_usage_trace(job, ctx):
+        if self._master is not None or (self._traces and self._runs_usage_trace(job, ctx)):
             return True
         executors = _executors(job)
         if len(set(executors)) != len(executors) or getattr(job, "io_job", None):
