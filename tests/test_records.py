@@ -6,6 +6,7 @@ import dataclasses
 import inspect
 from dataclasses import FrozenInstanceError, dataclass, field
 
+import msgspec
 import pytest
 
 from batpolicy.protocol import types as t
@@ -52,14 +53,27 @@ def test_same_type_errors_as_the_dataclass_init(args: tuple, kwargs: dict) -> No
 
 
 def test_still_frozen_and_replaceable() -> None:
-    job = t.ExecuteJob("w0!1", MachineSet.span(0, 3))
+    job = Fast("w0!1", MachineSet.span(0, 3))
     with pytest.raises(FrozenInstanceError):
         job.alloc = MachineSet.span(0, 1)  # type: ignore[misc]
     stamped = dataclasses.replace(job, timestamp=2.0)
     assert (stamped.job_id, str(stamped.alloc), stamped.timestamp) == ("w0!1", "0-3", 2.0)
-    assert stamped == t.ExecuteJob("w0!1", MachineSet.span(0, 3), timestamp=2.0)
+    assert stamped == Fast("w0!1", MachineSet.span(0, 3), timestamp=2.0)
+    assert list(inspect.signature(Fast).parameters) == [
+        f.name for f in dataclasses.fields(Fast)]
+
+
+def test_protocol_records_are_frozen_and_replaceable() -> None:
+    """The wire records (msgspec Structs): frozen, equal by fields, hashable, replaceable."""
+    job = t.ExecuteJob("w0!1", MachineSet.span(0, 3))
+    with pytest.raises(AttributeError):
+        job.alloc = MachineSet.span(0, 1)  # type: ignore[misc]
+    stamped = msgspec.structs.replace(job, timestamp=2.0)
+    assert stamped == t.ExecuteJob("w0!1", MachineSet.span(0, 3), timestamp=2.0) != job
+    assert hash(t.RejectJob("w0!1")) == hash(t.RejectJob("w0!1"))
     assert list(inspect.signature(t.ExecuteJob).parameters) == [
-        f.name for f in dataclasses.fields(t.ExecuteJob)]
+        "job_id", "alloc", "mapping", "storage_mapping", "additional_io_job", "timestamp"]
+    assert t.Notify(1.0, "x").data == {} and t.Notify(1.0, "x").data is not t.Notify(1.0, "x").data
 
 
 def test_refuses_what_it_does_not_cover() -> None:

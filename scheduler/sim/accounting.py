@@ -53,15 +53,16 @@ class Accounting:
         alloc = job.alloc
         if alloc is not None:
             books.machines.release(alloc, job.start, now)
-            books.machines.trace(now)
         consumed = -1.0 if self.energy is None else self.energy.job_ended(job)
         runtime = now - job.start
-        clocks = self._messages.stopped(job.id, now, runtime == 0 and job.state is _KILLED)
         if runtime == 0:
+            clocks = self._messages.stopped(job.id, now, job.state is _KILLED)
             runtime = NULL_RUNTIME
             # killed at the instant it started: a few of Batsim's message times (issue 17)
             if clocks is not None and clocks[1] > clocks[0]:
                 job.start, runtime = clocks[0], clocks[1] - clocks[0]
+        elif job.kill_requested:
+            self._messages.forget(job.id)
         self.record(job, runtime, now, consumed)
 
     def record(self, job: SimJob, runtime: float | None, finish: float | None,

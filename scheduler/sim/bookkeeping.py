@@ -166,6 +166,8 @@ _FOLD_EVERY = 4096
 
 #: ``machine_states.csv`` rows kept before :meth:`MachineBooks.hand_over` passes them on.
 ROWS_AT_ONCE = 4096
+#: Rows appended inline below this count; the last one goes through ``trace`` (hand-over).
+_LAST_ROW = ROWS_AT_ONCE - 1
 
 
 class MachineBooks:
@@ -187,7 +189,7 @@ class MachineBooks:
     :meth:`last_change_sum`, its one reader, has folded the queue.
 
     >>> m = MachineBooks(["a", "b", "c"], [1.0, 1.0, 1.0])
-    >>> m.occupy(MachineSet.span(0, 1))
+    >>> m.occupy(MachineSet.span(0, 1), 0.0)
     >>> str(m.busy_in(MachineSet.span(1, 2)))
     '1'
     >>> m.release(MachineSet.span(0, 1), 0.0, 5.0)
@@ -253,7 +255,7 @@ class MachineBooks:
         C-level counts.
 
         >>> m = MachineBooks(["a", "b", "c"], [1.0, 1.0, 1.0])
-        >>> m.occupy(MachineSet.span(0, 1)); _ = m.set_unavailable(MachineSet.of(1), 0.0)
+        >>> m.occupy(MachineSet.span(0, 1), 0.0); _ = m.set_unavailable(MachineSet.of(1), 0.0)
         >>> m.state_row()
         (0, 0, 0, 1, 1)
         """
@@ -267,11 +269,12 @@ class MachineBooks:
         return (sleeping, on, off, self.n - computing - down - sleeping - on - off, computing)
 
     def trace(self, now: float) -> None:
-        """Machines changed state for a job at ``now``: a ``machine_states.csv`` row, if traced.
+        """Machines changed state at ``now``: a ``machine_states.csv`` row, if traced.
 
-        Called at every job start and end: the common row (no power states, no unavailable
-        machine) is counted inline; rows go to :attr:`state_rows`, handed over
-        ``ROWS_AT_ONCE`` at a time.
+        :meth:`occupy` and :meth:`release` (every job start and end) append the common
+        row (no power states, no unavailable machine) themselves and call this for the
+        others; the energy part calls it for power state changes. Rows go to
+        :attr:`state_rows`, handed over ``ROWS_AT_ONCE`` at a time.
         """
         rows = self.state_rows
         if rows is None:
@@ -291,21 +294,31 @@ class MachineBooks:
             self.rows_sink(rows)
             rows.clear()
 
-    def occupy(self, alloc: MachineSet) -> None:
-        """Mark the machines busy. Runtime complexity: one C-level union.
+    def occupy(self, alloc: MachineSet, now: float) -> None:
+        """Mark the machines busy from ``now`` on, and trace the row (:meth:`trace`).
 
-        O(len(alloc)) once machines are shared: compute sharing counts the jobs on each.
+        Runtime complexity: one C-level union; O(len(alloc)) once machines are shared:
+        compute sharing counts the jobs on each. The common row is appended here rather
+        than through :meth:`trace`: this runs at every job start.
         """
         if self._sharers or not alloc.isdisjoint(self.busy):
             shared = alloc & self.busy
             for m in alloc:
                 self._sharers[m] = self._sharers.get(m, 1 if m in shared else 0) + 1
         self.busy |= alloc
+        rows = self.state_rows
+        if rows is not None:
+            if self.power_counts is None and not self.unavailable and len(rows) < _LAST_ROW:
+                computing = len(self.busy)
+                rows.append((now, 0, 0, 0, self.n - computing, computing))
+            else:
+                self.trace(now)
 
     def release(self, alloc: MachineSet, start: float, now: float) -> None:
-        """Free the machines of a job run from ``start`` to ``now``. One C-level difference.
+        """Free the machines of a job run from ``start`` to ``now``; trace the row.
 
-        A machine that other jobs still share stays busy.
+        One C-level difference; a machine that other jobs still share stays busy. The
+        common row is appended here, as in :meth:`occupy`.
         """
         if self._sharers:
             still = []
@@ -318,6 +331,13 @@ class MachineBooks:
         else:
             self.busy -= alloc
         self.busy_time += (now - start) * len(alloc)
+        rows = self.state_rows
+        if rows is not None:
+            if self.power_counts is None and not self.unavailable and len(rows) < _LAST_ROW:
+                computing = len(self.busy)
+                rows.append((now, 0, 0, 0, self.n - computing, computing))
+            else:
+                self.trace(now)
         self._changed(now, alloc)
 
     def _changed(self, now: float, machines: MachineSet) -> None:

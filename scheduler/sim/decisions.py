@@ -97,8 +97,7 @@ class DecisionApplier:
         energy = self.energy
         if energy is not None:
             energy.check_execute(job.id, alloc)
-        books.machines.occupy(alloc)
-        books.machines.trace(now)
+        books.machines.occupy(alloc, now)
         job.state = _RUNNING
         job.alloc = alloc
         job.mapping = d.mapping

@@ -30,9 +30,11 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
+
+from msgspec.structs import replace
 
 from batpolicy.errors import InvalidDecision
 from batpolicy.platforms.model import Platform
@@ -180,7 +182,7 @@ class _Call:
 
 
 def _restamp(events: list[t.Event], stamp: float) -> list[t.Event]:
-    return [replace(e, timestamp=stamp) for e in events]  # type: ignore[type-var]
+    return [replace(e, timestamp=stamp) for e in events]
 
 
 class LatencyDriver:

@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 class InstantMessages:
     """Messages received by Batsim's server since the current instant began."""
 
-    __slots__ = ("_platform", "_delay", "at", "count", "base", "_started", "_killed")
+    __slots__ = ("_platform", "_delay", "at", "count", "base", "_started", "_started_at",
+                 "_killed")
 
     def __init__(self, platform: Platform) -> None:
         self._platform = platform
@@ -39,28 +40,40 @@ class InstantMessages:
         self.at = -1.0
         self.count = 0
         self.base = 0.0
-        self._started: dict[str, tuple[float, int]] = {}  # job id -> (time, rank) of start
+        #: The jobs started at the instant ``_started_at`` -> their start's rank: only a
+        #: job that stops at the instant it started needs it (:meth:`stopped`).
+        self._started: dict[str, int] = {}
+        self._started_at = -1.0
         self._killed: dict[str, int] = {}  # job id -> rank of its KILL_JOB
 
     def started(self, job_id: str, now: float) -> None:
-        """Job ``job_id`` starts at ``now``, at the current message. O(1)."""
-        self._started[job_id] = (now, self.count if now == self.at else 0)
+        """Job ``job_id`` starts at ``now``, at the current message. O(1) amortized."""
+        if now != self._started_at:  # a new instant: the starts of the last one are moot
+            self._started.clear()
+            self._started_at = now
+        self._started[job_id] = self.count if now == self.at else 0
 
     def kill_asked(self, job_id: str, rank: int) -> None:
         """A KILL_JOB of ``job_id`` came at message ``rank`` of the instant. O(1)."""
         self._killed[job_id] = rank
 
     def stopped(self, job_id: str, now: float, killed: bool) -> tuple[float, float] | None:
-        """A job stops at ``now``: Batsim's clock at its start and kill, if both were now.
+        """A job stops at ``now``, the instant it started: Batsim's clock at its start and kill.
 
-        None unless the job was ``killed`` at the instant it started (then its runtime
-        is a few message times, see the module docstring). Forgets the job. O(messages).
+        Only called for a job whose runtime is 0 (a job that ran longer needs nothing
+        from here, and its start was forgotten at the next instant). None unless the
+        job was ``killed`` (then its runtime is a few message times, see the module
+        docstring). Forgets the job. O(messages).
         """
-        started = self._started.pop(job_id, None)
+        rank = self._started.pop(job_id, None) if now == self._started_at else None
         killed_at = self._killed.pop(job_id, None)
-        if not killed or started is None or started[0] != now:
+        if not killed or rank is None:
             return None
-        return self.clocks(now, started[1], started[1] if killed_at is None else killed_at)
+        return self.clocks(now, rank, rank if killed_at is None else killed_at)
+
+    def forget(self, job_id: str) -> None:
+        """A job whose kill was asked stopped after running a while: nothing to compute. O(1)."""
+        self._killed.pop(job_id, None)
 
     def tick(self, now: float) -> int:
         """One more message received at ``now``; its rank in the instant. O(1)."""

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import logging
 import os
-import time as _time
 from collections.abc import Callable, Sequence
+from time import perf_counter
 from typing import Any
 
 from batpolicy.errors import ConfigError, InputError, InvalidDecision
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
+from batpolicy.protocol.types import Reply
 from batpolicy.scheduler.io.model import JobSpec, Workload
 from batpolicy.scheduler.sim.accounting import Accounting
 from batpolicy.scheduler.sim.actors import SpeedChange
@@ -197,11 +198,11 @@ class Server:
         if books.to_delete:
             books.collect()
         result = self._accounting.result_so_far
-        began = _time.perf_counter()
+        began = perf_counter()
         reply = scheduler(request)
-        result.scheduling_time += _time.perf_counter() - began
+        result.scheduling_time += perf_counter() - began
         result.nb_messages += 1
-        if not isinstance(reply, t.Reply):
+        if not isinstance(reply, Reply):
             raise InvalidDecision(f"the scheduler answered {type(reply).__name__}, not a Reply "
                                   f"(message #{result.nb_messages}, t={books.queue.now})")
         return reply
@@ -211,9 +212,9 @@ class Server:
         books = self._books
         now = wire_time(books.queue.now)
         result = self._accounting.result_so_far
-        began = _time.perf_counter()
+        began = perf_counter()
         reply = scheduler(t.Request(now, (t.SimulationEnds(now),)))
-        result.scheduling_time += _time.perf_counter() - began
+        result.scheduling_time += perf_counter() - began
         result.nb_messages += 1
         if not isinstance(reply, t.Reply) or reply.decisions:
             raise InvalidDecision("the reply to SIMULATION_ENDS must hold no event "

@@ -90,22 +90,23 @@ def check_execute(view: BatsimView, d: t.ExecuteJob) -> SimJob:
 
     Runtime complexity: O(intervals of the allocation).
     """
-    now = view.now
-    job = _known(view, _EXECUTE_JOB, d.job_id)
+    job = view.jobs.get(d.job_id)
+    if job is None:
+        job = _known(view, _EXECUTE_JOB, d.job_id)
     if not rules.may_start(job.state):
         raise fail(_EXECUTE_JOB, f"the job is {job.state.value}, not SUBMITTED (a job starts "
-                   "once, and only if submitted and not rejected)", now, d.job_id, d.alloc)
+                   "once, and only if submitted and not rejected)", view.now, d.job_id, d.alloc)
     alloc = d.alloc
     options = (d.mapping, d.storage_mapping, d.additional_io_job)
     if options != rules.NO_EXECUTE_OPTIONS and not rules.at_most_one_execute_option(*options):
         raise fail(_EXECUTE_JOB, "'data' holds job_id, alloc and at most one of mapping, "
-                   "storage_mapping, additional_io_job", now, d.job_id, alloc)
+                   "storage_mapping, additional_io_job", view.now, d.job_id, alloc)
     if not alloc:
-        raise fail(_EXECUTE_JOB, "the allocation is empty", now, d.job_id, alloc)
+        raise fail(_EXECUTE_JOB, "the allocation is empty", view.now, d.job_id, alloc)
     machines = view.machines
     if not machines.exist(alloc):
         raise fail(_EXECUTE_JOB, f"the allocation names machines that do not exist (the "
-                   f"platform has machines 0-{machines.n - 1})", now, d.job_id, alloc)
+                   f"platform has machines 0-{machines.n - 1})", view.now, d.job_id, alloc)
     if not machines.all_free(alloc) and not (view.options.compute_sharing
                                              and not machines.unavailable_in(alloc)):
         busy = machines.busy_in(alloc)
@@ -114,22 +115,24 @@ def check_execute(view: BatsimView, d: t.ExecuteJob) -> SimJob:
                             if j.state is JobState.RUNNING and j.alloc is not None
                             and j.alloc & busy)
             raise fail(_EXECUTE_JOB, f"machines {busy} are computing {', '.join(owners)} and "
-                       "compute sharing is disabled", now, d.job_id, alloc)
+                       "compute sharing is disabled", view.now, d.job_id, alloc)
         raise fail(_EXECUTE_JOB, f"machines {machines.unavailable_in(alloc)} are unavailable "
-                   "(neither idle nor computing)", now, d.job_id, alloc)
+                   "(neither idle nor computing)", view.now, d.job_id, alloc)
     if d.mapping is not None:
         ranks = sorted(d.mapping)
         if ranks != list(range(len(ranks))) or any(
                 not 0 <= v < len(alloc) for v in d.mapping.values()):
             raise fail(_EXECUTE_JOB, "a mapping gives every executor rank 0..n-1 an index "
-                       "within the allocation", now, d.job_id, alloc)
+                       "within the allocation", view.now, d.job_id, alloc)
+    if d.mapping is None and len(alloc) == job.res:  # the usual case: no profile lookup
+        return job
     if not rules.allocation_size_ok(job.res, len(alloc), d.mapping, job.profile_data,
                                     view.tables[job.workload].definitions.get):
         size = len(d.mapping) if d.mapping is not None else len(alloc)
         what = "custom mapping" if d.mapping is not None else "allocation"
         raise fail(_EXECUTE_JOB, f"the {what} has {size} machines, the job requests "
                    f"{job.res} (only parallel_homogeneous_total profiles may differ)",
-                   now, d.job_id, alloc)
+                   view.now, d.job_id, alloc)
     return job
 
 

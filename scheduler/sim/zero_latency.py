@@ -186,18 +186,22 @@ class ZeroLatencyDriver:
             energy.first_submission()
         self._parts.server.submit_static(static[books.cursor:i])
         books.cursor = i
-        self._asleep_later = True
-        if not asleep_after_decision:
-            self._submitter_sleeps()
+        if asleep_after_decision:
+            self._asleep_later = True
+        else:
+            self._sleep()
 
     def _submitter_sleeps(self) -> None:
-        """The job submitter, its batch sent, sleeps until the next one or says goodbye.
+        """The submitter sleeps once the decision being received is applied, if it must.
 
-        A no-op unless a batch was sent and the submitter is not asleep yet.
+        A no-op unless :meth:`on_submission_time` sent a batch during that decision.
         """
-        if not self._asleep_later:
-            return
-        self._asleep_later = False
+        if self._asleep_later:
+            self._asleep_later = False
+            self._sleep()
+
+    def _sleep(self) -> None:
+        """The job submitter, its batch sent, sleeps until the next one or says goodbye."""
         books, queue = self._books, self._queue
         if books.cursor < len(books.static):
             queue.schedule(Submitter(self), SUBMISSION, at=books.static[books.cursor].subtime)

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import logging
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import pytest
 
 from batpolicy.errors import ConfigError
@@ -102,7 +103,7 @@ def run(params: dict[str, str] | None = None, jobs: list[tuple] | None = None,
 
     def scheduler(request: t.Request) -> t.Reply:
         if strip_profiles and isinstance(request.events[0], t.SimulationBegins):
-            begins = replace(request.events[0], profiles={})
+            begins = msgspec.structs.replace(request.events[0], profiles={})
             request = t.Request(request.now, (begins, *request.events[1:]))
         reply = dispatcher.handle(request)
         messages.append((request, reply))

@@ -6,11 +6,11 @@ ProtocolError naming index and field), and round-trip properties.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import string
 import typing
 
+import msgspec
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -105,7 +105,7 @@ def sample_decisions() -> list[t.Decision]:
 
 def _stamped(decision: t.Decision, now: float) -> t.Decision:
     if decision.timestamp is None:
-        return dataclasses.replace(decision, timestamp=now)
+        return msgspec.structs.replace(decision, timestamp=now)
     return decision
 
 
@@ -573,7 +573,7 @@ def replies(draw: st.DrawFn) -> t.Reply:
     chosen = []
     for stamp in stamps:
         decision = draw(decisions(now if stamp is None else stamp))
-        chosen.append(decision if stamp is None else dataclasses.replace(decision,
+        chosen.append(decision if stamp is None else msgspec.structs.replace(decision,
                                                                          timestamp=stamp))
     return t.Reply(now, tuple(chosen))
 

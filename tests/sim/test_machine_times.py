@@ -31,7 +31,7 @@ def test_last_change_sum_is_each_machines_latest_change(monkeypatch: pytest.Monk
             changed = [(m, now + 1.0) for m in alloc]
             now += 1.0
         else:
-            machines.occupy(alloc)
+            machines.occupy(alloc, now)
             machines.release(alloc, now, now)
             changed = [(m, now) for m in alloc]
         for m, at in changed:
