@@ -151,6 +151,7 @@ def _action(fields: Sequence[str], path: str, number: int, where: str,
             workload_path: str | None) -> tuple[float, float]:
     """(USAGE, FLOPS) of one line, checked as ``usage_trace_replayer`` does."""
     def bad(message: str) -> InputError:
+        """The error of this line: its file, number, profile and workload."""
         return InputError(f"{message} (workload {workload_path})", path=path, line=number,
                           field=where)
     if len(fields) < 2 or fields[1] != "m_usage":
