@@ -480,8 +480,12 @@ class PtaskModel(JobModel, InstantModel):
         return runner.progress(job.id, job.profile, now)
 
     def in_solver(self, job: Any) -> bool:
-        """Whether the job ran on the shared model (its end is one of the solver's dates)."""
-        return job.id in self._mine
+        """Whether the job ran on the shared model (its end is one of the solver's dates).
+
+        Once Batsim's messages go through the model every job does, even one an instant
+        since its end has already dropped from the model's books.
+        """
+        return self._master is not None or job.id in self._mine
 
     def job_reported(self, job: Any, now: float) -> None:
         """The job's actor has ended: its JOB_COMPLETED reached the server (driver's call).
@@ -551,8 +555,11 @@ class PtaskModel(JobModel, InstantModel):
         verdicts = self.verdicts = dict.fromkeys(moves, True)
         for job_id in runner.timed_out():
             job = running.get(job_id)
-            if job is not None:  # killed at start + walltime
-                moves[job_id] = max(now, job.start + job.walltime)
+            if job is not None:
+                # with Batsim's messages on the model its clock is SimGrid's: the job
+                # actor's timer ends at this update; else killed at start + walltime
+                moves[job_id] = now if self._master is not None else max(
+                    now, job.start + job.walltime)
                 verdicts[job_id] = False
         return moves
 
