@@ -43,6 +43,12 @@ def summary(rows: list[dict]) -> list[str]:
         out.append(f"{label}: {len(sel)} cases; same outcome {same_outcome}/{len(sel)}; "
                    f"same jobs {same_jobs}/{len(clean)} of those both ended cleanly; "
                    f"jobs + schedule.csv + machine states all equal {all_same}/{len(clean)}")
+        traces = [r["comparison"] for r in clean if "comparison" in r
+                  and r["comparison"].get("identical_schedule_trace") is not None]
+        out.append(f"{label}: schedule.trace byte for byte "
+                   f"{sum(bool(c['identical_schedule_trace']) for c in traces)}/{len(traces)} "
+                   "of those both ended cleanly (job colours masked: Batsim shuffles them "
+                   "unseeded)")
         if pick:
             compared = [r["comparison"] for r in clean if "comparison" in r
                         and r["comparison"].get("same_energy") is not None]

@@ -12,10 +12,11 @@ running them. Each recorded :class:`Case` is then run twice (:func:`run_case`): 
 scheduler command beside real Batsim, and beside ``batpolicy fake-batsim`` given the same
 platform, workload and flags; :func:`compare` says whether both ended the same way and
 gave the same jobs (state, allocation, start and finish within 1e-6 s), schedule.csv
-counts and machine-state timelines; with energy, the same consumed energy (schedule.csv's
-consumed_joules, each job's consumed_energy and every ``_consumed_energy.csv`` row's
-energy within :data:`ENERGY_TOLERANCE`, the rows' times, kinds and wattmin equal) and the
-same ``_pstate_changes.csv``.
+counts, machine-state timelines and ``_schedule.trace`` (byte for byte once the job
+colours, which Batsim draws at random, are masked: :func:`mask_colours`); with energy,
+the same consumed energy (schedule.csv's consumed_joules, each job's consumed_energy and
+every ``_consumed_energy.csv`` row's energy within :data:`ENERGY_TOLERANCE`, the rows'
+times, kinds and wattmin equal) and the same ``_pstate_changes.csv``.
 
 Used by ``tests/sim/test_batsim_testsuite.py`` (when Batsim is built) and
 ``bench/batsim_testsuite.py`` (the whole matrix, a table in ``bench/results``).
@@ -27,6 +28,7 @@ import csv
 import itertools
 import json
 import os
+import re
 import shlex
 import socket
 import subprocess
@@ -418,6 +420,9 @@ class Comparison:
     exact_energy: bool | None = None  #: consumed_joules equal to the printed digit
     identical_energy_csv: bool | None = None  #: _consumed_energy.csv byte for byte
     identical_machine_states: bool | None = None  #: _machine_states.csv byte for byte
+    #: _schedule.trace byte for byte once job colours are masked (:func:`mask_colours`),
+    #: None when either side did not write it
+    identical_schedule_trace: bool | None = None
     same_pstates: bool | None = None
     diffs: list[str] = field(default_factory=list)
 
@@ -484,8 +489,39 @@ def compare(real: Run, fake: Run) -> Comparison:
             == Path(f"{fake.prefix}_machine_states.csv").read_bytes()
         if rm != fm:
             c.diffs.append("machine_states differ")
+    compare_schedule_trace(real.prefix, fake.prefix, c)
     compare_energy(real.prefix, fake.prefix, c)
     return c
+
+
+_COLOUR = re.compile(r'^(5 j.* machine_state ".*") "[0-9.]+ [0-9.]+ [0-9.]+"$', re.MULTILINE)
+
+
+def mask_colours(trace: str) -> str:
+    """``trace`` with each job's colour replaced by ``"colour"``.
+
+    Batsim shuffles its 64 job colours with an unseeded ``std::random_device``
+    (``PajeTracer::shuffle_colors``): two Batsim runs colour jobs differently.
+
+    >>> mask_colours('5 jw0!1 machine_state "w0!1" "1.000000 0.562500 0.000000"')
+    '5 jw0!1 machine_state "w0!1" "colour"'
+    """
+    return _COLOUR.sub(r'\1 "colour"', trace)
+
+
+def compare_schedule_trace(real: Path, fake: Path, c: Comparison) -> None:
+    """Fill ``c.identical_schedule_trace`` when both sides wrote ``_schedule.trace``."""
+    rp, fp = Path(f"{real}_schedule.trace"), Path(f"{fake}_schedule.trace")
+    if not (rp.is_file() and fp.is_file()):
+        return
+    ra, fa = mask_colours(rp.read_text()), mask_colours(fp.read_text())
+    c.identical_schedule_trace = ra == fa
+    if ra != fa:
+        rl, fl = ra.splitlines(), fa.splitlines()
+        i = next((i for i, (x, y) in enumerate(zip(rl, fl, strict=False)) if x != y),
+                 min(len(rl), len(fl)))
+        c.diffs.append(f"schedule.trace line {i + 1}: "
+                       f"{rl[i] if i < len(rl) else 'EOF'} / {fl[i] if i < len(fl) else 'EOF'}")
 
 
 def case_result(case: Case, root: Path, *, batsim_prefix: Path,

@@ -26,21 +26,18 @@ job once: submitted as the original, started and ended as its last copy.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from msgspec import Struct
 
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.records import slot_init
 
 #: Metadata key naming, in a copy of a killed job, the original's full id.
 PARENT_KEY = "parent"
 
 
-@slot_init
-@dataclass(frozen=True, slots=True)
-class JobOutcome:
+class JobOutcome(Struct, frozen=True):
     """What metrics need of one job; times are None for a rejected job.
 
     Why this form: metrics are computed from the simulator's job records

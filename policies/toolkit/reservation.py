@@ -26,6 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from heapq import merge
 
+from msgspec import Struct
+
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.toolkit.allocation import (
     Allocator,
@@ -36,14 +38,11 @@ from batpolicy.policies.toolkit.allocation import (
 from batpolicy.policies.toolkit.queue import JobQueue
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import ExecuteJob
-from batpolicy.records import slot_init
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.view import PolicyView
 
 
-@slot_init
-@dataclass(frozen=True, slots=True)
-class Reservation:
+class Reservation(Struct, frozen=True):
     """The head job's reservation: from ``shadow_time`` on, ``machines`` are its own."""
 
     job: Job

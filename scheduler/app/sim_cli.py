@@ -102,13 +102,21 @@ def _add_batsim_flags(p: argparse.ArgumentParser) -> None:
                         "job's job_model field overrides both")
 
 
-def _add_outputs(p: argparse.ArgumentParser) -> None:
+def _add_outputs(p: argparse.ArgumentParser, *, batsim_defaults: bool = False) -> None:
     g = p.add_argument_group("outputs")
     g.add_argument("-o", "--output-dir", default="out", metavar="DIR",
                    help="write jobs.csv, schedule.csv and metrics.json here (default: out)")
     g.add_argument("-e", "--export", metavar="PREFIX",
                    help="Batsim's naming instead: PREFIX_jobs.csv, PREFIX_schedule.csv, "
                         "PREFIX_metrics.json")
+    if batsim_defaults:  # Batsim writes its Pajé trace unless told not to
+        g.add_argument("--disable-schedule-tracing", dest="schedule_trace",
+                       action="store_false",
+                       help="do not write Batsim's Pajé trace PREFIX_schedule.trace")
+    else:
+        g.add_argument("--schedule-trace", action="store_true",
+                       help="also write Batsim's Pajé trace of the schedule: schedule.trace "
+                            "(PREFIX_schedule.trace with -e), as batsim writes it by default")
     g.add_argument("--bsld-tau", type=float, default=10.0, metavar="S",
                    help="bounded slowdown threshold tau (default: 10 s)")
     g.add_argument("--record", metavar="FILE",
@@ -167,8 +175,9 @@ def _job_models(specs: list[str]) -> dict[str, Any]:
 def _paths(args: argparse.Namespace) -> OutputPaths:
     from batpolicy.scheduler.io.outputs import OutputPaths
 
-    return OutputPaths.with_prefix(args.export) if args.export else \
-        OutputPaths.in_dir(args.output_dir)
+    trace = bool(getattr(args, "schedule_trace", False))
+    return OutputPaths.with_prefix(args.export, schedule_trace=trace) if args.export else \
+        OutputPaths.in_dir(args.output_dir, schedule_trace=trace)
 
 
 def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
@@ -377,7 +386,7 @@ def add_commands(sub: Any, add_policy_options: Callable[[argparse.ArgumentParser
                     "serve, pybatsim, batsched): connect, simulate, write Batsim's outputs.")
     _add_inputs(fake)
     _add_batsim_flags(fake)
-    _add_outputs(fake)
+    _add_outputs(fake, batsim_defaults=True)
     fake.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000",
                       help="the scheduler's endpoint (default: tcp://localhost:28000)")
     fake.add_argument("--timeout", type=float, default=None, metavar="S",

@@ -311,30 +311,41 @@ class OutputPaths:
     """Where a run writes; :meth:`in_dir` (``DIR/jobs.csv``...) or Batsim's ``-e PREFIX``.
 
     ``machine_states`` is Batsim's ``_machine_states.csv``
-    (:mod:`batpolicy.scheduler.io.machine_states`), None to not write it.
+    (:mod:`batpolicy.scheduler.io.machine_states`), ``schedule_trace`` its Pajé
+    ``_schedule.trace`` (:mod:`batpolicy.scheduler.io.paje`); None to not write them.
     """
 
     jobs: Path
     schedule: Path
     metrics: Path
     machine_states: Path | None = None
+    schedule_trace: Path | None = None
 
     @classmethod
-    def in_dir(cls, directory: str | os.PathLike[str]) -> OutputPaths:
-        """``jobs.csv``, ``schedule.csv``, ``machine_states.csv``, ``metrics.json`` in it."""
+    def in_dir(cls, directory: str | os.PathLike[str], *,
+               schedule_trace: bool = False) -> OutputPaths:
+        """``jobs.csv``, ``schedule.csv``, ``machine_states.csv``, ``metrics.json`` in it.
+
+        ``schedule_trace``: also ``schedule.trace``.
+        """
         d = Path(directory)
         return cls(d / "jobs.csv", d / "schedule.csv", d / "metrics.json",
-                   d / "machine_states.csv")
+                   d / "machine_states.csv", d / "schedule.trace" if schedule_trace else None)
 
     @classmethod
-    def with_prefix(cls, prefix: str) -> OutputPaths:
-        """Batsim's naming: ``PREFIX_jobs.csv``, ``PREFIX_schedule.csv``, ``..._metrics.json``."""
+    def with_prefix(cls, prefix: str, *, schedule_trace: bool = False) -> OutputPaths:
+        """Batsim's naming: ``PREFIX_jobs.csv``, ``PREFIX_schedule.csv``, ``..._metrics.json``.
+
+        ``schedule_trace``: also ``PREFIX_schedule.trace``.
+        """
         return cls(Path(f"{prefix}_jobs.csv"), Path(f"{prefix}_schedule.csv"),
-                   Path(f"{prefix}_metrics.json"), Path(f"{prefix}_machine_states.csv"))
+                   Path(f"{prefix}_metrics.json"), Path(f"{prefix}_machine_states.csv"),
+                   Path(f"{prefix}_schedule.trace") if schedule_trace else None)
 
     def create_parents(self) -> None:
         """Make the output folders (an unwritable place fails here, before simulating)."""
-        for path in (self.jobs, self.schedule, self.metrics, self.machine_states):
+        for path in (self.jobs, self.schedule, self.metrics, self.machine_states,
+                     self.schedule_trace):
             if path is None:
                 continue
             try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time as _time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Platform
@@ -32,6 +32,9 @@ from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.parts import Parts
 from batpolicy.scheduler.sim.server import Scheduler
 from batpolicy.scheduler.sim.zero_latency import ZeroLatencyDriver
+
+if TYPE_CHECKING:
+    from batpolicy.scheduler.io.paje import PajeTraceWriter
 
 __all__ = ["Driver", "DriverFactory", "Scheduler", "Simulator"]
 
@@ -119,6 +122,28 @@ class Simulator:
         machines = self.parts.books.machines
         machines.rows_sink = sink
         machines.state_rows = [] if sink is not None else None
+
+    def end_clock(self) -> float:
+        """Batsim's clock once the scheduler acknowledged SIMULATION_ENDS: its outputs' end.
+
+        On a zero-latency platform the acknowledgement takes no time.
+        """
+        return self.now
+
+    @property
+    def machine_names(self) -> list[str]:
+        """Batsim's machines by id: the compute machines kept, then the storage hosts."""
+        return [*self.parts.books.machines.names, *(m.name for m in self.platform.storage)]
+
+    def trace_schedule(self, writer: PajeTraceWriter) -> None:
+        """Tell ``writer`` every job start, end and kill: Batsim's ``_schedule.trace``.
+
+        :mod:`.schedule_trace` wraps the run's parts (nothing more per event untraced);
+        the caller ends the trace with :meth:`~PajeTraceWriter.finish` after :meth:`run`.
+        """
+        from batpolicy.scheduler.sim.schedule_trace import attach
+
+        attach(self.parts, writer)
 
     def job_model_stats(self) -> dict[str, Any]:
         """Statistics of the job models that keep some (co-allocation penalty...)."""

@@ -113,6 +113,11 @@ class LatencySimulator(Simulator):
                          on_record=on_record, driver=LatencyDriver.factory(delays))
         self.delays = delays
 
+    def end_clock(self) -> float:
+        """The time the reply to SIMULATION_ENDS (SCHED_READY) reaches the server."""
+        latency, transfer = self.delays.from_master
+        return (self.now + latency) + transfer
+
 
 # ---------------------------------------------------------------------- actors
 @dataclass(slots=True)

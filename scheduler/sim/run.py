@@ -9,6 +9,9 @@ run goes:
 - ``schedule.csv``: Batsim's ``_schedule.csv``, written at the end, also after an error;
 - ``machine_states.csv``: Batsim's ``_machine_states.csv``, a row at each job start and
   end (:mod:`~batpolicy.scheduler.io.machine_states`), when ``paths`` names it;
+- ``schedule.trace``: Batsim's Pajé ``_schedule.trace``, lines at each job start and end
+  (:mod:`~batpolicy.scheduler.io.paje`), its end once the run is complete, when ``paths``
+  names it;
 - ``metrics.json``: :func:`~batpolicy.scheduler.io.metrics.run_metrics` (docs/metrics.md),
   and ``"error"`` when the run stopped on one;
 - optionally the whole conversation as a msgpack transcript (``record``).
@@ -182,6 +185,13 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
             if paths.machine_states is not None else None
         if states is not None:
             simulator.trace_machine_states(states.write_rows)
+        trace = None
+        if paths.schedule_trace is not None:
+            from batpolicy.scheduler.io.paje import PajeTraceWriter
+
+            trace = PajeTraceWriter(paths.schedule_trace, simulator.machine_names,
+                                    sharing=simulator.options.compute_sharing)
+            simulator.trace_schedule(trace)
         try:
             simulator.run(scheduler)
         except BaseException as exc:
@@ -197,6 +207,11 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
                 if close_record is not None:
                     close_record()
                 result = simulator.result()
+                if trace is not None:  # Batsim ends the trace only at the simulation's end
+                    if error is None:
+                        trace.finish(simulator.end_clock())
+                    else:
+                        trace.close()
                 wall = time.perf_counter() - began
                 write_schedule_csv(paths.schedule, result)
                 energy = simulator.parts.energy

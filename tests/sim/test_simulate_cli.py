@@ -154,7 +154,7 @@ def test_a_policy_that_raises_leaves_the_outputs_of_what_was_done(
     monkeypatch.setattr(registry, "POLICIES", policies)
     out = tmp_path / "out"
     status = cli.main(["simulate", "--policy", _FailingFcfs.name, *inputs, "-o", str(out),
-                       "--no-progress"])
+                       "--no-progress", "--schedule-trace"])
     err = capsys.readouterr().err
     assert status != 0
     errors = [line for line in _error_lines(err) if "ERROR" in line]
@@ -180,6 +180,9 @@ def test_a_policy_that_raises_leaves_the_outputs_of_what_was_done(
     schedule = dict(zip(header.split(","), row.split(","), strict=True))
     assert int(schedule["nb_jobs_finished"]) == len(partial)
     assert int(schedule["nb_jobs"]) == len(partial) + metrics["nb_jobs_open"]
+    # the Pajé trace keeps its events, without the end an aborted Batsim does not write
+    trace = (out / "schedule.trace").read_text()
+    assert trace.count("\n5 j") >= len(partial) and "# End of events" not in trace
 
 
 def test_simulate_record_writes_a_transcript_that_reads_back_and_replays(
