@@ -227,8 +227,18 @@ class LatencyDriver:
             parts.energy.deliver = self._switched
 
     def _switched(self, machine: int, on_receive: Callable[[], None]) -> None:
-        """switch_on/off_machine_process: SWITCHED_ON/OFF put from the machine."""
-        self.post(_Put(self.delays.from_machine(machine), on_receive, src=machine))
+        """switch_on/off_machine_process: SWITCHED_ON/OFF put from the machine.
+
+        After its one flop the actor sets the machine's pstate (``Host::set_pstate``, a
+        simcall) before it puts: one scheduling round later, behind the puts of the
+        actors woken at the same date that put at once (the reply actor's next message
+        after a decision the server received then).
+        """
+        def put() -> None:
+            """The actor's put, once its pstate is set."""
+            self.post(_Put(self.delays.from_machine(machine), on_receive, src=machine))
+        self._reports_in_flight += 1  # the server must not end meanwhile
+        self._later.append([1, put])
 
     @classmethod
     def factory(cls, delays: MessageDelays) -> Callable[[Parts, list[Any]], LatencyDriver]:

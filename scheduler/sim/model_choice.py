@@ -93,6 +93,11 @@ class ModelChoice:
             except ConfigError as exc:
                 raise InputError(str(exc), path=workload.source, job=job.id,
                                  field="job_model") from None
+        for model in {id(m): m for m, _ in used}.values():
+            # files the profiles name (usage_trace), checked as Batsim loads the workload
+            read_files = getattr(model, "read_files", None)
+            if read_files is not None:
+                read_files(workload.name, workload.source, workload.profiles)
         for model, profile in used:
             try:
                 model.check(workload.name, profile, workload.profiles)

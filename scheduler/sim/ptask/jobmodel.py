@@ -28,6 +28,12 @@ links with the running tasks, slowing them while it lasts, and seen by the host-
 plugin like any other action. Batsim's actors' sleeps (:meth:`PtaskModel.actor_sleep`)
 are sleep actions of the same model, so that SimGrid's clock, the sum of the model's
 update deltas, dates everything the actors do.
+
+``usage_trace`` profiles (:mod:`.usage_trace`) always run on the shared model: each rank
+of the trace a sequence of one-host tasks on its host, then a 4-byte message to the job
+actor on the allocation's first machine (:class:`~.runner.JobRunner`). Batsim checks the
+trace file when it loads the workload (:meth:`PtaskModel.read_files`); the rank files
+are read when a job first runs the profile.
 """
 
 from __future__ import annotations
@@ -47,10 +53,19 @@ from batpolicy.scheduler.sim.ptask.runner import JobRunner
 from batpolicy.scheduler.sim.ptask.tasks import (
     COMMUNICATING,
     SEQUENCES,
+    Leaf,
     check_ptask_profile,
     communicates,
     leaf_task,
     program,
+)
+from batpolicy.scheduler.sim.ptask.usage_trace import (
+    RankTrace,
+    UsageTrace,
+    check_trace_field,
+    cores_to_use,
+    rank_hosts,
+    read_usage_trace,
 )
 from batpolicy.scheduler.sim.routes import UnsupportedRoute, read_routes
 
@@ -62,6 +77,7 @@ FAR = 1e300
 _SUCCESS = JobState.COMPLETED_SUCCESSFULLY
 _FAILED = JobState.COMPLETED_FAILED
 _WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
+USAGE_TRACE = "usage_trace"
 
 
 def needs_ptask(profiles: Mapping[str, Mapping[str, Any]]) -> bool:
@@ -193,8 +209,28 @@ class PtaskModel(JobModel, InstantModel):
         #: Of the jobs ended at the last instant, whether each completed in time (True,
         #: even at its walltime) or reached its walltime (read by the moving-ends part).
         self.verdicts: dict[str, bool] = {}
+        #: Each machine's core count (the shared model's hosts), once it is set up.
+        self._cores: list[int] = []
+        #: The workload files read (name -> path) and their usage_trace profiles'
+        #: (definition, trace files), by (workload, profile); the ranks' actions once read.
+        self._sources: dict[str, str | None] = {}
+        self._traces: dict[tuple[str, str], tuple[Mapping[str, Any], UsageTrace]] = {}
+        self._rank_traces: dict[tuple[str, str], tuple[RankTrace, ...]] = {}
 
     # ------------------------------------------------------------------ checks
+    def read_files(self, workload: str, source: str | None,
+                   profiles: Mapping[str, Mapping[str, Any]]) -> None:
+        """Batsim's checks of the files a workload file's profiles name, as it loads it.
+
+        Every ``usage_trace`` profile's trace file must exist (``Profile::from_json``),
+        used or not; its lines give the rank files, read when a job runs.
+        """
+        self._sources[workload] = source
+        for name, profile in profiles.items():
+            if isinstance(profile, dict) and profile.get("type") == USAGE_TRACE:
+                self._traces[workload, name] = (
+                    profile, check_trace_field(profile, workload, name, source))
+
     def check(self, workload: str, name: str, profiles: Mapping[str, dict[str, Any]]) -> None:
         """Batsim's checks of the profile and of its tasks' amounts."""
         self._check_tree(workload, name, profiles, 0)
@@ -213,6 +249,16 @@ class PtaskModel(JobModel, InstantModel):
             return
         if isinstance(profile, dict):
             check_ptask_profile(profile, f"{workload}!{name}")
+        if kind == USAGE_TRACE:
+            known = self._traces.get((workload, name))
+            if known is None or known[0] != profile:
+                # registered by the scheduler: Batsim takes these from workload files only
+                check_trace_field(profile, workload, name, None)
+            ret = profile.get("ret", 0)
+            if not isinstance(ret, int) or isinstance(ret, bool):
+                raise InputError(f"'ret' must be an integer, got {ret!r}",
+                                 field=f"{workload}!{name}")
+            return
         if kind not in COMMUNICATING:
             check_profile(workload, name, profiles)
 
@@ -240,6 +286,7 @@ class PtaskModel(JobModel, InstantModel):
             self._queue = self._wake.queue = ctx.queue
             if platform.source is None:
                 cpus = [(float(speed), 1) for speed in ctx.machines.speeds]
+                self._cores = [1] * len(cpus)
                 self._runner = JobRunner(L07Model(cpus, lambda a, b: []), ctx.queue.now)
                 self._listen(ctx)
                 return self._runner
@@ -263,8 +310,9 @@ class PtaskModel(JobModel, InstantModel):
                 """The links from machine ``a`` to machine ``b``."""
                 return routes.links(names[a], names[b])
 
-            self._runner = JobRunner(L07Model([routes.host_cpu[n] for n in names], route),
-                                     ctx.queue.now)
+            cpus = [routes.host_cpu[n] for n in names]
+            self._cores = [int(cores) for _, cores in cpus]
+            self._runner = JobRunner(L07Model(cpus, route), ctx.queue.now)
             self._listen(ctx)
         return self._runner
 
@@ -343,7 +391,7 @@ class PtaskModel(JobModel, InstantModel):
         jobs may share; or Batsim's messages go through the shared model, which then dates
         every job's end as SimGrid does (its summed clock, not ``start + duration``).
         """
-        if self._master is not None:
+        if self._master is not None or (self._traces and self._runs_usage_trace(job, ctx)):
             return True
         executors = _executors(job)
         if len(set(executors)) != len(executors) or getattr(job, "io_job", None):
@@ -360,6 +408,21 @@ class PtaskModel(JobModel, InstantModel):
             return any(p.get("type") != "delay"
                        for _, _, p in program(job.profile, job.profile_data, definition))
         return False
+
+    @staticmethod
+    def _runs_usage_trace(job: Any, ctx: Any) -> bool:
+        """Whether the job's profile is (or its sequence holds) a usage trace."""
+        kind = job.profile_data.get("type")
+        if kind == USAGE_TRACE:
+            return True
+        if kind not in SEQUENCES:
+            return False
+
+        def definition(n: str) -> Mapping[str, Any]:
+            """A profile of the job's workload, by name."""
+            return ctx.profile_definition(job.workload, n)
+        return any(p.get("type") == USAGE_TRACE
+                   for _, _, p in program(job.profile, job.profile_data, definition))
 
     def host_load(self, job: Any, ctx: Any) -> dict[int, float] | None:
         """The power model's load of a closed-form job; None: :class:`TaskPower` tells it."""
@@ -417,8 +480,12 @@ class PtaskModel(JobModel, InstantModel):
         return runner.progress(job.id, job.profile, now)
 
     def in_solver(self, job: Any) -> bool:
-        """Whether the job ran on the shared model (its end is one of the solver's dates)."""
-        return job.id in self._mine
+        """Whether the job ran on the shared model (its end is one of the solver's dates).
+
+        Once Batsim's messages go through the model every job does, even one an instant
+        since its end has already dropped from the model's books.
+        """
+        return self._master is not None or job.id in self._mine
 
     def job_reported(self, job: Any, now: float) -> None:
         """The job's actor has ended: its JOB_COMPLETED reached the server (driver's call).
@@ -488,8 +555,11 @@ class PtaskModel(JobModel, InstantModel):
         verdicts = self.verdicts = dict.fromkeys(moves, True)
         for job_id in runner.timed_out():
             job = running.get(job_id)
-            if job is not None:  # killed at start + walltime
-                moves[job_id] = max(now, job.start + job.walltime)
+            if job is not None:
+                # with Batsim's messages on the model its clock is SimGrid's: the job
+                # actor's timer ends at this update; else killed at start + walltime
+                moves[job_id] = now if self._master is not None else max(
+                    now, job.start + job.walltime)
                 verdicts[job_id] = False
         return moves
 
@@ -499,8 +569,10 @@ class PtaskModel(JobModel, InstantModel):
             return ctx.profile_definition(job.workload, n)
         executors = _executors(job)
         mapping = job.storage_mapping
-        leaves = [(path, leaf_task(name, profile, executors, f"{job.workload}!{name}", mapping,
-                                   self._storage_ids))
+        leaves = [(path, self._usage_leaf(job, name, profile, executors)
+                   if profile.get("type") == USAGE_TRACE else
+                   leaf_task(name, profile, executors, f"{job.workload}!{name}", mapping,
+                             self._storage_ids))
                   for path, name, profile in program(job.profile, job.profile_data, definition)]
         io_job = getattr(job, "io_job", None)
         if not io_job:
@@ -511,6 +583,34 @@ class PtaskModel(JobModel, InstantModel):
                           definition, where)
         return [(path, merged_leaf(leaf, name, profile, io_alloc, where))
                 for (path, leaf), (name, profile) in zip(leaves, ios, strict=True)]
+
+    def _usage_leaf(self, job: Any, name: str, profile: Mapping[str, Any],
+                    executors: Sequence[int]) -> Leaf:
+        """A usage trace's ranks on the job's machines (``execute_task``, USAGE_TRACE).
+
+        Rank ``r`` runs on the executor ``smpi_ranks_to_hosts_mapping[r]`` of the job, or
+        ``r`` modulo its requested resources; each ``m_usage`` line a task of
+        ``max(round(usage x cores), 1)`` executors of its flops on that host; the job
+        actor receiving the ranks' messages runs on the allocation's first machine.
+        """
+        where = f"{job.workload}!{name}"
+        key = (job.workload, name)
+        ranks = self._rank_traces.get(key)
+        if ranks is None:
+            known = self._traces.get(key)
+            if known is None:  # checked at load: a workload file's profile
+                raise InputError("usage_trace profile not read from a workload file",
+                                 field=where)
+            source = self._sources.get(job.workload)
+            ranks = self._rank_traces[key] = read_usage_trace(known[1], where, source)
+        hosts = rank_hosts(len(ranks), executors, job.raw.get("smpi_ranks_to_hosts_mapping"),
+                           int(job.res), where, job.id)
+        cores = self._cores
+        return Leaf(name, ranks=tuple(
+            (host, tuple((cores_to_use(usage, cores[host]), flops)
+                         for usage, flops in rank.actions))
+            for host, rank in zip(hosts, ranks, strict=True)),
+            receiver=job.alloc.min(), ret=int(profile.get("ret", 0)))
 
 
 def _executors(job: Any) -> Sequence[int]:

@@ -21,6 +21,14 @@ updates (``EngineImpl::solve``: ``now_ += time_delta``), so the runner keeps bot
 SimGrid does. :meth:`JobRunner.sleep` runs an actor's sleep (a submitter, a reply or a
 waiter actor of Batsim) the same way.
 
+A usage trace (a leaf with ``ranks``, :mod:`.usage_trace`) is Batsim's
+``execute_task`` for ``USAGE_TRACE``: one actor per rank, each running its one-host tasks
+one after the other, then putting a 4-byte message on the job actor's mailbox; the job
+actor receives them one at a time (a communication starts once both the put and the
+job actor's next get are there, in the order of the puts) and the leaf ends with the
+last one received. Its walltime reached, the job actor kills the rank actors: their
+tasks and message leave the model at once.
+
 Time: :meth:`JobRunner.next_time` is the soonest instant something changes (a task ends,
 a latency is paid, a sleep ends); the caller must call :meth:`JobRunner.advance_to` at
 that instant and at every instant it starts or kills a job, before doing so.
@@ -28,6 +36,7 @@ that instant and at every instant it starts or kills a job, before doing so.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,11 +75,30 @@ class _Run:
     #: task's length and each parallel task's elapsed time (``do_delay_task``,
     #: ``execute_parallel_task``), what a delay task is compared with.
     remaining: float | None = None
+    #: Its current leaf's rank actors when that leaf is a usage trace.
+    usage: _Usage | None = None
 
 
-def _current_serial(run: _Run) -> int:
-    """When ``run``'s current task or sleep began, in the runner's count of actions."""
-    return run.serial
+@dataclass(slots=True, eq=False)
+class _Usage:
+    """A usage trace leaf running: each rank's position, the messages to the job actor."""
+
+    leaf: Leaf
+    #: The index of each rank's next task in its trace.
+    pos: list[int]
+    #: Running tasks' keys -> their rank (creation order).
+    tasks: dict[Hashable, int] = field(default_factory=dict)
+    #: Ranks whose put waits for the job actor's next get, in put order.
+    queue: deque[int] = field(default_factory=deque)
+    #: The message being received (key, rank), None while the job actor waits.
+    comm: tuple[Hashable, int] | None = None
+    #: Ranks whose message has not been received yet.
+    left: int = 0
+
+
+def _first(entry: tuple[int, Any, Any]) -> int:
+    """An entry's serial: when its action began, in the runner's count of actions."""
+    return entry[0]
 
 
 class JobRunner:
@@ -117,6 +145,8 @@ class JobRunner:
         run = self._runs.pop(job_id, None)
         if run is not None and run.task is not None:
             self.model.cancel(run.task)
+        if run is not None and run.usage is not None:
+            self._kill_ranks(run)
         self._planned = None
 
     def send(self, src: int, dst: int, size: float, on_arrival: Callable[[], None]) -> None:
@@ -182,7 +212,15 @@ class JobRunner:
         run.sleep_left = None
         self._serial += 1
         run.serial = self._serial
-        if leaf.delay is not None:
+        if leaf.ranks is not None:
+            # the job actor creates the rank actors, then waits on its mailbox; the
+            # actors start in rank order
+            usage = run.usage = _Usage(leaf, [0] * len(leaf.ranks), left=len(leaf.ranks))
+            for rank in range(len(leaf.ranks)):
+                self._rank_next(run, usage, rank)
+            if usage.left == 0:
+                self._finish_leaf(run, done)
+        elif leaf.delay is not None:
             remaining = run.remaining if run.remaining is not None else (
                 None if run.deadline is None else run.deadline - self.now)
             run.sleep_to_deadline = remaining is not None and leaf.delay >= remaining
@@ -192,12 +230,70 @@ class JobRunner:
             run.task = (run.job_id, self._serial)
             self.model.start(run.task, leaf.hosts, leaf.flops, leaf.bytes)
 
+    def _rank_next(self, run: _Run, usage: _Usage, rank: int) -> None:
+        """Rank ``rank`` starts its next task, or puts its message once it has none left.
+
+        A task is ``usage_trace_replayer``'s: ``executors`` times the rank's host, FLOPS
+        on each, no communication.
+        """
+        host, actions = usage.leaf.ranks[rank]  # type: ignore[index]
+        index = usage.pos[rank]
+        if index < len(actions):
+            usage.pos[rank] = index + 1
+            executors, flops = actions[index]
+            self._serial += 1
+            key = (run.job_id, self._serial)
+            usage.tasks[key] = rank
+            self.model.start(key, (host,) * executors, (flops,) * executors, None)
+            return
+        usage.queue.append(rank)
+        self._receive(run, usage)
+
+    def _receive(self, run: _Run, usage: _Usage) -> None:
+        """The job actor's get meets the oldest put waiting: its 4-byte message starts."""
+        if usage.comm is not None or not usage.queue:
+            return
+        rank = usage.queue.popleft()
+        self._serial += 1
+        key = (run.job_id, self._serial)
+        usage.comm = (key, rank)
+        self.model.communicate(key, usage.leaf.ranks[rank][0],  # type: ignore[index]
+                               usage.leaf.receiver, 4.0)
+
+    def _usage_event(self, run: _Run, key: Hashable, done: list[tuple[str, int]]) -> None:
+        """One of a usage trace's actions ended: a rank's task or a message received."""
+        usage = run.usage
+        if usage is None or run.timed_out:
+            return
+        rank = usage.tasks.pop(key, None)
+        if rank is not None:
+            self._rank_next(run, usage, rank)
+            return
+        if usage.comm is not None and usage.comm[0] == key:
+            usage.comm = None
+            usage.left -= 1
+            if usage.left == 0:
+                self._finish_leaf(run, done)
+            else:
+                self._receive(run, usage)
+
+    def _kill_ranks(self, run: _Run) -> None:
+        """The rank actors are killed: their tasks and message leave the model."""
+        usage, run.usage = run.usage, None
+        if usage is None:
+            return
+        for key in usage.tasks:
+            self.model.cancel(key)
+        if usage.comm is not None:
+            self.model.cancel(usage.comm[0])
+
     def _finish_leaf(self, run: _Run, done: list[tuple[str, int]]) -> None:
         leaf = run.leaves[run.index][1]
         if run.remaining is not None:
             run.remaining -= leaf.delay if leaf.delay is not None else self.now - run.since
         run.task = None
         run.sleep_left = None
+        run.usage = None
         if leaf.ret != 0:
             del self._runs[run.job_id]
             done.append((run.job_id, leaf.ret))
@@ -248,10 +344,24 @@ class JobRunner:
                 woken.append((serial, entry[1]))
         messages = self._messages
         finished = set(ended)
+        # SimGrid ends the actions of one update in their creation order (its started
+        # set), so the jobs whose task or sleep ends now go on in that order; a usage
+        # trace's actions each in its place
+        entries: list[tuple[int, _Run, Hashable | None]] = []
+        for run in self._runs.values():
+            usage = run.usage
+            hits = [] if usage is None or not finished else [
+                key for key in (*usage.tasks, usage.comm[0] if usage.comm else None)
+                if key is not None and key in finished]
+            if hits:
+                entries.extend((key[1], run, key) for key in hits)  # type: ignore[index]
+            else:
+                entries.append((run.serial, run, None))
+        entries.sort(key=_first)
         if woken or messages:
             # the oldest action of a job (task or sleep) that ends now
-            oldest = min((run.serial for run in self._runs.values()
-                          if (run.task is not None and run.task in finished)
+            oldest = min((serial for serial, run, key in entries
+                          if key is not None or (run.task is not None and run.task in finished)
                           or run.job_id in slept), default=None)
             woken.extend((key[1], messages.pop(key)) for key in ended if key in messages)
             woken.sort(key=lambda item: item[0])
@@ -260,10 +370,13 @@ class JobRunner:
         self.now = now
         self._planned = None
         done: list[tuple[str, int]] = []
-        # SimGrid ends the actions of one update in their creation order (its started
-        # set), so the jobs whose task or sleep ends now go on in that order
-        for run in sorted(self._runs.values(), key=_current_serial):
-            if run.timed_out:  # nobody waits for its task any more
+        usages: list[_Run] = []
+        for _, run, key in entries:
+            if key is not None or run.usage is not None:
+                if key is not None:
+                    self._usage_event(run, key, done)
+                usages.append(run)
+            elif run.timed_out:  # nobody waits for its task any more
                 if run.task is not None and run.task in finished:
                     run.task = None
             elif run.task is not None and run.task in finished:
@@ -280,11 +393,18 @@ class JobRunner:
                     self._finish_leaf(run, done)
             elif run.deadline is not None and run.deadline - now < SURF_PRECISION:
                 self._time_out(run)  # the timer is a sleep: it ends up to 1e-9 s early
+        for run in dict.fromkeys(usages):
+            # a usage trace still receiving when its get's timer ends: walltime reached
+            if (run.usage is not None and not run.timed_out and run.job_id in self._runs
+                    and run.deadline is not None and run.deadline - now < SURF_PRECISION):
+                self._time_out(run)
         return done
 
     def _time_out(self, run: _Run) -> None:
         run.timed_out = True
         self._timed_out.append(run.job_id)
+        if run.usage is not None:
+            self._kill_ranks(run)
 
     def progress(self, job_id: str, name: str, now: float) -> dict[str, Any]:
         """Batsim's ``job_progress`` entry of a job killed at ``now``.
@@ -295,7 +415,9 @@ class JobRunner:
         """
         run = self._runs[job_id]
         path, leaf = run.leaves[min(run.index, len(run.leaves) - 1)]
-        if run.task is not None:
+        if leaf.ranks is not None:
+            value = 0.0  # BatTask::compute_leaf_progress: not implemented for usage traces
+        elif run.task is not None:
             task = self.model.tasks.get(run.task)
             remains = 0.0 if task is None else task.remains - task.variable.value * (
                 now - self.now)
