@@ -23,13 +23,23 @@ SAME_DATE = 1e-9
 
 
 class ActorHost(Protocol):
-    """What an actor needs of its driver: to sleep, and to put on the server's mailbox."""
+    """What actors need of the driver that runs them (:class:`~.latency.LatencyDriver`)."""
+
+    @property
+    def now(self) -> float:
+        """Batsim's current simulated time."""
+
+    def at(self, when: float, callback: Callable[[], None]) -> None:
+        """Run ``callback`` at ``when``."""
 
     def sleep(self, duration: float, then: Callable[[], None]) -> None:
         """Sleep ``duration`` seconds, then call ``then``."""
 
     def post(self, put: Put) -> None:
         """A blocking put on the server's mailbox."""
+
+    def reply_program(self, reply: t.Reply) -> Program:
+        """The REQ-REP actor's program for the scheduler's ``reply``."""
 
 
 @dataclass(slots=True)

@@ -16,12 +16,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from batpolicy.protocol import types as t
-from batpolicy.scheduler.sim.latency_actors import SAME_DATE, Actor, Put
+from batpolicy.scheduler.sim.latency_actors import SAME_DATE, Actor, ActorHost, Put
 from batpolicy.scheduler.sim.server import Scheduler
 from batpolicy.scheduler.sim.wire import wire_time
 
 if TYPE_CHECKING:
-    from batpolicy.scheduler.sim.latency import LatencyDriver
     from batpolicy.scheduler.sim.parts import Parts
 
 __all__ = ["ServerProcess"]
@@ -30,7 +29,7 @@ __all__ = ["ServerProcess"]
 class ServerProcess:
     """``server_process``: the server's mailbox, one message at a time (module docstring)."""
 
-    def __init__(self, driver: LatencyDriver, parts: Parts) -> None:
+    def __init__(self, driver: ActorHost, parts: Parts) -> None:
         self._driver = driver
         self._queue = parts.queue
         self._books = parts.books

@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.io.model import JobSpec
-from batpolicy.scheduler.sim.latency_actors import Actor, Program, Put, Sleep
+from batpolicy.scheduler.sim.latency_actors import Actor, ActorHost, Program, Put, Sleep
 from batpolicy.scheduler.sim.wire import wire_time
 
 if TYPE_CHECKING:
     from batpolicy.scheduler.sim.delays import MessageDelays
-    from batpolicy.scheduler.sim.latency import LatencyDriver
     from batpolicy.scheduler.sim.parts import Parts
 
 __all__ = ["Submitters"]
@@ -33,7 +32,7 @@ _NO_MORE_EVENTS = t.NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value
 class Submitters:
     """Batsim's static job submitters (one per workload) and its event submitter."""
 
-    def __init__(self, driver: LatencyDriver, parts: Parts, delays: MessageDelays) -> None:
+    def __init__(self, driver: ActorHost, parts: Parts, delays: MessageDelays) -> None:
         self._driver = driver
         self._books = parts.books
         self._server = parts.server
