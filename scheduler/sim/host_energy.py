@@ -33,12 +33,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from batpolicy.platforms.power import HostPower
-
-if TYPE_CHECKING:
-    from batpolicy.scheduler.sim.energy import EnergyPart
 
 __all__ = ["HostEnergyPlugin", "HostLoad", "TaskPower", "profile_load"]
 
@@ -232,7 +229,9 @@ class HostEnergyPlugin:
 class TaskPower:
     """SimGrid's host-energy plugin listening to the parallel-task model (module docstring).
 
-    Told each task's start and end by the model (:attr:`L07Model.listener
+    ``energy`` is the energy part (:class:`~.energy.EnergyPart`): its
+    :attr:`~.energy.EnergyPart.host_energy` plugin is told each task's start and end by
+    the model (:attr:`L07Model.listener
     <batpolicy.scheduler.sim.ptask.l07.L07Model.listener>`); :meth:`instant_done` hands
     the plugin the loads of the hosts of running or ended tasks once the model has
     solved the next interval. Hosts beyond the compute machines (storage) are left out.
@@ -242,7 +241,7 @@ class TaskPower:
 
     __slots__ = ("_plugin", "_model", "_n", "_left")
 
-    def __init__(self, energy: EnergyPart, model: Any) -> None:
+    def __init__(self, energy: Any, model: Any) -> None:
         self._plugin = energy.host_energy
         self._model = model
         self._n = len(self._plugin.hosts)
