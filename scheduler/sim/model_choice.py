@@ -31,7 +31,7 @@ def with_default_model(options: SimOptions, workloads: Sequence[Workload]) -> Si
     they move data, map executors onto one machine or share machines, and the others
     in closed form; it is the default for Batsim JSON workloads and with compute
     sharing, when the options leave the default (``profile``), with ``-E`` as without
-    (the energy part follows its tasks' loads, :class:`~.energy.TaskPower`).
+    (the energy part follows its tasks' loads, :class:`~.host_energy.TaskPower`).
     """
     if options.default_job_model == "profile" and (options.compute_sharing or any(
             (w.source or "").endswith(".json") for w in workloads)):
