@@ -44,7 +44,7 @@ from typing import Any, ClassVar
 from batpolicy.errors import InputError
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.sim.core import COMPLETION
-from batpolicy.scheduler.sim.energy import TaskPower, profile_load
+from batpolicy.scheduler.sim.host_energy import TaskPower, profile_load
 from batpolicy.scheduler.sim.instant import InstantModel
 from batpolicy.scheduler.sim.models import JobModel, ProfileModel
 from batpolicy.scheduler.sim.ptask.l07 import L07Model

@@ -36,7 +36,6 @@ that instant and at every instant it starts or kills a job, before doing so.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +43,7 @@ from typing import Any
 from batpolicy.scheduler.sim.ptask.l07 import L07Model
 from batpolicy.scheduler.sim.ptask.lmm import SURF_PRECISION, double_update
 from batpolicy.scheduler.sim.ptask.tasks import Leaf
+from batpolicy.scheduler.sim.ptask.usage_ranks import RankActors
 
 __all__ = ["JobRunner"]
 
@@ -76,24 +76,7 @@ class _Run:
     #: ``execute_parallel_task``), what a delay task is compared with.
     remaining: float | None = None
     #: Its current leaf's rank actors when that leaf is a usage trace.
-    usage: _Usage | None = None
-
-
-@dataclass(slots=True, eq=False)
-class _Usage:
-    """A usage trace leaf running: each rank's position, the messages to the job actor."""
-
-    leaf: Leaf
-    #: The index of each rank's next task in its trace.
-    pos: list[int]
-    #: Running tasks' keys -> their rank (creation order).
-    tasks: dict[Hashable, int] = field(default_factory=dict)
-    #: Ranks whose put waits for the job actor's next get, in put order.
-    queue: deque[int] = field(default_factory=deque)
-    #: The message being received (key, rank), None while the job actor waits.
-    comm: tuple[Hashable, int] | None = None
-    #: Ranks whose message has not been received yet.
-    left: int = 0
+    usage: RankActors | None = None
 
 
 def _first(entry: tuple[int, Any, Any]) -> int:
@@ -118,6 +101,11 @@ class JobRunner:
         #: Told the job id when one of its sleeps (a delay task) ends: SimGrid's sleep
         #: action on the job actor's host changes state then (a power model listens).
         self.on_sleep_end: Callable[[str], None] | None = None
+
+    def _next_serial(self) -> int:
+        """One more action started: its serial (the order actions began in)."""
+        self._serial += 1
+        return self._serial
 
     def __contains__(self, job_id: object) -> bool:
         return job_id in self._runs
@@ -213,12 +201,8 @@ class JobRunner:
         self._serial += 1
         run.serial = self._serial
         if leaf.ranks is not None:
-            # the job actor creates the rank actors, then waits on its mailbox; the
-            # actors start in rank order
-            usage = run.usage = _Usage(leaf, [0] * len(leaf.ranks), left=len(leaf.ranks))
-            for rank in range(len(leaf.ranks)):
-                self._rank_next(run, usage, rank)
-            if usage.left == 0:
+            run.usage = RankActors(leaf, self.model, run.job_id, self._next_serial)
+            if run.usage.start():
                 self._finish_leaf(run, done)
         elif leaf.delay is not None:
             remaining = run.remaining if run.remaining is not None else (
@@ -230,62 +214,17 @@ class JobRunner:
             run.task = (run.job_id, self._serial)
             self.model.start(run.task, leaf.hosts, leaf.flops, leaf.bytes)
 
-    def _rank_next(self, run: _Run, usage: _Usage, rank: int) -> None:
-        """Rank ``rank`` starts its next task, or puts its message once it has none left.
-
-        A task is ``usage_trace_replayer``'s: ``executors`` times the rank's host, FLOPS
-        on each, no communication.
-        """
-        host, actions = usage.leaf.ranks[rank]  # type: ignore[index]
-        index = usage.pos[rank]
-        if index < len(actions):
-            usage.pos[rank] = index + 1
-            executors, flops = actions[index]
-            self._serial += 1
-            key = (run.job_id, self._serial)
-            usage.tasks[key] = rank
-            self.model.start(key, (host,) * executors, (flops,) * executors, None)
-            return
-        usage.queue.append(rank)
-        self._receive(run, usage)
-
-    def _receive(self, run: _Run, usage: _Usage) -> None:
-        """The job actor's get meets the oldest put waiting: its 4-byte message starts."""
-        if usage.comm is not None or not usage.queue:
-            return
-        rank = usage.queue.popleft()
-        self._serial += 1
-        key = (run.job_id, self._serial)
-        usage.comm = (key, rank)
-        self.model.communicate(key, usage.leaf.ranks[rank][0],  # type: ignore[index]
-                               usage.leaf.receiver, 4.0)
-
     def _usage_event(self, run: _Run, key: Hashable, done: list[tuple[str, int]]) -> None:
         """One of a usage trace's actions ended: a rank's task or a message received."""
         usage = run.usage
-        if usage is None or run.timed_out:
-            return
-        rank = usage.tasks.pop(key, None)
-        if rank is not None:
-            self._rank_next(run, usage, rank)
-            return
-        if usage.comm is not None and usage.comm[0] == key:
-            usage.comm = None
-            usage.left -= 1
-            if usage.left == 0:
-                self._finish_leaf(run, done)
-            else:
-                self._receive(run, usage)
+        if usage is not None and not run.timed_out and usage.on_event(key):
+            self._finish_leaf(run, done)
 
     def _kill_ranks(self, run: _Run) -> None:
         """The rank actors are killed: their tasks and message leave the model."""
         usage, run.usage = run.usage, None
-        if usage is None:
-            return
-        for key in usage.tasks:
-            self.model.cancel(key)
-        if usage.comm is not None:
-            self.model.cancel(usage.comm[0])
+        if usage is not None:
+            usage.kill()
 
     def _finish_leaf(self, run: _Run, done: list[tuple[str, int]]) -> None:
         leaf = run.leaves[run.index][1]
@@ -351,8 +290,7 @@ class JobRunner:
         for run in self._runs.values():
             usage = run.usage
             hits = [] if usage is None or not finished else [
-                key for key in (*usage.tasks, usage.comm[0] if usage.comm else None)
-                if key is not None and key in finished]
+                key for key in usage.keys() if key in finished]
             if hits:
                 entries.extend((key[1], run, key) for key in hits)  # type: ignore[index]
             else:
