@@ -27,21 +27,19 @@ machine_states.csv and, with ``-E``, consumed_energy.csv and pstate_changes.csv)
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import random
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 sys.path.insert(0, str(HERE))
 
-from batsim_testsuite import save_table, summary  # noqa: E402
 from energy_own_cases import PLATFORMS as ENERGY_PLATFORMS  # noqa: E402
 from energy_own_cases import VARIANTS as ENERGY_VARIANTS  # noqa: E402
+from energy_own_cases import run_matrix  # noqa: E402
 
 import batsim_suite  # noqa: E402
 
@@ -161,49 +159,11 @@ def cases(work: Path) -> list[batsim_suite.Case]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the matrix and print (or save) the table."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--batsim-prefix", type=Path, default=Path("/opt/batsim-4.2.1"))
-    ap.add_argument("--match", default="", help="only cases whose name contains this")
-    ap.add_argument("-j", "--jobs", type=int, default=1, help="cases run at once")
-    ap.add_argument("--work", type=Path, required=True, help="inputs and runs go here")
-    ap.add_argument("--save", type=Path, help="write the table here, with the commit")
-    args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    if not (args.batsim_prefix / "bin" / "batsim").is_file():
-        log.error("real Batsim not built at %s", args.batsim_prefix)
-        return 2
-    todo = [c for c in cases(args.work) if args.match in c.name]
-    done = 0
-
-    def one(case: batsim_suite.Case) -> dict:
-        nonlocal done
-        row = batsim_suite.case_result(case, args.work / "runs",
-                                       batsim_prefix=args.batsim_prefix)
-        done += 1
-        log.info("[%d/%d] %s %s", done, len(todo), row.get("verdict", "-"), case.name)
-        return row
-
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        rows = list(pool.map(one, todo))
-    lines = [f"{'verdict':9} {'batsim':10} {'fake':30} {'energy':13} case / first differences"]
-    for r in sorted(rows, key=lambda r: r["test"]):
-        c = r.get("comparison", {})
-        exact = ("csv=" if c.get("identical_energy_csv") else
-                 "joules=" if c.get("exact_energy") else
-                 "0.1%" if c.get("same_energy") else "-")
-        lines.append(f"{r['verdict']:9} {r['batsim'][:10]:10} {r['fake'][:30]:30} "
-                     f"{exact:13} {r['name']}")
-        for d in r["diffs"][:3]:
-            lines.append(f"{'':66}  {d}")
-    lines += ["", "energy column: csv= consumed_energy.csv byte for byte; joules= "
-              "schedule.csv consumed_joules to the printed digit; 0.1% within 0.1 %; "
-              "- no energy (run without -E) or differing", "",
-              *summary(rows)]
-    text = "\n".join(lines) + "\n"
-    if args.save:
-        save_table(args.save, "usage_trace_cases.py", argv, text)
-    sys.stdout.write(text)
-    return 0
+    return run_matrix(cases, "usage_trace_cases.py", argv,
+                      "energy column: csv= consumed_energy.csv byte for byte; joules= "
+                      "schedule.csv consumed_joules to the printed digit; 0.1% within 0.1 %; "
+                      "- no energy (run without -E) or differing",
+                      energy_summary_only=False, description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
