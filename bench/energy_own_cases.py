@@ -29,6 +29,7 @@ import json
 import logging
 import random
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -180,9 +181,16 @@ def cases(work: Path) -> list[batsim_suite.Case]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the matrix and print (or save) the table."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_matrix(make_cases: Callable[[Path], list[batsim_suite.Case]], script: str,
+               argv: list[str] | None, note: str, energy_summary_only: bool,
+               description: str) -> int:
+    """Run Batsim and fake-batsim on ``make_cases(work)``; print (or save) the table.
+
+    Shared by this script and ``usage_trace_cases.py``: the command line, the runs (``-j``
+    at once), one row per case with its energy column, ``note`` under the table, then
+    the summary (its energy lines only if ``energy_summary_only``).
+    """
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--batsim-prefix", type=Path, default=Path("/opt/batsim-4.2.1"))
     ap.add_argument("--match", default="", help="only cases whose name contains this")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="cases run at once")
@@ -193,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.batsim_prefix / "bin" / "batsim").is_file():
         log.error("real Batsim not built at %s", args.batsim_prefix)
         return 2
-    todo = [c for c in cases(args.work) if args.match in c.name]
+    todo = [c for c in make_cases(args.work) if args.match in c.name]
     done = 0
 
     def one(case: batsim_suite.Case) -> dict:
@@ -216,14 +224,21 @@ def main(argv: list[str] | None = None) -> int:
                      f"{exact:13} {r['name']}")
         for d in r["diffs"][:3]:
             lines.append(f"{'':66}  {d}")
-    lines += ["", "energy column: csv= consumed_energy.csv byte for byte; joules= "
-              "schedule.csv consumed_joules to the printed digit; 0.1% within 0.1 %", "",
-              *[s for s in summary(rows) if s.startswith("energy")]]
+    lines += ["", note, "", *[s for s in summary(rows)
+                              if not energy_summary_only or s.startswith("energy")]]
     text = "\n".join(lines) + "\n"
     if args.save:
-        save_table(args.save, "energy_own_cases.py", argv, text)
+        save_table(args.save, script, argv, text)
     sys.stdout.write(text)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the matrix and print (or save) the table."""
+    return run_matrix(cases, "energy_own_cases.py", argv,
+                      "energy column: csv= consumed_energy.csv byte for byte; joules= "
+                      "schedule.csv consumed_joules to the printed digit; 0.1% within 0.1 %",
+                      energy_summary_only=True, description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -204,7 +204,9 @@ class MovingEnds:
 
         ``in_time``: the model's verdict, if it keeps the walltime's timer itself
         (:mod:`.ptask`): True, the job completes at ``end`` even if that is its walltime
-        (a task ending at the update its timer ends); False, the walltime is reached.
+        (a task ending at the update its timer ends); False, the walltime is reached, at
+        ``end`` if that is before start + walltime (SimGrid's timer, a sleep, ends up to
+        1e-9 s early at another action's update), else at start + walltime.
 
         Runtime complexity: O(log n) (one heap push; the old entry goes stale).
         """
@@ -216,7 +218,9 @@ class MovingEnds:
         _, outcome, code = self._natural[job.id]
         if job.walltime is not None and (in_time is False or (
                 in_time is None and end - job.start >= job.walltime)):
-            end, outcome, code = job.start + job.walltime, _WALLTIME, -1
+            # the model's timer may end a few ulps early, at its clock's update
+            end, outcome, code = (min(end, job.start + job.walltime) if in_time is False
+                                  else job.start + job.walltime), _WALLTIME, -1
         if end == job.end and outcome is job.outcome:
             return
         job.end = end

@@ -24,40 +24,47 @@ Within one instant, SimGrid wakes the actors of a finished communication in the 
 they began to wait on it: the server first when it was already waiting, the sender
 first when its message had to queue. Everything else is done by the engine's parts
 (:mod:`.parts`: jobs, profiles, machines, checks, records), unchanged.
+
+The actors' primitives (sleeps, blocking puts) are in :mod:`.latency_actors`, the
+server's mailbox loop in :mod:`.latency_server` and the submitters in :mod:`.submitters`;
+this module runs the other actors (the reply, killers, waiters, jobs' and switches'
+reports) and the loop over dates.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Generator, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
-
-from msgspec.structs import replace
 
 from batpolicy.errors import InvalidDecision
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
-from batpolicy.scheduler.io.model import JobSpec, Workload
+from batpolicy.scheduler.io.model import Workload
 from batpolicy.scheduler.io.result import JobRecord
 from batpolicy.scheduler.sim.bookkeeping import SimJob
 from batpolicy.scheduler.sim.decisions import MIN_WAIT
 from batpolicy.scheduler.sim.delays import MessageDelays, message_delays
 from batpolicy.scheduler.sim.engine import Simulator
+from batpolicy.scheduler.sim.latency_actors import (
+    SAME_DATE,
+    Call,
+    Program,
+    Put,
+    Sleep,
+    restamp,
+)
+from batpolicy.scheduler.sim.latency_server import ServerProcess
 from batpolicy.scheduler.sim.options import SimOptions
 from batpolicy.scheduler.sim.parts import Parts
 from batpolicy.scheduler.sim.server import Scheduler
+from batpolicy.scheduler.sim.submitters import Submitters
 from batpolicy.scheduler.sim.validation import check_call_me_later
 from batpolicy.scheduler.sim.wire import wire_time
 
 __all__ = ["LatencyDriver", "LatencySimulator", "MessageDelays", "make_simulator",
            "message_delays"]
 
-_NO_MORE_JOBS = t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value
-_NO_MORE_EVENTS = t.NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value
-#: Dates closer than this are one date for SimGrid (``sg_surf_precision``, the solver's).
-_SAME_DATE = 1e-9
 #: Decisions whose handler creates an actor (server.cpp: the job's, a killer, a waiter).
 _SPAWNING = (t.ExecuteJob, t.KillJob, t.CallMeLater)
 
@@ -119,77 +126,6 @@ class LatencySimulator(Simulator):
         return (self.now + latency) + transfer
 
 
-# ---------------------------------------------------------------------- actors
-@dataclass(slots=True)
-class _Sleep:
-    duration: float
-
-
-@dataclass(slots=True)
-class _Put:
-    """A message to the server: its L07 phases and what the server does on receiving it."""
-
-    delay: tuple[float, float]
-    on_receive: Callable[[], None]
-    sender: _Actor | None = None
-    server_was_waiting: bool = False
-    #: The server's handler creates an actor (a job, killer or waiter: a simcall), so the
-    #: server checks its mailbox one scheduling round later.
-    spawns: bool = False
-    #: When the sender posted it (its isend).
-    posted: float = 0.0
-    #: The sending machine (None: an actor of the master host).
-    src: int | None = None
-    #: Posted at a date of the parallel-task solver (a job whose task ended there).
-    exact: bool = False
-
-
-Program = Generator[_Sleep | _Put, None, None]
-
-
-class _Actor:
-    """A SimGrid actor: a generator yielding sleeps and blocking puts."""
-
-    __slots__ = ("sim", "program")
-
-    def __init__(self, sim: LatencyDriver, program: Program) -> None:
-        self.sim = sim
-        self.program = program
-
-    def step(self) -> None:
-        """Run until the next blocking call."""
-        try:
-            command = next(self.program)
-        except StopIteration:
-            return
-        if isinstance(command, _Sleep):
-            self.sim.sleep(command.duration, self.step)
-        else:
-            command.sender = self
-            self.sim.post(command)
-
-
-class _Call:
-    """A heap event running a callback (an actor waking up, a transfer ending)."""
-
-    __slots__ = ("callback",)
-
-    def __init__(self, callback: Callable[[], None]) -> None:
-        self.callback = callback
-
-    def live(self, seq: int) -> bool:
-        """Always current."""
-        return True
-
-    def fire(self) -> None:
-        """Run the callback."""
-        self.callback()
-
-
-def _restamp(events: list[t.Event], stamp: float) -> list[t.Event]:
-    return [replace(e, timestamp=stamp) for e in events]
-
-
 class LatencyDriver:
     """Batsim's actors and server over a platform with latencies (module docstring).
 
@@ -207,28 +143,29 @@ class LatencyDriver:
         self._decisions = parts.decisions
         self._outbox = parts.books.outbox
         self._external_events = external_events
-        self._mailbox: deque[_Put] = deque()
-        self._server_waiting = False
-        self._sched_ready = False
-        self._ended = False
-        self._scheduler: Scheduler | None = None
-        self._job_submitters = 0
-        self._reports_in_flight = 0  # job ends and kills put, not yet received
+        #: Batsim's server actor: its mailbox and the scheduler talk.
+        self._process = ServerProcess(self, parts)
         #: Actors making simcalls at this date before their put: [rounds left, the put].
         self._later: list[list[Any]] = []
-        self._event_submitters = 0
-        #: Sends a message from a machine (None: the master) through the parallel-task
-        #: model, calling back on arrival; None: messages in closed form (their delays).
-        self._network: Callable[[int | None, Callable[[], None]], None] | None = None
-        #: Sleeps an actor on the parallel-task model (with :attr:`_network`); None: the
-        #: actors' sleeps end at their dates in closed form.
+        #: Sleeps an actor on the parallel-task model (with the server process's
+        #: ``network``); None: the actors' sleeps end at their dates in closed form.
         self._sleeper: Callable[[float, Callable[[], None]], None] | None = None
         if parts.energy is not None:  # switch actors report from their machine
             parts.energy.deliver = self._switched
 
     def _switched(self, machine: int, on_receive: Callable[[], None]) -> None:
-        """switch_on/off_machine_process: SWITCHED_ON/OFF put from the machine."""
-        self.post(_Put(self.delays.from_machine(machine), on_receive, src=machine))
+        """switch_on/off_machine_process: SWITCHED_ON/OFF put from the machine.
+
+        After its one flop the actor sets the machine's pstate (``Host::set_pstate``, a
+        simcall) before it puts: one scheduling round later, behind the puts of the
+        actors woken at the same date that put at once (the reply actor's next message
+        after a decision the server received then).
+        """
+        def put() -> None:
+            """The actor's put, once its pstate is set."""
+            self.post(Put(self.delays.from_machine(machine), on_receive, src=machine))
+        self._process.reports_in_flight += 1  # the server must not end meanwhile
+        self._later.append([1, put])
 
     @classmethod
     def factory(cls, delays: MessageDelays) -> Callable[[Parts, list[Any]], LatencyDriver]:
@@ -243,7 +180,7 @@ class LatencyDriver:
 
     def at(self, when: float, callback: Callable[[], None]) -> None:
         """Run ``callback`` at ``when`` (after what is already due then). O(log n)."""
-        self._queue.schedule(_Call(callback), 0, at=when)
+        self._queue.schedule(Call(callback), 0, at=when)
 
     def sleep(self, duration: float, then: Callable[[], None]) -> None:
         """An actor sleeps ``duration`` seconds (``this_actor::sleep_for``), then ``then``.
@@ -257,82 +194,12 @@ class LatencyDriver:
         else:
             self.at(self.now + duration, then)
 
-    # ------------------------------------------------------------ the server's mailbox
-    def post(self, put: _Put) -> None:
-        """A blocking put on the server's mailbox: received at once if the server waits."""
-        put.posted = self.now
-        if self._server_waiting:
-            self._server_waiting = False
-            put.server_was_waiting = True
-            self._transfer(put)
-        else:
-            self._mailbox.append(put)
-
-    def _transfer(self, put: _Put) -> None:
-        """The message moves to the server: on the job model's network, or in closed form."""
-        network = self._network
-        if network is not None:
-            network(put.src, lambda: self._received(put))
-            return
-        latency, transfer = put.delay
-        self.at((self.now + latency) + transfer, lambda: self._received(put))
-
-    def _received(self, put: _Put) -> None:
-        sender = put.sender
-        if put.server_was_waiting:
-            if sender is not None:  # the sender goes on after the server, this instant
-                self.at(self.now, sender.step)
-            self._serve(put)
-        else:
-            if sender is not None:
-                sender.step()
-            self._serve(put)
-
-    def _serve(self, put: _Put) -> None:
-        """server_process: handle one message, maybe talk to the scheduler, receive again.
-
-        The server talks to a ready scheduler only if its mailbox looks empty. SimGrid runs
-        the actors woken at one date in sub-rounds: each runs until its next simcall, and
-        the simcalls (a put's isend among them) are handled after all of them ran
-        (``EngineImpl::run``); ``mailbox_empty`` is no simcall. So the server, woken in the
-        date's first sub-round, does not see the puts made at its own date (by the sender
-        of the message it got, a job that ended, a waiter): it looks as if these were not
-        there, unless its handler made a simcall (created an actor) and so looks one
-        sub-round later, after the first sub-round's puts were handled.
-
-        "Its own date": within 1e-9 s for dates computed apart in closed form; exactly for
-        a put dated by the parallel-task solver (a job whose task ended there) when the
-        messages go through it too: its updates are SimGrid's, and a put made at an
-        update even 1e-12 s earlier is seen.
-        """
-        put.on_receive()
-        mailbox = self._mailbox
-        seen = bool(mailbox) and (put.spawns or mailbox[0].posted < self.now - (
-            0.0 if mailbox[0].exact and self._network is not None else _SAME_DATE))
-        if self._sched_ready and not seen and not self._ended:
-            if self._outbox:
-                self._send()
-            elif not self._reports_in_flight and self._books.can_end():
-                # Batsim counts a job running until the server receives its completion
-                # (is_simulation_finished: nb_running_jobs), even one put at this date
-                self._server.end(self._scheduler)  # type: ignore[arg-type]
-                self._ended = True
-        if mailbox:
-            self._transfer(mailbox.popleft())
-        else:
-            self._server_waiting = True
-
-    def _send(self) -> None:
-        """generate_and_send_message, then the REQ-REP actor with the scheduler's reply."""
-        events = tuple(self._outbox)
-        self._outbox.clear()
-        self._sched_ready = False
-        reply = self._server.ask(self._scheduler,  # type: ignore[arg-type]
-                                 t.Request(wire_time(self.now), events))
-        self.at(self.now, _Actor(self, self._reply_program(reply)).step)
+    def post(self, put: Put) -> None:
+        """A blocking put on the server's mailbox (:class:`~.latency_server.ServerProcess`)."""
+        self._process.post(put)
 
     # ------------------------------------------------------------ actors' programs
-    def _reply_program(self, reply: t.Reply) -> Program:
+    def reply_program(self, reply: t.Reply) -> Program:
         """request_reply_scheduler_process: one message per decision, then SCHED_READY."""
         master = self.delays.from_master
         handlers = self._decisions.handlers
@@ -343,12 +210,12 @@ class LatencyDriver:
                                       f"accepts (t={self.now})")
             stamp = decision.timestamp if decision.timestamp is not None else reply.now
             if stamp > self.now:
-                yield _Sleep(stamp - self.now)
-            yield _Put(master, self._applier(handler, decision),
+                yield Sleep(stamp - self.now)
+            yield Put(master, self._applier(handler, decision),
                        spawns=isinstance(decision, _SPAWNING))
         if reply.now > self.now:
-            yield _Sleep(reply.now - self.now)
-        yield _Put(master, self._on_sched_ready)
+            yield Sleep(reply.now - self.now)
+        yield Put(master, self._on_sched_ready)
 
     def _applier(self, handler: Callable[[Any], None], decision: Any) -> Callable[[], None]:
         if self._sleeper is not None and isinstance(decision, t.CallMeLater):
@@ -373,7 +240,7 @@ class LatencyDriver:
                                              self.on_call))
 
     def _on_sched_ready(self) -> None:
-        self._sched_ready = True
+        self._process.sched_ready = True
 
     def _kill_now(self) -> None:
         """killer_process: kills at once, reports KILLING_DONE from the master host."""
@@ -391,76 +258,15 @@ class LatencyDriver:
                       then: Callable[[], None] | None = None, src: int | None = None,
                       exact: bool = False) -> None:
         """An actor without a continuation puts events for the server (stamped on arrival)."""
-        self._reports_in_flight += 1
+        self._process.reports_in_flight += 1
 
         def on_receive() -> None:
             """The server receives the events, stamped now."""
-            self._reports_in_flight -= 1
+            self._process.reports_in_flight -= 1
             if then is not None:
                 then()
-            self._outbox.extend(_restamp(events, wire_time(self.now)))
-        self.post(_Put(delay, on_receive, src=src, exact=exact))
-
-    def _submitter_program(self, specs: list[JobSpec]) -> Program:
-        """static_job_submitter_process (job_submitter.cpp)."""
-        master = self.delays.from_master
-        yield _Put(master, lambda: None)  # SUBMITTER_HELLO
-        current = self.now
-        batch: list[JobSpec] = []
-        energy = self._parts.energy
-        for spec in specs:
-            if spec.subtime > current:
-                if batch:
-                    yield _Put(master, self._submission(batch))
-                    batch = []
-                yield _Sleep(spec.subtime - current)
-                current = self.now
-            if energy is not None:
-                energy.first_submission()
-            batch.append(spec)
-        if batch:
-            yield _Put(master, self._submission(batch))
-        yield _Put(master, self._job_submitter_bye)
-
-    def _submission(self, specs: list[JobSpec]) -> Callable[[], None]:
-        return lambda: self._server.submit_static(specs)
-
-    def _job_submitter_bye(self) -> None:
-        self._job_submitters -= 1
-        if self._job_submitters == 0:
-            self._books.static_done = True
-            self._outbox.append(t.Notify(wire_time(self.now), _NO_MORE_JOBS))
-
-    def _event_program(self, events: list[Any]) -> Program:
-        """static_event_submitter_process (event_submitter.cpp)."""
-        master = self.delays.from_master
-        yield _Put(master, lambda: None)  # SUBMITTER_HELLO
-        current = self.now
-        batch: list[Any] = []
-        for event in events:
-            if float(event.timestamp) > current:
-                if batch:
-                    yield _Put(master, self._occurrence(batch))
-                    batch = []
-                yield _Sleep(float(event.timestamp) - current)
-                current = self.now
-            batch.append(event)
-        if batch:
-            yield _Put(master, self._occurrence(batch))
-        yield _Put(master, self._event_submitter_bye)
-
-    def _occurrence(self, events: list[Any]) -> Callable[[], None]:
-        def occur() -> None:
-            """The server receives the external events."""
-            for event in events:
-                self._server.external_event(event)
-        return occur
-
-    def _event_submitter_bye(self) -> None:
-        self._event_submitters -= 1
-        if self._event_submitters == 0:
-            self._books.events_done = True
-            self._outbox.append(t.Notify(wire_time(self.now), _NO_MORE_EVENTS))
+            self._outbox.extend(restamp(events, wire_time(self.now)))
+        self.post(Put(delay, on_receive, src=src, exact=exact))
 
     # ------------------------------------------------------------ heap events of the engine
     def on_job_end(self, job: SimJob) -> None:
@@ -490,7 +296,7 @@ class LatencyDriver:
                                None if reported is None else lambda: reported(job, self.now),
                                src=first, exact=in_solver is not None and in_solver(job))
         if rounds:
-            self._reports_in_flight += 1  # the server must not end meanwhile
+            self._process.reports_in_flight += 1  # the server must not end meanwhile
             self._later.append([rounds, report])
         else:
             report()
@@ -515,45 +321,38 @@ class LatencyDriver:
                 done.append(entry)
         for entry in done:
             later.remove(entry)
-            self._reports_in_flight -= 1
+            self._process.reports_in_flight -= 1
             entry[1]()
 
     def on_call(self) -> None:
         """waiter_process: WAITING_DONE from the master host, REQUESTED_CALL on arrival."""
-        if self._ended:
+        if self._process.ended:
             return
 
         def arrived() -> None:
             """The server receives WAITING_DONE: REQUESTED_CALL."""
             self._books.waiters -= 1
             self._outbox.append(t.RequestedCall(wire_time(self.now)))
-        self.post(_Put(self.delays.from_master, arrived))
+        self.post(Put(self.delays.from_master, arrived))
 
     # ------------------------------------------------------------ the run
     def run(self, scheduler: Scheduler) -> None:
         """Simulate until SIMULATION_ENDS, asking ``scheduler`` whenever Batsim would."""
-        self._scheduler = scheduler
+        process = self._process
+        process.scheduler = scheduler
         queue = self._queue
         for model in self._parts.models.configured():
             network = getattr(model, "message_network", None)
             if network is not None:
-                self._network = network(self._books, self._parts.ends, self.delays.master)
-                if self._network is not None:
+                process.network = network(self._books, self._parts.ends, self.delays.master)
+                if process.network is not None:
                     self._sleeper = model.actor_sleep
                     model.before_update(self._last_rounds)
                 break
-        by_workload: dict[str, list[JobSpec]] = {}
-        for spec in self._books.static:
-            by_workload.setdefault(spec.id.split("!", 1)[0], []).append(spec)
-        for name in sorted(by_workload):  # Batsim: one submitter per workload
-            self._job_submitters += 1
-            self.at(0.0, _Actor(self, self._submitter_program(by_workload[name])).step)
-        if self._external_events:
-            self._event_submitters = 1
-            self.at(0.0, _Actor(self, self._event_program(list(self._external_events))).step)
-        self.at(0.0, self._server_start)
+        Submitters(self, self._parts, self.delays).start(self._external_events)
+        self.at(0.0, process.start)
         ends = self._parts.ends
-        while not self._ended:
+        while not process.ended:
             if ends.dirty and queue.peek() > queue.now:
                 ends.end_of_instant()  # once per instant, after its starts and ends
             if self._later and not ends.dirty and queue.peek() > queue.now:
@@ -567,7 +366,7 @@ class LatencyDriver:
             # computed to the same date up to rounding come in the order they began; an
             # event dated by the parallel-task solver itself (its next update) is exact
             # and keeps its own date
-            for seq, due, event in queue.pop_near(time, _SAME_DATE):
+            for seq, due, event in queue.pop_near(time, SAME_DATE):
                 if event.live(seq):
                     if due > time:
                         postpone = getattr(event, "postpone", None)
@@ -576,14 +375,3 @@ class LatencyDriver:
                             continue
                     queue.now = max(queue.now, due)
                     event.fire()
-
-    def _server_start(self) -> None:
-        """server_process: SIMULATION_BEGINS first, then receive."""
-        begins = self._server.simulation_begins()
-        reply = self._server.ask(self._scheduler,  # type: ignore[arg-type]
-                                 t.Request(0.0, (begins,)))
-        self.at(self.now, _Actor(self, self._reply_program(reply)).step)
-        if self._mailbox:
-            self._transfer(self._mailbox.popleft())
-        else:
-            self._server_waiting = True

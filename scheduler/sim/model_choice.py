@@ -31,7 +31,7 @@ def with_default_model(options: SimOptions, workloads: Sequence[Workload]) -> Si
     they move data, map executors onto one machine or share machines, and the others
     in closed form; it is the default for Batsim JSON workloads and with compute
     sharing, when the options leave the default (``profile``), with ``-E`` as without
-    (the energy part follows its tasks' loads, :class:`~.energy.TaskPower`).
+    (the energy part follows its tasks' loads, :class:`~.host_energy.TaskPower`).
     """
     if options.default_job_model == "profile" and (options.compute_sharing or any(
             (w.source or "").endswith(".json") for w in workloads)):
@@ -93,6 +93,11 @@ class ModelChoice:
             except ConfigError as exc:
                 raise InputError(str(exc), path=workload.source, job=job.id,
                                  field="job_model") from None
+        for model in {id(m): m for m, _ in used}.values():
+            # files the profiles name (usage_trace), checked as Batsim loads the workload
+            read_files = getattr(model, "read_files", None)
+            if read_files is not None:
+                read_files(workload.name, workload.source, workload.profiles)
         for model, profile in used:
             try:
                 model.check(workload.name, profile, workload.profiles)

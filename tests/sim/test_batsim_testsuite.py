@@ -37,8 +37,6 @@ pytestmark = pytest.mark.batsim
 KNOWN: dict[str, str] = {
     "test_resourcesharing::": "batsched 'random' picks machines with std::random_device "
                               "(intervalset's random_pick): allocations differ run to run",
-    "test_usage_trace::": "usage_trace profiles not simulated (docs/simulator.md, Energy: "
-                          "one task sequence per rank and serialized termination messages)",
 }
 
 

@@ -42,6 +42,26 @@ timeout 0) that need Batsim's own messages inside the parallel-task solver
   130.0024, not 130.004; every job on the parallel-task model, ending on SimGrid's
   summed clock.
 
+- ``idlesleeper-random3-multicore16``: its ``idle0-multicore16-random3`` case (four-core
+  hosts, 10 µs links): job 1's delay ends at the update just before job 2's
+  JOB_COMPLETED reaches the server (102.00102002080 against 102.00102002160), so the
+  server sees job 1's put waiting and reads it before it talks to the scheduler: both
+  completions in one message at 102.00106 and job 4 starts at 102.00108; and a job
+  killed at its walltime ends at the update its timer does (the solver's clock, not
+  start + walltime a few ulps later).
+
+and two runs of ``usage_trace`` profiles (:mod:`~batpolicy.scheduler.sim.ptask.usage_trace`):
+
+- ``usagetrace-fcfs-smallusage``: Batsim's own ``test_usage_trace`` case
+  (``test_usage_trace.json`` and its ``usage-trace/`` files on
+  ``small_platform_usage_replay.xml``: hosts of 100 cores at two speeds, routes of up to
+  7 links): each rank's tasks on ``round(usage x 100)`` cores, the ranks' 4-byte
+  messages to the job actor received one after the other;
+- ``easybf-usage2-multicore16``: ``bench/usage_trace_cases.py``'s
+  ``easy_bf-E-multicore16-usage2`` (four-core hosts, up to 8 ranks per job so several
+  on one host, ``smpi_ranks_to_hosts_mapping``, a usage trace in a sequence, jobs
+  killed at their walltime with their ranks, the reader's quirks in the trace files).
+
 Replayed message for message (batsched's recorded replies; each of Batsim's messages
 must be the recorded one, whole), the run must write Batsim's ``_jobs.csv`` rows,
 ``_consumed_energy.csv`` (but for :data:`CLOCK_APART`), ``_pstate_changes.csv`` and
@@ -76,6 +96,9 @@ RUNS = {
     "idlesleeper-random3-twosleep8": ("random3_8.json", "twosleep8.xml"),
     "idlesleeper-random1-energy128": ("random1_128.json", "energy128.xml"),
     "idlesleeper120-random1-cluster": ("random1_128.json", "cluster_energy_128.xml"),
+    "idlesleeper-random3-multicore16": ("random3_16.json", "multicore16.xml"),
+    "usagetrace-fcfs-smallusage": ("test_usage_trace.json", "small_platform_usage_replay.xml"),
+    "easybf-usage2-multicore16": ("usage2_multicore16.json", "multicore16.xml"),
 }
 
 

@@ -28,29 +28,31 @@ links with the running tasks, slowing them while it lasts, and seen by the host-
 plugin like any other action. Batsim's actors' sleeps (:meth:`PtaskModel.actor_sleep`)
 are sleep actions of the same model, so that SimGrid's clock, the sum of the model's
 update deltas, dates everything the actors do.
+
+``usage_trace`` profiles (:mod:`.usage_trace`) always run on the shared model: each rank
+of the trace a sequence of one-host tasks on its host, then a 4-byte message to the job
+actor on the allocation's first machine (:class:`~.runner.JobRunner`). Batsim checks the
+trace file when it loads the workload (:meth:`PtaskModel.read_files`); the rank files
+are read when a job first runs the profile.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from batpolicy.errors import InputError
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.sim.core import COMPLETION
-from batpolicy.scheduler.sim.energy import TaskPower, profile_load
+from batpolicy.scheduler.sim.host_energy import TaskPower, profile_load
 from batpolicy.scheduler.sim.instant import InstantModel
-from batpolicy.scheduler.sim.models import JobModel, ProfileModel, check_profile
-from batpolicy.scheduler.sim.ptask.io_job import check_io_profiles, io_profiles, merged_leaf
+from batpolicy.scheduler.sim.models import JobModel, ProfileModel
 from batpolicy.scheduler.sim.ptask.l07 import L07Model
+from batpolicy.scheduler.sim.ptask.programs import JobPrograms
 from batpolicy.scheduler.sim.ptask.runner import JobRunner
 from batpolicy.scheduler.sim.ptask.tasks import (
-    COMMUNICATING,
     SEQUENCES,
-    check_ptask_profile,
     communicates,
-    leaf_task,
-    program,
 )
 from batpolicy.scheduler.sim.routes import UnsupportedRoute, read_routes
 
@@ -184,8 +186,6 @@ class PtaskModel(JobModel, InstantModel):
         self._reported: set[str] = set()  # walltime-killed jobs whose actor has ended
         self._wake = _WakeUp()
         self._queue: Any = None
-        self._storage_ids: list[int] = []
-        self._natural: dict[str, tuple[JobState, int]] = {}
         self._power: TaskPower | None = None  # with -E: the energy part's listener
         self._master: str | None = None  # the master host's name, once messages use us
         self._master_id = -1  # its host index in the shared model
@@ -193,40 +193,23 @@ class PtaskModel(JobModel, InstantModel):
         #: Of the jobs ended at the last instant, whether each completed in time (True,
         #: even at its walltime) or reached its walltime (read by the moving-ends part).
         self.verdicts: dict[str, bool] = {}
+        #: The profiles' checks and the tasks each job runs.
+        self._programs = JobPrograms()
 
     # ------------------------------------------------------------------ checks
+    def read_files(self, workload: str, source: str | None,
+                   profiles: Mapping[str, Mapping[str, Any]]) -> None:
+        """Batsim's checks of the files a workload's profiles name (:class:`JobPrograms`)."""
+        self._programs.read_files(workload, source, profiles)
+
     def check(self, workload: str, name: str, profiles: Mapping[str, dict[str, Any]]) -> None:
         """Batsim's checks of the profile and of its tasks' amounts."""
-        self._check_tree(workload, name, profiles, 0)
-
-    def _check_tree(self, workload: str, name: str, profiles: Mapping[str, Any],
-                    depth: int) -> None:
-        """:func:`check_profile` on each leaf (the storage ones apart), then the amounts."""
-        profile = profiles.get(name)
-        kind = profile.get("type") if isinstance(profile, dict) else None
-        if kind in SEQUENCES and depth <= 20:
-            # the sequence's own fields, its leaves replaced by an empty delay
-            check_profile(workload, name, {**{str(s): _EMPTY for s in profile.get("seq", ())
-                                              if str(s) in profiles}, name: profile})
-            for sub in profile.get("seq", ()):
-                self._check_tree(workload, str(sub), profiles, depth + 1)
-            return
-        if isinstance(profile, dict):
-            check_ptask_profile(profile, f"{workload}!{name}")
-        if kind not in COMMUNICATING:
-            check_profile(workload, name, profiles)
+        self._programs.check(workload, name, profiles)
 
     def check_io_job(self, job: Any, io_name: str, ctx: Any,
                      io_profile: Mapping[str, Any]) -> None:
-        """EXECUTE_JOB's ``additional_io_job`` can be merged into each task of ``job``.
-
-        ``io_profile`` is ``io_name``'s definition (given in the decision, or known).
-        """
-        def definition(n: str) -> Mapping[str, Any]:
-            """A profile of the job's workload, by name (the I/O one as given)."""
-            return io_profile if n == io_name else ctx.profile_definition(job.workload, n)
-        check_io_profiles(job.profile, job.profile_data, io_name, io_profile, definition,
-                          f"{job.workload}!{job.profile}")
+        """EXECUTE_JOB's ``additional_io_job`` can be merged into each task of ``job``."""
+        self._programs.check_io_job(job, io_name, ctx, io_profile)
 
     # ------------------------------------------------------------------ the shared model
     def _setup(self, ctx: Any) -> JobRunner:
@@ -240,6 +223,7 @@ class PtaskModel(JobModel, InstantModel):
             self._queue = self._wake.queue = ctx.queue
             if platform.source is None:
                 cpus = [(float(speed), 1) for speed in ctx.machines.speeds]
+                self._programs.cores = [1] * len(cpus)
                 self._runner = JobRunner(L07Model(cpus, lambda a, b: []), ctx.queue.now)
                 self._listen(ctx)
                 return self._runner
@@ -250,7 +234,7 @@ class PtaskModel(JobModel, InstantModel):
                                  field=str(platform.source)) from None
             compute = list(ctx.machines.names)
             names = compute + [m.name for m in platform.storage]
-            self._storage_ids = list(range(len(compute), len(names)))
+            self._programs.storage_ids = list(range(len(compute), len(names)))
             if self._master is not None:
                 self._master_id = len(names)
                 names.append(self._master)
@@ -263,8 +247,9 @@ class PtaskModel(JobModel, InstantModel):
                 """The links from machine ``a`` to machine ``b``."""
                 return routes.links(names[a], names[b])
 
-            self._runner = JobRunner(L07Model([routes.host_cpu[n] for n in names], route),
-                                     ctx.queue.now)
+            cpus = [routes.host_cpu[n] for n in names]
+            self._programs.cores = [int(cores) for _, cores in cpus]
+            self._runner = JobRunner(L07Model(cpus, route), ctx.queue.now)
             self._listen(ctx)
         return self._runner
 
@@ -336,31 +321,6 @@ class PtaskModel(JobModel, InstantModel):
         if job is not None and self._power is not None and job.alloc:
             self._power.touch_host(job.alloc.min())
 
-    def _is_mine(self, job: Any, ctx: Any) -> bool:
-        """Whether the job needs the shared model.
-
-        It moves data, maps executors onto one machine, or computes on machines other
-        jobs may share; or Batsim's messages go through the shared model, which then dates
-        every job's end as SimGrid does (its summed clock, not ``start + duration``).
-        """
-        if self._master is not None:
-            return True
-        executors = _executors(job)
-        if len(set(executors)) != len(executors) or getattr(job, "io_job", None):
-            return True
-
-        def definition(n: str) -> Mapping[str, Any]:
-            """A profile of the job's workload, by name."""
-            return ctx.profile_definition(job.workload, n)
-        if communicates(job.profile_data, definition):
-            return True
-        if self.compute_sharing or ctx.options.compute_sharing or (
-                getattr(ctx, "energy", None) is not None
-                and job.profile_data.get("type") in SEQUENCES):
-            return any(p.get("type") != "delay"
-                       for _, _, p in program(job.profile, job.profile_data, definition))
-        return False
-
     def host_load(self, job: Any, ctx: Any) -> dict[int, float] | None:
         """The power model's load of a closed-form job; None: :class:`TaskPower` tells it."""
         if job.id in self._mine:
@@ -370,41 +330,25 @@ class PtaskModel(JobModel, InstantModel):
     # ------------------------------------------------------------------ JobModel
     def start(self, job: Any, now: float, ctx: Any) -> float:
         """A closed-form job, or a parallel-task job whose end the model will set."""
-        if not self._is_mine(job, ctx):
+        if not self._programs.needs_shared_model(job, ctx, self._master is not None,
+                                                 self.compute_sharing):
             kind = job.profile_data.get("type")
             if kind == "parallel" or kind in SEQUENCES:
-                self._leaves(job, ctx)  # Batsim's size checks, as it starts the tasks
+                self._programs.leaves(job, ctx)  # Batsim's size checks, as it starts
             return self._closed.start(job, now, ctx)
         self._setup(ctx)
         self._mine[job.id] = job
         self._pending.append(job)
         # the walltime too is the shared model's (JobRunner's deadline): a task ending at
         # the update its timer ends completes, as in SimGrid
-        job.outcome, job.return_code = self._natural_outcome(job, ctx)
+        job.outcome, job.return_code = self._programs.natural_outcome(job, ctx)
         return FAR
-
-    def _natural_outcome(self, job: Any, ctx: Any) -> tuple[JobState, int]:
-        """How the job ends without a walltime: its first failing task, or its ret."""
-        known = self._natural.get(job.id)
-        if known is None:
-            def definition(n: str) -> Mapping[str, Any]:
-                """A profile of the job's workload, by name."""
-                return ctx.profile_definition(job.workload, n)
-            ret = 0
-            for _, _, leaf in program(job.profile, job.profile_data, definition):
-                ret = int(leaf.get("ret", 0))
-                if ret != 0:
-                    break
-            else:
-                ret = int(job.profile_data.get("ret", 0))
-            known = self._natural[job.id] = (_SUCCESS if ret == 0 else _FAILED, ret)
-        return known
 
     def natural(self, job: Any, ctx: Any) -> tuple[float, JobState, int]:
         """Far away until the tasks end (the model moves the end), with the job's outcome."""
         if job.id not in self._mine:
             return self._closed.natural(job, ctx)
-        outcome, ret = self._natural_outcome(job, ctx)
+        outcome, ret = self._programs.natural_outcome(job, ctx)
         return FAR, outcome, ret
 
     def progress(self, job: Any, now: float, ctx: Any) -> dict[str, Any]:
@@ -417,8 +361,12 @@ class PtaskModel(JobModel, InstantModel):
         return runner.progress(job.id, job.profile, now)
 
     def in_solver(self, job: Any) -> bool:
-        """Whether the job ran on the shared model (its end is one of the solver's dates)."""
-        return job.id in self._mine
+        """Whether the job ran on the shared model (its end is one of the solver's dates).
+
+        Once Batsim's messages go through the model every job does, even one an instant
+        since its end has already dropped from the model's books.
+        """
+        return self._master is not None or job.id in self._mine
 
     def job_reported(self, job: Any, now: float) -> None:
         """The job's actor has ended: its JOB_COMPLETED reached the server (driver's call).
@@ -458,7 +406,7 @@ class PtaskModel(JobModel, InstantModel):
             runner.cancel(job_id)  # killed, or its walltime reached and reported
         for job_id in [j for j in self._mine if j not in running and j not in runner]:
             del self._mine[job_id]
-            self._natural.pop(job_id, None)
+            self._programs.forget(job_id)
             self._reported.discard(job_id)
         pending, self._pending = self._pending, []
         for job in pending:
@@ -469,7 +417,7 @@ class PtaskModel(JobModel, InstantModel):
             elif type(job) is _Switch:
                 runner.execute(job.machine, 1.0, job.speed, job.on_end)
             elif job.id in running:
-                done.extend(runner.start(job.id, self._leaves(job, ctx), None
+                done.extend(runner.start(job.id, self._programs.leaves(job, ctx), None
                                          if job.walltime is None else job.start + job.walltime,
                                          job.walltime))
         queue = self._queue
@@ -488,35 +436,10 @@ class PtaskModel(JobModel, InstantModel):
         verdicts = self.verdicts = dict.fromkeys(moves, True)
         for job_id in runner.timed_out():
             job = running.get(job_id)
-            if job is not None:  # killed at start + walltime
-                moves[job_id] = max(now, job.start + job.walltime)
+            if job is not None:
+                # with Batsim's messages on the model its clock is SimGrid's: the job
+                # actor's timer ends at this update; else killed at start + walltime
+                moves[job_id] = now if self._master is not None else max(
+                    now, job.start + job.walltime)
                 verdicts[job_id] = False
         return moves
-
-    def _leaves(self, job: Any, ctx: Any) -> list[Any]:
-        def definition(n: str) -> Mapping[str, Any]:
-            """A profile of the job's workload, by name."""
-            return ctx.profile_definition(job.workload, n)
-        executors = _executors(job)
-        mapping = job.storage_mapping
-        leaves = [(path, leaf_task(name, profile, executors, f"{job.workload}!{name}", mapping,
-                                   self._storage_ids))
-                  for path, name, profile in program(job.profile, job.profile_data, definition)]
-        io_job = getattr(job, "io_job", None)
-        if not io_job:
-            return leaves
-        io_name, io_alloc = io_job
-        where = f"{job.workload}!{job.profile}"
-        ios = io_profiles(job.profile, job.profile_data, io_name, definition(io_name),
-                          definition, where)
-        return [(path, merged_leaf(leaf, name, profile, io_alloc, where))
-                for (path, leaf), (name, profile) in zip(leaves, ios, strict=True)]
-
-
-def _executors(job: Any) -> Sequence[int]:
-    """The machine of each executor: the allocation, or its ``mapping`` in EXECUTE_JOB."""
-    machines = list(job.alloc)
-    mapping = job.mapping
-    if mapping:
-        return [machines[mapping[rank]] for rank in sorted(mapping)]
-    return machines

@@ -21,6 +21,14 @@ updates (``EngineImpl::solve``: ``now_ += time_delta``), so the runner keeps bot
 SimGrid does. :meth:`JobRunner.sleep` runs an actor's sleep (a submitter, a reply or a
 waiter actor of Batsim) the same way.
 
+A usage trace (a leaf with ``ranks``, :mod:`.usage_trace`) is Batsim's
+``execute_task`` for ``USAGE_TRACE``: one actor per rank, each running its one-host tasks
+one after the other, then putting a 4-byte message on the job actor's mailbox; the job
+actor receives them one at a time (a communication starts once both the put and the
+job actor's next get are there, in the order of the puts) and the leaf ends with the
+last one received. Its walltime reached, the job actor kills the rank actors: their
+tasks and message leave the model at once.
+
 Time: :meth:`JobRunner.next_time` is the soonest instant something changes (a task ends,
 a latency is paid, a sleep ends); the caller must call :meth:`JobRunner.advance_to` at
 that instant and at every instant it starts or kills a job, before doing so.
@@ -35,6 +43,7 @@ from typing import Any
 from batpolicy.scheduler.sim.ptask.l07 import L07Model
 from batpolicy.scheduler.sim.ptask.lmm import SURF_PRECISION, double_update
 from batpolicy.scheduler.sim.ptask.tasks import Leaf
+from batpolicy.scheduler.sim.ptask.usage_ranks import RankActors
 
 __all__ = ["JobRunner"]
 
@@ -66,11 +75,13 @@ class _Run:
     #: task's length and each parallel task's elapsed time (``do_delay_task``,
     #: ``execute_parallel_task``), what a delay task is compared with.
     remaining: float | None = None
+    #: Its current leaf's rank actors when that leaf is a usage trace.
+    usage: RankActors | None = None
 
 
-def _current_serial(run: _Run) -> int:
-    """When ``run``'s current task or sleep began, in the runner's count of actions."""
-    return run.serial
+def _first(entry: tuple[int, Any, Any]) -> int:
+    """An entry's serial: when its action began, in the runner's count of actions."""
+    return entry[0]
 
 
 class JobRunner:
@@ -90,6 +101,11 @@ class JobRunner:
         #: Told the job id when one of its sleeps (a delay task) ends: SimGrid's sleep
         #: action on the job actor's host changes state then (a power model listens).
         self.on_sleep_end: Callable[[str], None] | None = None
+
+    def _next_serial(self) -> int:
+        """One more action started: its serial (the order actions began in)."""
+        self._serial += 1
+        return self._serial
 
     def __contains__(self, job_id: object) -> bool:
         return job_id in self._runs
@@ -117,6 +133,8 @@ class JobRunner:
         run = self._runs.pop(job_id, None)
         if run is not None and run.task is not None:
             self.model.cancel(run.task)
+        if run is not None and run.usage is not None:
+            self._kill_ranks(run)
         self._planned = None
 
     def send(self, src: int, dst: int, size: float, on_arrival: Callable[[], None]) -> None:
@@ -182,7 +200,11 @@ class JobRunner:
         run.sleep_left = None
         self._serial += 1
         run.serial = self._serial
-        if leaf.delay is not None:
+        if leaf.ranks is not None:
+            run.usage = RankActors(leaf, self.model, run.job_id, self._next_serial)
+            if run.usage.start():
+                self._finish_leaf(run, done)
+        elif leaf.delay is not None:
             remaining = run.remaining if run.remaining is not None else (
                 None if run.deadline is None else run.deadline - self.now)
             run.sleep_to_deadline = remaining is not None and leaf.delay >= remaining
@@ -192,12 +214,25 @@ class JobRunner:
             run.task = (run.job_id, self._serial)
             self.model.start(run.task, leaf.hosts, leaf.flops, leaf.bytes)
 
+    def _usage_event(self, run: _Run, key: Hashable, done: list[tuple[str, int]]) -> None:
+        """One of a usage trace's actions ended: a rank's task or a message received."""
+        usage = run.usage
+        if usage is not None and not run.timed_out and usage.on_event(key):
+            self._finish_leaf(run, done)
+
+    def _kill_ranks(self, run: _Run) -> None:
+        """The rank actors are killed: their tasks and message leave the model."""
+        usage, run.usage = run.usage, None
+        if usage is not None:
+            usage.kill()
+
     def _finish_leaf(self, run: _Run, done: list[tuple[str, int]]) -> None:
         leaf = run.leaves[run.index][1]
         if run.remaining is not None:
             run.remaining -= leaf.delay if leaf.delay is not None else self.now - run.since
         run.task = None
         run.sleep_left = None
+        run.usage = None
         if leaf.ret != 0:
             del self._runs[run.job_id]
             done.append((run.job_id, leaf.ret))
@@ -248,10 +283,23 @@ class JobRunner:
                 woken.append((serial, entry[1]))
         messages = self._messages
         finished = set(ended)
+        # SimGrid ends the actions of one update in their creation order (its started
+        # set), so the jobs whose task or sleep ends now go on in that order; a usage
+        # trace's actions each in its place
+        entries: list[tuple[int, _Run, Hashable | None]] = []
+        for run in self._runs.values():
+            usage = run.usage
+            hits = [] if usage is None or not finished else [
+                key for key in usage.keys() if key in finished]
+            if hits:
+                entries.extend((key[1], run, key) for key in hits)  # type: ignore[index]
+            else:
+                entries.append((run.serial, run, None))
+        entries.sort(key=_first)
         if woken or messages:
             # the oldest action of a job (task or sleep) that ends now
-            oldest = min((run.serial for run in self._runs.values()
-                          if (run.task is not None and run.task in finished)
+            oldest = min((serial for serial, run, key in entries
+                          if key is not None or (run.task is not None and run.task in finished)
                           or run.job_id in slept), default=None)
             woken.extend((key[1], messages.pop(key)) for key in ended if key in messages)
             woken.sort(key=lambda item: item[0])
@@ -260,10 +308,13 @@ class JobRunner:
         self.now = now
         self._planned = None
         done: list[tuple[str, int]] = []
-        # SimGrid ends the actions of one update in their creation order (its started
-        # set), so the jobs whose task or sleep ends now go on in that order
-        for run in sorted(self._runs.values(), key=_current_serial):
-            if run.timed_out:  # nobody waits for its task any more
+        usages: list[_Run] = []
+        for _, run, key in entries:
+            if key is not None or run.usage is not None:
+                if key is not None:
+                    self._usage_event(run, key, done)
+                usages.append(run)
+            elif run.timed_out:  # nobody waits for its task any more
                 if run.task is not None and run.task in finished:
                     run.task = None
             elif run.task is not None and run.task in finished:
@@ -280,11 +331,18 @@ class JobRunner:
                     self._finish_leaf(run, done)
             elif run.deadline is not None and run.deadline - now < SURF_PRECISION:
                 self._time_out(run)  # the timer is a sleep: it ends up to 1e-9 s early
+        for run in dict.fromkeys(usages):
+            # a usage trace still receiving when its get's timer ends: walltime reached
+            if (run.usage is not None and not run.timed_out and run.job_id in self._runs
+                    and run.deadline is not None and run.deadline - now < SURF_PRECISION):
+                self._time_out(run)
         return done
 
     def _time_out(self, run: _Run) -> None:
         run.timed_out = True
         self._timed_out.append(run.job_id)
+        if run.usage is not None:
+            self._kill_ranks(run)
 
     def progress(self, job_id: str, name: str, now: float) -> dict[str, Any]:
         """Batsim's ``job_progress`` entry of a job killed at ``now``.
@@ -295,7 +353,9 @@ class JobRunner:
         """
         run = self._runs[job_id]
         path, leaf = run.leaves[min(run.index, len(run.leaves) - 1)]
-        if run.task is not None:
+        if leaf.ranks is not None:
+            value = 0.0  # BatTask::compute_leaf_progress: not implemented for usage traces
+        elif run.task is not None:
             task = self.model.tasks.get(run.task)
             remains = 0.0 if task is None else task.remains - task.variable.value * (
                 now - self.now)

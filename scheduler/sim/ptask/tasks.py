@@ -45,7 +45,10 @@ class Leaf:
     """One task of a job.
 
     A parallel task on ``hosts`` (machine ids, repeats allowed) or, when ``delay`` is
-    set, a sleep; ``ret`` is the profile's return code.
+    set, a sleep, or, when ``ranks`` is set, a usage trace (:mod:`.usage_trace`): per
+    rank its host and its one-host tasks (executors, flops of each), each rank telling
+    the job actor on host ``receiver`` its end with a 4-byte message; ``ret`` is the
+    profile's return code.
     """
 
     name: str
@@ -54,6 +57,8 @@ class Leaf:
     bytes: tuple[float, ...] | None = None
     delay: float | None = None
     ret: int = 0
+    ranks: tuple[tuple[int, tuple[tuple[int, float], ...]], ...] | None = None
+    receiver: int = -1
 
 
 def _number(profile: Mapping[str, Any], key: str, where: str, default: float | None = None
