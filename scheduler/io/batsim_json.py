@@ -13,6 +13,8 @@ be exactly ``<name>!<job>``. Deviation, on purpose: Batsim looks for the workloa
 a *substring* of the id, so an id such as ``w0x`` in workload ``w0`` (or the integer id
 ``10`` in a workload named ``1``) makes Batsim abort; we prefix such ids and log a warning.
 
+Numbers with a fraction or an exponent are the doubles Batsim's rapidjson parse gives
+(:mod:`.rapidjson_number`), a few ulps from Python's ``float`` for some 16-17 digit texts.
 ``JobSpec.raw`` is the job object as Batsim forwards it in JOB_SUBMITTED: the file's
 object, same key order and numbers, with ``id`` rewritten to the full id. Duplicated
 ids are an error. Jobs come back in Batsim's submission order (subtime, then full id as
@@ -41,6 +43,7 @@ from typing import Any
 from batpolicy.errors import InputError
 from batpolicy.scheduler import rules
 from batpolicy.scheduler.io.model import JobSpec, Workload
+from batpolicy.scheduler.io.rapidjson_number import rapidjson_float
 from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
 
 __all__ = ["read_batsim_workload", "full_job_id"]
@@ -96,7 +99,7 @@ def _load_json(path: Path) -> Any:
         raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
                          path=str(path)) from None
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=rapidjson_float)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=str(path),
                          line=exc.lineno) from None

@@ -5,7 +5,8 @@ One JSON object per line, in any order: ``{"timestamp": 10, "type":
 ``machine_available`` need ``resources`` (an interval set); any other type is a generic
 event that Batsim forwards whole (with ``--forward-unknown-events``) as the data of a
 NOTIFY, so it is kept whole in :attr:`ExternalEvent.data`. Blank lines are skipped.
-``timestamp`` must be a finite number >= 0, as Batsim asserts.
+``timestamp`` must be a finite number >= 0, as Batsim asserts. Numbers are read as
+Batsim's rapidjson reads them (:mod:`.rapidjson_number`).
 
 Events come back sorted by timestamp; the sort is stable, so events of one instant keep
 the file's order (Batsim's recorded transcript ``chaos-generic-events-walltime120``
@@ -22,6 +23,7 @@ from typing import Any
 
 from batpolicy.errors import InputError, ProtocolError
 from batpolicy.protocol.intervals import MachineSet, parse_intervals
+from batpolicy.scheduler.io.rapidjson_number import rapidjson_float
 
 __all__ = ["ExternalEvent", "MACHINE_EVENT_TYPES", "read_events"]
 
@@ -57,7 +59,7 @@ def _reject_constant(name: str) -> float:
 
 def _event(line: str, where: str, lineno: int) -> ExternalEvent:
     try:
-        obj = json.loads(line, parse_constant=_reject_constant)
+        obj = json.loads(line, parse_constant=_reject_constant, parse_float=rapidjson_float)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=where,
                          line=lineno) from None

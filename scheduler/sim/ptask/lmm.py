@@ -15,13 +15,16 @@ builds its system with the ``host/solver`` option, whose default is ``fairbottle
 - ``System::expand``: a second expansion of a variable on the same constraint adds to
   its first element there (``SHARED``) or keeps the larger weight (``FATPIPE``)
   (``expand_add_to_elem``), unless ``force_creation`` (the CPUs of a parallel task: a
-  host listed twice gives two elements); a new element joins its constraint's set
-  (``expand_create_elem``), which the solve walks in creation order;
+  host listed twice gives two elements); a new element of an enabled variable joins the
+  front of its constraint's enabled set (``expand_create_elem``), and enabling a
+  variable moves its elements there, one after the other (``System::enable_var``): a
+  constraint walks its enabled elements newest first;
 - the solve runs rounds until every variable is saturated: each constraint shares its
   remaining capacity equally between its unsaturated variables (``FATPIPE``: one
   share), each variable grows by its smallest share over its weights (or up to its
   bound), each constraint's remaining capacity shrinks by ``weight * increment`` of
-  every enabled element (``double_update`` with ``sg_maxmin_precision`` = 1e-5) and a
+  every enabled element, one element after the other in the constraint's walk
+  (``double_update`` with ``sg_maxmin_precision`` = 1e-5 at each step) and a
   constraint with nothing left saturates its variables. Like SimGrid, a variable that
   left the round keeps its last increment, which its constraints keep subtracting;
 - like ``System::solve`` with selective update (``update_modified_set``), a solve
@@ -56,7 +59,8 @@ def _arrays(var: Variable) -> tuple[Any, Any, Any, Any]:
     """``var``'s elements as arrays.
 
     The constraint index of every element; of the positive weights, the constraint
-    indexes, the weights and the elements' creation serials.
+    indexes, the weights and the ranks at which the elements joined their constraints'
+    enabled sets (:attr:`Element.serial`).
     """
     every = np.array([e.constraint.gid for e in var.elements], dtype=np.intp)
     positive = [e for e in var.elements if e.weight > 0]
@@ -75,7 +79,9 @@ def double_update(value: float, delta: float, precision: float) -> float:
 class Element:
     """A variable's use of a constraint (``lmm::Element``).
 
-    ``serial``: its creation rank in its system, the order its constraint walks it.
+    ``serial``: the rank (in its system) at which it last joined the front of its
+    constraint's enabled set, created by an enabled variable or enabled with its
+    variable: its constraint walks its enabled elements by decreasing ``serial``.
     """
 
     constraint: Constraint
@@ -172,7 +178,7 @@ class FairBottleneck:
         self._touched_vars: dict[int, Variable] = {}
         self._touched_cnsts: dict[int, Constraint] = {}
         self._cnsts: list[Constraint] = []  # by Constraint.gid
-        self._serial = 0  # the next element's creation rank
+        self._serial = 0  # the next rank an element joining an enabled set takes
         # per constraint, by gid (capacity grows by doubling): bound, FATPIPE or not, and
         # remaining / usage after the last solve that met it
         self._bounds = np.zeros(64)
@@ -246,8 +252,17 @@ class FairBottleneck:
         cnst.elements[id(elem)] = elem
 
     def update_variable_penalty(self, var: Variable, penalty: float) -> None:
-        """Enable (penalty > 0) or disable (0) ``var`` (``System::update_variable_penalty``)."""
+        """Enable (penalty > 0) or disable (0) ``var`` (``System::update_variable_penalty``).
+
+        Enabling moves its elements, in order, to the front of their constraints'
+        enabled sets (``System::enable_var``).
+        """
         if penalty != var.penalty:
+            if var.penalty <= 0.0 < penalty:
+                for elem in var.elements:
+                    elem.serial = self._serial
+                    self._serial += 1
+                var.arrays = None
             var.penalty = penalty
             self._touched_vars[id(var)] = var
 
@@ -301,15 +316,14 @@ class FairBottleneck:
 
         The constraints are numbered in the order SimGrid meets them (the variables'
         order, each variable's elements in order). The arithmetic of SimGrid's loops:
-        per element ``usage / weight``, a minimum per variable, ``value += mu``; a round's
-        consumptions summed element after element in the variables' order
-        (``numpy.bincount`` adds in its input's order), those of the variables that left
-        the rounds added one by one in the order they left (``numpy.add.at`` adds in
-        its input's order); a FATPIPE constraint walked element by element as SimGrid
-        walks it. The variables a saturated constraint removes leave in the order of
-        SimGrid's walk: the constraints in their order, each one's elements in creation
-        order. Runtime complexity: O(elements) array work per round, O(variables)
-        Python work per solve.
+        per element ``usage / weight``, a minimum per variable, ``value += mu``; each
+        constraint's remaining capacity less ``weight * mu`` of its enabled elements one
+        after the other, newest first as SimGrid walks them (``numpy.subtract.at``
+        subtracts in its input's order), zeroed below ``sg_maxmin_precision`` (SimGrid
+        zeroes it at each step: once it is below, later subtractions keep it there, so
+        zeroing once at the end gives the same value); a FATPIPE constraint walked
+        element by element as SimGrid walks it. Runtime complexity: O(elements) array
+        work per round, O(variables) Python work per solve.
         """
         growing: list[Variable] = []
         met: list[Any] = []  # constraint indexes of the variables SimGrid walks, in order
@@ -342,18 +356,21 @@ class FairBottleneck:
         ev = np.repeat(np.arange(ng), lengths)
         seg = np.zeros(ng, dtype=np.intp)
         np.cumsum(lengths[:-1], out=seg[1:])
+        # the elements as their constraints walk them: constraint by constraint, newest
+        # first (an element of weight 0 subtracts 0: left out)
+        walk = np.lexsort((-serial, ec))
+        walk_c, walk_w, walk_v = ec[walk], ew[walk], ev[walk]
         remaining = self._bounds[order]
         fatpipe = self._fatpipe[order]
         any_fatpipe = bool(fatpipe.any())
         usage = np.zeros(nc)
-        stale = np.zeros(nc)
         active = np.ones(nc, dtype=bool)
         bound = np.array([v.bound for v in growing])
         bounded = bound > 0
         value = np.zeros(ng)
         mu = np.zeros(ng)
         alive = np.ones(ng, dtype=bool)
-        ec_on, ew_on, ev_on = ec, ew, ev  # the elements of the growing variables
+        ec_on = ec  # the constraints of the growing variables' elements
         while True:
             nb = np.bincount(ec_on, minlength=nc)
             if any_fatpipe:
@@ -370,8 +387,8 @@ class FairBottleneck:
             mu = np.where(alive, inc, mu)
             value = np.where(alive, value + inc, value)
             hit = alive & (value == bound)
-            consumed = np.bincount(ec_on, weights=ew_on * mu[ev_on], minlength=nc)
-            after = remaining - (consumed + stale)
+            after = remaining.copy()
+            np.subtract.at(after, walk_c, walk_w * mu[walk_v])
             after[after < MAXMIN_PRECISION] = 0.0
             if any_fatpipe:
                 remaining = np.where(active & ~fatpipe, after, remaining)
@@ -379,32 +396,19 @@ class FairBottleneck:
                                     usage, remaining)
             else:
                 remaining = np.where(active, after, remaining)
-            left = np.flatnonzero(hit)
-            full = np.flatnonzero(active & (remaining <= 0.0))
-            if full.size:
-                active[full] = False
-                # the variables still growing on a saturated constraint, walked as
-                # SimGrid walks them: constraint after constraint, elements in creation
-                # order, each variable at its first element
-                saturated = np.zeros(nc, dtype=bool)
-                saturated[full] = True
-                on_full = np.flatnonzero(saturated[ec] & (alive & ~hit)[ev])
-                if on_full.size:
-                    walk = on_full[np.lexsort((serial[on_full], ec[on_full]))]
-                    met_vars = ev[walk]
-                    firsts = np.unique(met_vars, return_index=True)[1]
-                    left = np.concatenate((left, met_vars[np.sort(firsts)]))
-            if left.size:
-                alive[left] = False
-                # stale += weight x mu of each leaving variable, variable after variable
-                sizes = lengths[left]
-                ends = np.cumsum(sizes)
-                at = np.repeat(seg[left] - (ends - sizes), sizes) + np.arange(ends[-1])
-                np.add.at(stale, ec[at], ew[at] * mu[ev[at]])
+            leaving = hit
+            full = active & (remaining <= 0.0)
+            if full.any():
+                active &= ~full
+                # the variables still growing on a saturated constraint leave
+                on_full = np.zeros(ng, dtype=bool)
+                on_full[ev[full[ec]]] = True
+                leaving = leaving | (alive & on_full)
+            if leaving.any():
+                alive &= ~leaving
                 if not alive.any():
                     break
-                on = alive[ev]
-                ec_on, ew_on, ev_on = ec[on], ew[on], ev[on]
+                ec_on = ec[alive[ev]]
         for var, v, m in zip(growing, value.tolist(), mu.tolist(), strict=True):
             var.value = v
             var.mu = m
