@@ -15,20 +15,17 @@ priorities of one instant), :mod:`.engine` (the one engine: parts plus a driver)
 (Batsim's jobs, profiles with garbage collection, machines), :mod:`.server`
 (Batsim's reactions), :mod:`.decisions` and :mod:`.validation` (Batsim's checks and
 application of decisions), :mod:`.accounting` (records and totals),
-:mod:`.zero_latency` and :mod:`.latency` (the two drivers), :mod:`.registry` (the one
-job-model registry, open to plug-ins), :mod:`.models` and :mod:`.coalloc_models` (job
-models), :mod:`.instant` (the once-per-instant hook that moves ends), :mod:`.options`;
-the records and totals a run leaves are :mod:`batpolicy.scheduler.io.result`'s.
-
-Known difference from Batsim
-----------------------------
-On a platform with non-zero latencies Batsim also simulates its own messages over
-SimGrid: every submission, job start and job completion is delayed by the platform's
-latency (about 1 ms per message on Batsim's ``cluster512.xml``). The embedded simulator
-does not model these message latencies: it behaves as Batsim on a zero-latency platform
-(submission at ``subtime``, start at the decision's time, completion at start + delay),
-which is what the recorded transcripts use. Other deliberate simplifications are listed
-in :mod:`.engine` and :mod:`.models` (parallel profiles are computation only; no energy).
+:mod:`.zero_latency` and :mod:`.latency` (the two drivers; the latency driver's actors
+in :mod:`.latency_actors`, its server loop in :mod:`.latency_server`, its submitters in
+:mod:`.submitters`), :mod:`.message_clock` (Batsim's clock between the messages of one
+zero-latency instant), :mod:`.energy` with :mod:`.host_energy` and
+:mod:`.energy_tracers` (Batsim's ``-E``: power states, SimGrid's host-energy plugin,
+the energy outputs), :mod:`.registry` (the one job-model registry, open to plug-ins),
+:mod:`.models`, :mod:`.coalloc_models` and :mod:`.ptask` (job models; ``ptask`` is
+SimGrid's parallel-task model with Batsim's messages in it), :mod:`.instant` (the
+once-per-instant hook that moves ends), :mod:`.options`; the records and totals a run
+leaves are :mod:`batpolicy.scheduler.io.result`'s. What the simulator does not model
+is listed in docs/simulator.md.
 """
 
 from types import MappingProxyType
