@@ -57,7 +57,7 @@ class MachineStatesCsvWriter(RowFile):
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        super().__init__(path, HEADER, 0)
+        super().__init__(path, HEADER)
 
     def write_rows(self, rows: Sequence[tuple[float, ...]]) -> None:
         """Write rows ``(time, sleeping, switching_on, switching_off, idle, computing)``."""

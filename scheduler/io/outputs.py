@@ -144,18 +144,21 @@ _REJECTED_ROW = '%s,%s,%s,%f,%s,%f,%s,,,,,,,,,"%s"%s\n'
 class RowFile:
     """A CSV file written in batches: ``close`` (idempotent) and ``with`` for every writer.
 
-    Opens ``path`` and writes ``header`` at once (flushed, so a run stopped early leaves a
-    readable file); subclasses count rows in ``rows`` and define ``flush`` (writing the rows
-    they keep, if they keep any); ``_file`` is None once closed.
+    Opens ``path`` (``buffering`` as :func:`open`'s) and writes ``header`` at once (flushed,
+    so a run stopped early leaves a readable file); subclasses count rows in ``rows`` and
+    define ``flush`` (writing the rows they keep, if they keep any); ``_file`` is None once
+    closed.
     """
 
     _file: IO[str] | None
 
-    def __init__(self, path: str | os.PathLike[str], header: str, flush_every: int) -> None:
+    def __init__(self, path: str | os.PathLike[str], header: str, flush_every: int = 1,
+                 buffering: int = -1) -> None:
         self.path = path
         self.flush_every = max(1, flush_every)
         self.rows = 0
-        self._file = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        self._file = open(path, "w", encoding="utf-8", newline="",  # noqa: SIM115
+                          buffering=buffering)
         self._file.write(header)
         self._file.flush()
 

@@ -41,8 +41,8 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Sequence
-from types import TracebackType
-from typing import IO, Self
+
+from batpolicy.scheduler.io.outputs import RowFile
 
 __all__ = ["HEADER", "JOB_COLOURS", "PajeTraceWriter", "hsv_to_rgb", "job_colours",
            "trace_header"]
@@ -147,7 +147,7 @@ def trace_header(machine_names: Sequence[str], time: float = 0.0) -> str:
     return "".join(parts)
 
 
-class PajeTraceWriter:
+class PajeTraceWriter(RowFile):
     """Writes ``_schedule.trace`` as the run goes: header now, a few lines per job event.
 
     ``machine_names`` are Batsim's machines in id order (compute machines, then storage
@@ -159,13 +159,9 @@ class PajeTraceWriter:
 
     def __init__(self, path: str | os.PathLike[str], machine_names: Sequence[str], *,
                  sharing: bool = False, buffering: int = 1 << 16) -> None:
-        self.path = path
+        super().__init__(path, trace_header(machine_names), buffering=buffering)
         self.nb_machines = len(machine_names)
         self.nb_jobs = 0  #: jobs given a colour (Batsim's ``nb_total_jobs``)
-        self._file: IO[str] | None = open(  # noqa: SIM115 - closed by close()
-            path, "w", encoding="utf-8", newline="", buffering=buffering)
-        self._file.write(trace_header(machine_names))
-        self._file.flush()
         # compute sharing: machine -> its jobs (start rank, id); job -> start rank
         self._shows: dict[int, list[tuple[int, str]]] | None = {} if sharing else None
         self._rank: dict[str, int] = {}
@@ -259,22 +255,9 @@ class PajeTraceWriter:
         self.close()
 
     def flush(self) -> None:
-        """Put the lines written so far on disk."""
+        """Put the lines written so far on disk.
+
+        :meth:`close` closes without the end, as an aborted Batsim leaves the file.
+        """
         if self._file is not None:
             self._file.flush()
-
-    def close(self) -> None:
-        """Close without the end, as an aborted Batsim leaves it (idempotent)."""
-        if self._file is not None:
-            try:
-                self._file.flush()
-            finally:
-                self._file.close()
-                self._file = None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 traceback: TracebackType | None) -> None:
-        self.close()
