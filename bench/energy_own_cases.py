@@ -152,17 +152,22 @@ def random_workload(seed: int, machines: int, jobs: int = 24) -> dict:
     return {"nb_res": machines, "jobs": out, "profiles": profiles}
 
 
+def platform_file(source: str, inputs: Path, name: str) -> Path:
+    """The platform's file: ``source`` itself, or that XML text written as ``name``.xml."""
+    if not source.lstrip().startswith("<?xml"):
+        return Path(source)
+    path = inputs / f"{name}.xml"
+    path.write_text(source)
+    return path
+
+
 def cases(work: Path) -> list[batsim_suite.Case]:
     """The matrix's cases, their inputs written under ``work``."""
     inputs = work / "inputs"
     inputs.mkdir(parents=True, exist_ok=True)
     out = []
     for pname, (source, machines, model) in PLATFORMS.items():
-        if source.lstrip().startswith("<?xml"):
-            platform = inputs / f"{pname}.xml"
-            platform.write_text(source)
-        else:
-            platform = Path(source)
+        platform = platform_file(source, inputs, pname)
         for seed in SEEDS:
             wpath = inputs / f"random{seed}_{machines}.json"
             wpath.write_text(json.dumps(random_workload(seed, machines), indent=1))

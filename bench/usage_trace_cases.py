@@ -39,7 +39,7 @@ sys.path.insert(0, str(HERE))
 
 from energy_own_cases import PLATFORMS as ENERGY_PLATFORMS  # noqa: E402
 from energy_own_cases import VARIANTS as ENERGY_VARIANTS  # noqa: E402
-from energy_own_cases import run_matrix  # noqa: E402
+from energy_own_cases import platform_file, run_matrix  # noqa: E402
 
 import batsim_suite  # noqa: E402
 
@@ -126,11 +126,7 @@ def cases(work: Path) -> list[batsim_suite.Case]:
     inputs.mkdir(parents=True, exist_ok=True)
     out = []
     for pname, (source, machines, speed, model) in PLATFORMS.items():
-        if source.lstrip().startswith("<?xml"):
-            platform = inputs / f"{pname}.xml"
-            platform.write_text(source)
-        else:
-            platform = Path(source)
+        platform = platform_file(source, inputs, pname)
         for seed in SEEDS:
             wpath = inputs / f"usage{seed}_{pname}.json"
             wpath.write_text(json.dumps(usage_workload(
