@@ -27,7 +27,8 @@ from batpolicy.scheduler.sim.actors import Reactions, Waiter
 from batpolicy.scheduler.sim.bookkeeping import ProfileTable, SimJob
 from batpolicy.scheduler.sim.books import Books
 from batpolicy.scheduler.sim.core import CALL
-from batpolicy.scheduler.sim.energy import EnergyPart, profile_load
+from batpolicy.scheduler.sim.energy import EnergyPart
+from batpolicy.scheduler.sim.host_energy import profile_load
 from batpolicy.scheduler.sim.instant import MovingEnds
 from batpolicy.scheduler.sim.message_clock import InstantMessages
 from batpolicy.scheduler.sim.model_choice import ModelChoice

@@ -33,12 +33,10 @@ from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.sim.actors import SimEvent
 from batpolicy.scheduler.sim.core import COMPLETION
 from batpolicy.scheduler.sim.energy_tracers import EnergyConsumptionTracer, PStateChangeTracer
-from batpolicy.scheduler.sim.host_energy import HostEnergyPlugin, HostLoad, TaskPower, profile_load
+from batpolicy.scheduler.sim.host_energy import HostEnergyPlugin
 from batpolicy.scheduler.sim.wire import wire_time
 
-# HostLoad, TaskPower and profile_load live in .host_energy; the job models import
-# them from here too.
-__all__ = ["EnergyPart", "HostLoad", "TaskPower", "build_energy", "profile_load"]
+__all__ = ["EnergyPart", "build_energy"]
 
 # Batsim's machine states (machines.cpp), as _machine_states.csv names them.
 IDLE, COMPUTING, SWITCHING_ON, SWITCHING_OFF, SLEEPING = (
@@ -171,8 +169,8 @@ class EnergyPart:
     def job_started(self, job: Any, load: Mapping[int, float] | float | None) -> None:
         """A job starts: energy read (``s`` row), then its hosts carry its load.
 
-        ``load``: share of one core's speed per host (:class:`HostLoad`), or None when the
-        job model tells the loads itself (:class:`TaskPower`).
+        ``load``: share of one core's speed per host (:class:`~.host_energy.HostLoad`), or
+        None when the job model tells the loads itself (:class:`~.host_energy.TaskPower`).
         """
         now = self._queue.now
         self.consumption.add_entry("s")

@@ -8,7 +8,7 @@ Batsim's ``simulator.log``, Batsim's outputs as written):
 
 - ``sleeper-mixed-cluster``: ``test_various_profile_types.json``, jobs that move data
   (parallel tasks sharing links, a sequence): the ``ptask`` model's per-host loads as
-  SimGrid's host-energy plugin reads them (:class:`~batpolicy.scheduler.sim.energy.TaskPower`);
+  SimGrid's host-energy plugin reads them (:class:`~batpolicy.scheduler.sim.host_energy.TaskPower`);
 - ``idlesleeper-energymini50-cluster``: ``energy_bf_idle_sleeper`` with
   ``test_energy_minimal``'s options: machines switched off, woken, a communicating job
   on them;

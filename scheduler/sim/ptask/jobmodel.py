@@ -9,7 +9,7 @@ sharing CPUs and links with the others (:mod:`.l07`, :mod:`.runner`). Any other 
 runs alone on its machines and keeps the closed form of
 :class:`~batpolicy.scheduler.sim.models.ProfileModel` (the same durations, no solve).
 
-With ``-E`` the energy part follows the tasks' loads (:class:`~..energy.TaskPower` on
+With ``-E`` the energy part follows the tasks' loads (:class:`~..host_energy.TaskPower` on
 the shared model, the loads handed over after each instant), and every sequence that
 computes runs on the shared model, task by task, as SimGrid's host-energy plugin sees it.
 
