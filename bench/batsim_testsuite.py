@@ -86,14 +86,21 @@ def main(argv: list[str] | None = None) -> int:
                     default=HERE.parent.parent / "shared" / "batsim" / "batsim-4.2.1.tar.gz")
     ap.add_argument("--match", default="", help="only cases whose test id contains this")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="cases run at once")
-    ap.add_argument("--work", type=Path, default=None, help="keep runs here (default: a temp dir)")
+    ap.add_argument("--work", type=Path, default=None, help="keep runs here (default: a temp dir, removed at the end)")
     ap.add_argument("--save", type=Path, help="write the table here, with the commit")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if not (args.batsim_prefix / "bin" / "batsim").is_file():
         log.error("real Batsim not built at %s", args.batsim_prefix)
         return 2
-    work = args.work or Path(tempfile.mkdtemp(prefix="batsim-suite-"))
+    if args.work is not None:
+        return _run(args, argv, args.work)
+    with tempfile.TemporaryDirectory(prefix="batsim-suite-") as work:  # gone afterwards
+        return _run(args, argv, Path(work))
+
+
+def _run(args: argparse.Namespace, argv: list[str] | None, work: Path) -> int:
+    """Run the matrix's cases under ``work``; print (or save) the table."""
     test_dir = batsim_suite.batsim_test_dir(args.batsim_prefix, args.archive, work / "src")
     if test_dir is None:
         log.error("Batsim's test/ folder not found (build sources or %s)", args.archive)

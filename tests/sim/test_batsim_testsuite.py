@@ -40,10 +40,14 @@ KNOWN: dict[str, str] = {
 }
 
 
+#: Batsim's test sources and the enumerated cases, removed when the interpreter exits.
+_WORK = tempfile.TemporaryDirectory(prefix="batsim-suite-")
+
+
 def _cases() -> list[batsim_suite.Case]:
     if not (BATSIM_PREFIX / "bin" / "batsim").is_file():
         return []
-    work = Path(tempfile.mkdtemp(prefix="batsim-suite-"))
+    work = Path(_WORK.name)
     test_dir = batsim_suite.batsim_test_dir(
         BATSIM_PREFIX, REPO.parent / "shared" / "batsim" / "batsim-4.2.1.tar.gz", work / "src")
     if test_dir is None:
