@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
                     default=HERE.parent.parent / "shared" / "batsim" / "batsim-4.2.1.tar.gz")
     ap.add_argument("--match", default="", help="only cases whose test id contains this")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="cases run at once")
-    ap.add_argument("--work", type=Path, default=None, help="keep runs here (default: a temp dir, removed at the end)")
+    ap.add_argument("--work", type=Path, default=None,
+                    help="keep runs here (default: a temp dir, removed at the end)")
     ap.add_argument("--save", type=Path, help="write the table here, with the commit")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,7 +19,15 @@ from hypothesis import strategies as st
 from batpolicy.errors import InvalidDecision, ProtocolError
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
-from batpolicy.protocol.codec import decode_reply, encode_reply, request_from_obj
+from batpolicy.protocol._wire import decode_hook
+from batpolicy.protocol.codec import (
+    _FROM_SCHEDULER,
+    _plainly_valid,
+    _to_obj,
+    decode_reply,
+    encode_reply,
+    request_from_obj,
+)
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.checker import check_decisions
 from batpolicy.scheduler.dispatch import Dispatcher
@@ -100,3 +109,29 @@ def test_checked_still_refuses_what_the_checker_does_not_cover(decision: t.Decis
 def test_checked_still_refuses_a_bad_now() -> None:
     with pytest.raises(ProtocolError, match="now"):
         encode_reply(t.Reply(float("nan"), (t.RejectJob("w0!a"),)), checked=True)
+
+
+# ids as a scheduler may write them: one '!' or not, newlines (the pattern's ``$`` matches
+# before a final one), anything else; machine ids up to what a bitmap holds (2**32 - 1)
+raw_ids = st.one_of(st.text(alphabet="ab!\n", max_size=5), st.text(max_size=6))
+raw_allocs = st.lists(st.one_of(st.integers(0, 40), st.integers(2 ** 31 - 2, 2 ** 32 - 1)),
+                      max_size=3).map(MachineSet)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), raw_ids, raw_allocs), max_size=3))
+def test_the_plain_reply_shortcut_says_what_the_schema_says(picks: list) -> None:
+    """The shortcut for the commonest reply agrees with the wire schema.
+
+    ``_plainly_valid`` checks an undated EXECUTE_JOB / REJECT_JOB reply without building
+    the schema's structs; it must accept it exactly when the schema does.
+    """
+    decisions = tuple(t.ExecuteJob(job_id, alloc) if execute else t.RejectJob(job_id)
+                      for execute, job_id, alloc in picks)
+    obj = _to_obj(3.0, decisions, _FROM_SCHEDULER)
+    try:
+        msgspec.convert(obj, _FROM_SCHEDULER.schema, str_keys=True, dec_hook=decode_hook)
+        schema_accepts = True
+    except msgspec.ValidationError:
+        schema_accepts = False
+    assert _plainly_valid(3.0, decisions) == schema_accepts
