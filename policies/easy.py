@@ -131,8 +131,10 @@ class EasyBackfilling(Policy):
 
     def _decide(self, now: float, state: PolicyView) -> list[Decision]:
         """Start heads, reserve for the first that does not fit, backfill the rest."""
-        out: list[Decision] = [RejectJob(job.id) for job in self._rejected]
-        self._rejected.clear()
+        out: list[Decision] = []
+        if self._rejected:
+            out.extend(RejectJob(job.id) for job in self._rejected)
+            self._rejected.clear()
         queue = self.queue
         placement = self.placement
         plain = placement.plain

@@ -202,7 +202,10 @@ EVENT_ENCODERS: Mapping[type, Encoder] = MappingProxyType({
 
 def execute_job(d: ExecuteJob) -> tuple[str, dict[str, Any]]:
     """EXECUTE_JOB; mapping keys become strings, as JSON requires."""
-    data: dict[str, Any] = {"job_id": d.job_id, "alloc": _machines(d.alloc)}
+    alloc = d.alloc  # (_machines inlined: one EXECUTE_JOB per job, on serve's hot path)
+    if type(alloc) is not MachineSet:
+        alloc = MachineSet(alloc)
+    data: dict[str, Any] = {"job_id": d.job_id, "alloc": alloc}
     if d.mapping is not None:
         data["mapping"] = {str(rank): host for rank, host in d.mapping.items()}
     if d.storage_mapping is not None:

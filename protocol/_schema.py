@@ -12,6 +12,7 @@ struct's ``typed()`` builds the event or decision of :mod:`batpolicy.protocol.ty
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 import msgspec
@@ -19,6 +20,7 @@ from msgspec import Struct
 
 from batpolicy.protocol._errors import dotted, explain
 from batpolicy.protocol._wire import (
+    INT32_MAX,
     FieldError,
     JobId,
     Time,
@@ -32,6 +34,7 @@ __all__ = ["ChangeableState", "Data", "JobMsg", "MachineState", "Object", "WireE
            "check_part"]
 
 Object = dict[str, Any]
+_INF = math.inf
 MachineState = Literal["sleeping", "idle", "computing", "switching_on", "switching_off",
                        "unavailable"]
 #: Target states CHANGE_JOB_STATE accepts (PROTOCOL.md §1.4).
@@ -68,7 +71,9 @@ def check_job(job: Object, field: str, *, registration: bool) -> None:
     """
     if "res" not in job:
         raise FieldError(f"{field}.res", "missing member")
-    as_int(job["res"], f"{field}.res", 0)
+    res = job["res"]
+    if type(res) is not int or not 0 <= res <= INT32_MAX:  # as_int's rule, without the call
+        as_int(res, f"{field}.res", 0)  # raises, naming what is wrong
     if registration:
         for name in ("id", "subtime", "profile"):
             if name not in job:
@@ -78,7 +83,9 @@ def check_job(job: Object, field: str, *, registration: bool) -> None:
                              f"expected a string, got {type_name(job['profile'])}")
     for name in ("subtime", "walltime"):  # numbers the state computes with, when present
         if name in job:
-            as_time(job[name], f"{field}.{name}")
+            value = job[name]
+            if type(value) is not float or not -_INF < value < _INF:  # a finite float passes
+                as_time(value, f"{field}.{name}")
 
 
 class Data(Struct, forbid_unknown_fields=True):

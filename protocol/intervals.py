@@ -194,8 +194,15 @@ def format_intervals(resources: Iterable[int]) -> str:
 
     >>> format_intervals(MachineSet.of((0, 3), 7, (9, 10)))
     '0-3 7 9-10'
+    >>> [format_intervals(s) for s in (MachineSet.of((4, 6)), MachineSet.of(5), [])]
+    ['4-6', '5', '']
     """
     if type(resources) is not MachineSet:
         resources = MachineSet(resources)
+    n = len(resources)
+    if n:  # one run (most allocations): no list of runs to build
+        lo, hi = resources.min(), resources.max()  # type: ignore[attr-defined]
+        if hi - lo + 1 == n:
+            return f"{lo}-{hi}" if lo != hi else str(lo)
     return " ".join([f"{a}-{b}" if a != b else str(a)
                      for a, b in resources.intervals()])  # type: ignore[attr-defined]

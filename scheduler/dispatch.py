@@ -92,9 +92,10 @@ class Dispatcher:
 
     def _commit(self, now: float, out: list[t.Decision], who: str) -> None:
         state = self.state
-        check_decisions(state, out, who)
-        for decision in out:
-            state.apply_decision(decision)
+        if out:  # most replies hold no decision: nothing to check or apply
+            check_decisions(state, out, who)
+            for decision in out:
+                state.apply_decision(decision)
         if self.paranoid:
             try:
                 state.check()

@@ -180,11 +180,13 @@ class JobQueue:
 
     def first_waiting(self) -> Job | None:
         """The first job still waiting, dropping those started or rejected outside the policy."""
-        head = self.head()
-        while head is not None and head.status is not JobStatus.WAITING:
+        entries = self._entries  # (head() inlined: once or twice per message)
+        while entries:
+            head = entries[0][2]
+            if head.status is JobStatus.WAITING:
+                return head
             self.remove(head)
-            head = self.head()
-        return head
+        return None
 
     @property
     def indexed(self) -> bool:

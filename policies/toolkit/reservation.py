@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from heapq import merge
 
 from msgspec import Struct
@@ -50,9 +49,11 @@ class Reservation(Struct, frozen=True):
     machines: MachineSet
 
 
-@dataclass(slots=True)
-class HeadsStarted:
-    """What :func:`start_heads` did: decisions, what is left free, and the new head."""
+class HeadsStarted(Struct):
+    """What :func:`start_heads` did: decisions, what is left free, and the new head.
+
+    A msgspec Struct for its C ``__init__``: EASY builds one per message.
+    """
 
     decisions: list[ExecuteJob]
     free: MachineSet
