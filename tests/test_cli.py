@@ -77,6 +77,36 @@ def test_serve_fcfs_starts_without_numpy() -> None:
     assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
 
 
+_BLAS_PROBE = """
+import os, sys
+from batpolicy.scheduler.app.cli import console
+sys.argv = ["batpolicy", *sys.argv[1:]]
+try:
+    console()
+except SystemExit:
+    pass
+import numpy  # imported by EASY's queue already
+threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
+print(os.environ.get("OPENBLAS_NUM_THREADS"), threads, file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("preset", [None, "2"])
+def test_the_command_runs_openblas_on_one_thread_unless_told(preset: str | None) -> None:
+    # numpy's OpenBLAS starts (and spins) a thread per core at import; batpolicy calls no
+    # BLAS, so the command defaults to one thread; a user's own setting is kept
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset is not None:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    args = ["serve", "--policy", "easy", "--timeout", "0.01", "-s", "tcp://127.0.0.1:*"]
+    out = subprocess.run([sys.executable, "-c", _BLAS_PROBE, *args], capture_output=True,
+                         text=True, timeout=60, env=env)
+    setting, threads = out.stderr.strip().splitlines()[-1].split()
+    assert setting == (preset or "1"), out.stderr
+    if preset is None:  # the serving thread alone once ZeroMQ's context is closed
+        assert threads == "1", out.stderr
+
+
 def test_transform_size_choices_are_the_readers() -> None:
     # the parser names them without importing the SWF reader
     from batpolicy.scheduler.app.io_cli import SIZES
