@@ -25,7 +25,8 @@ from batpolicy.protocol.types import EventType
 
 __all__ = ["DIGITS", "PATTERN_MEANINGS", "Count", "EventType", "FieldError", "INT32_MAX",
            "INT32_MIN", "Int32", "JobId", "Metadata", "Number", "Pstate", "Time", "WorkloadName",
-           "as_int", "as_time", "decode_hook", "encode_hook", "find_bad_json", "type_name"]
+           "as_int", "as_time", "decode_hook", "encode_hook", "find_bad_json", "machine_set",
+           "type_name"]
 
 #: Bounds of a JSON integer Batsim reads with rapidjson's ``GetInt`` (a C ``int``).
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
@@ -141,13 +142,13 @@ def as_int(value: Any, field: str, minimum: int = INT32_MIN) -> int:
     return value
 
 
-def _machine_set(value: Any) -> MachineSet:
+def machine_set(value: Any) -> MachineSet:
     """A non-empty Batsim interval set (PROTOCOL.md §1.12) of ids a C ``int`` holds.
 
     From the wire, a string such as ``"0-3 7"``; when the codec checks a message it is
     about to send, the :class:`MachineSet` the decision holds (same rules, no parsing).
 
-    >>> str(_machine_set("1 2 4-8")), str(_machine_set(MachineSet.of(3)))
+    >>> str(machine_set("1 2 4-8")), str(machine_set(MachineSet.of(3)))
     ('1-2 4-8', '3')
     """
     if type(value) is MachineSet:
@@ -172,7 +173,7 @@ def _machine_set(value: Any) -> MachineSet:
 def decode_hook(kind: type, value: Any) -> Any:
     """Msgspec's ``dec_hook``: the schema's one custom type, :class:`MachineSet`."""
     if kind is MachineSet:
-        return _machine_set(value)
+        return machine_set(value)
     raise NotImplementedError(f"no wire form for {kind!r}")
 
 

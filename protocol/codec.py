@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -64,12 +65,13 @@ from batpolicy.protocol._decoders import (
 from batpolicy.protocol._encoders import DECISION_ENCODERS, EVENT_ENCODERS, Encoder
 from batpolicy.protocol._errors import dotted, explain, value_at
 from batpolicy.protocol._wire import (
-    INT32_MAX,
+    JOB_ID_PATTERN,
     EventType,
     FieldError,
     decode_hook,
     encode_hook,
     find_bad_json,
+    machine_set,
     type_name,
 )
 from batpolicy.protocol.intervals import MachineSet
@@ -411,6 +413,9 @@ def _encode(now: float, items: tuple[Any, ...], side: _Side) -> bytes:
     return _dump(obj)
 
 
+_JOB_ID = re.compile(JOB_ID_PATTERN)
+
+
 def _plainly_valid(now: Any, decisions: tuple[Any, ...]) -> bool:
     """True if the schema would accept this reply, seen without building its structs.
 
@@ -434,16 +439,17 @@ def _plainly_valid(now: Any, decisions: tuple[Any, ...]) -> bool:
         if decision.timestamp is not None:
             return False
         if kind is ExecuteJob:
-            alloc = decision.alloc
             if (decision.mapping is not None or decision.storage_mapping is not None
                     or decision.additional_io_job is not None
-                    or type(alloc) is not MachineSet
-                    or not alloc or alloc.max() > INT32_MAX):  # the machine-set hook's rules
+                    or type(decision.alloc) is not MachineSet):
+                return False
+            try:
+                machine_set(decision.alloc)  # the hook's own rules, called without the hook
+            except ValueError:
                 return False
         elif kind is not RejectJob:
             return False
-        job_id = decision.job_id  # JobId's pattern ^[^!]*![^!]*$: exactly one '!'
-        if type(job_id) is not str or job_id.count("!") != 1:
+        if type(decision.job_id) is not str or _JOB_ID.search(decision.job_id) is None:
             return False
     return True
 
