@@ -95,8 +95,8 @@ def _copy_of_the_checkout(root: Path) -> Path:
      "batpolicy.scheduler.view -> batpolicy.policies.easy"),
     ("protocol/intervals.py", "from batpolicy.platforms import model",
      "batpolicy.protocol.intervals -> batpolicy.platforms.model"),
-    ("simulator/engine.py", "from batpolicy.app import cli",
-     "batpolicy.simulator.engine -> batpolicy.app.cli"),
+    ("simulator/engine/simulator.py", "from batpolicy.app import cli",
+     "batpolicy.simulator.engine.simulator -> batpolicy.app.cli"),
     ("scheduler/jobs.py", "from batpolicy.scheduler import state",
      "no import cycle"),
 ])

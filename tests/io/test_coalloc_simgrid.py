@@ -21,7 +21,7 @@ from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.io.coalloc_simgrid import job_profiles, simgrid_profiles
 from batpolicy.io.presets import build_workload, parse_overrides, preset
 from batpolicy.simulator import SimOptions, Simulator
-from batpolicy.simulator.coalloc_models import profile_runtime
+from batpolicy.simulator.jobmodels.coalloc import profile_runtime
 
 SPEED = 2e9
 

@@ -40,7 +40,7 @@ from batpolicy.io.presets import build_workload
 from batpolicy.io.presets import preset as workload_preset
 from batpolicy.io.writer import write_batsim_workload
 from batpolicy.simulator import SimOptions, Simulator
-from batpolicy.simulator.coalloc_models import profile_runtime
+from batpolicy.simulator.jobmodels.coalloc import profile_runtime
 
 from clirun import free_port
 

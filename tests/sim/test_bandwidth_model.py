@@ -35,8 +35,8 @@ from batpolicy.protocol.types import JobState
 from batpolicy.io.model import JobSpec, Workload
 from batpolicy.io.outputs import OutputPaths
 from batpolicy.simulator import SimOptions, Simulator
-from batpolicy.simulator.coalloc_models import EXTRA_COLUMNS
-from batpolicy.simulator.registry import make_job_model
+from batpolicy.simulator.jobmodels.coalloc import EXTRA_COLUMNS
+from batpolicy.simulator.jobmodels.registry import make_job_model
 from batpolicy.simulator.run import run_simulation
 
 

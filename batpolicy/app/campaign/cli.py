@@ -18,7 +18,7 @@ def _campaign(args: argparse.Namespace) -> int:
     from batpolicy.app.campaign.executors import make_executor
     from batpolicy.app.campaign.runner import pending, run_campaign
     from batpolicy.app.campaign.spec import load_campaign
-    from batpolicy.simulator.pybatsim_loader import is_pybatsim
+    from batpolicy.simulator.pybatsim.loader import is_pybatsim
 
     campaign = load_campaign(args.file, args.output)
     policies = available_policies()

@@ -128,7 +128,7 @@ class PybatsimScheduler:
 
     def __init__(self, scheduler: Any, label: str, *, protect: bool = False,
                  paranoid: bool = False, state: ClusterState | None = None) -> None:
-        from batpolicy.simulator.pybatsim_loader import import_pybatsim
+        from batpolicy.simulator.pybatsim.loader import import_pybatsim
 
         self.module = import_pybatsim()
         self.scheduler = scheduler

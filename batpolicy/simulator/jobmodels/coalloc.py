@@ -41,7 +41,7 @@ from batpolicy.errors import ConfigError, InputError
 from batpolicy.policies.toolkit.bandwidth import Residual, allot, link_demands
 from batpolicy.protocol.types import JobState
 from batpolicy.simulator.instant import InstantModel
-from batpolicy.simulator.models import JobModel, check_profile
+from batpolicy.simulator.jobmodels.base import JobModel, check_profile
 
 __all__ = ["DEFAULT_COMP_SHARE", "EXTRA_COLUMNS", "BandwidthModel", "CoallocModel",
            "FixedPenaltyModel", "IdealModel", "profile_runtime"]

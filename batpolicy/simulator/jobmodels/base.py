@@ -35,7 +35,7 @@ model (bandwidth sharing, placement-dependent runtime) plugs in without touching
   job ends at its start (Batsim writes a runtime of 1e-5 s, see the engine);
 - any other type (``smpi``, ``usage_trace``, ``parallel_homogeneous_pfs``,
   ``data_staging``) is refused with an :class:`~batpolicy.errors.InputError` (the
-  ``ptask`` model, :mod:`~batpolicy.simulator.ptask.jobmodel`, runs the last three).
+  ``ptask`` model, :mod:`~batpolicy.simulator.jobmodels.ptask.jobmodel`, runs the last three).
 
 :class:`SpeedScaledModel` (``--job-model speed``) is the first model whose end moves: a
 job carries an amount of work (``delay`` seconds at ``reference_speed``, or ``cpu``
