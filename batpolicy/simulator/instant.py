@@ -71,6 +71,9 @@ class InstantModel(ABC):
 
     #: Name for error messages.
     name: ClassVar[str] = ""
+    #: Job id -> the model's verdict on its last move of that job's end (told to the
+    #: listeners of :meth:`MovingEnds.move_end`); empty: none.
+    verdicts: Mapping[str, Any] = MappingProxyType({})
 
     @abstractmethod
     def after_instant(self, now: float, running: Mapping[str, SimJob],
@@ -181,7 +184,7 @@ class MovingEnds:
             view = MappingProxyType(running)
             for model in self.models:
                 moves = model.after_instant(now, view, self)
-                verdicts = getattr(model, "verdicts", {})
+                verdicts = model.verdicts
                 for job_id, end in moves.items():
                     job = running.get(job_id)
                     if job is None:

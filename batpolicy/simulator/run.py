@@ -63,7 +63,7 @@ def output_layout(workloads: Sequence[Workload], platform: Platform, options: Si
 
     columns = list(fields_used(job.raw for w in workloads for job in w.jobs))
     for spec in (options.default_job_model, *options.job_models.values()):
-        for column in getattr(make_job_model(spec), "extra_columns", ()):
+        for column in make_job_model(spec).extra_columns:
             if column not in columns:
                 columns.append(column)
     groups = {name: group.machines for name, group in platform_groups(platform).items()}

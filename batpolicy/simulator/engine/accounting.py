@@ -74,7 +74,7 @@ class Accounting:
                            None if runtime is None else job.start, runtime, finish, job.alloc,
                            job.metadata, job.return_code, job.fields,
                            consumed_energy=consumed_energy)
-        cells = getattr(job.model, "record_extra", None)
+        cells = job.model.record_extra
         if cells is not None:
             record.model_cells = cells(job, runtime)
         result.records.append(record)

@@ -108,7 +108,7 @@ class DecisionApplier:
         self._messages.started(job.id, now)
         self._ends.start(job, now)
         if energy is not None:
-            load = getattr(job.model, "host_load", None)
+            load = job.model.host_load
             energy.job_started(job, load(job, books) if load is not None
                                else profile_load(job, books, books.speeds))
 

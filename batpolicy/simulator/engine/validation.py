@@ -148,9 +148,9 @@ def check_io_job(view: BatsimView, d: t.ExecuteJob, job: SimJob
     """
     now = view.now
     model = job.model
-    if not getattr(model, "runs_io_jobs", False):
+    if not model.runs_io_jobs:
         raise fail(_EXECUTE_JOB, f"additional_io_job needs the parallel-task job model "
-                   f"(ptask), the job runs on '{getattr(model, 'name', model)}'", now,
+                   f"(ptask), the job runs on '{model.name}'", now,
                    d.job_id, d.alloc)
     io = d.additional_io_job
     if not isinstance(io, Mapping) or not isinstance(io.get("profile_name"), str):

@@ -275,7 +275,7 @@ class ZeroLatencyDriver:
     def on_job_end(self, job: SimJob) -> None:
         """A job reaches its planned end (JOB_COMPLETED joins the instant's message)."""
         self._parts.server.job_end(job)
-        reported = getattr(job.model, "job_reported", None)
+        reported = job.model.job_reported
         if reported is not None:  # the job's actor ends now (no message latency)
             reported(job, self._queue.now)
 

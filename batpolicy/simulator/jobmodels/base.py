@@ -48,12 +48,24 @@ delay on its preferred placement and its ``runtime_other`` field elsewhere.
 Ends that depend on *other* jobs (bandwidth shared by co-allocated jobs) are moved by
 an :class:`~batpolicy.simulator.instant.InstantModel`, once per instant, starting
 from each job model's :meth:`~JobModel.natural` end.
+
+Beyond those methods a model may provide **optional hooks**, each declared on
+:class:`JobModel` with ``None`` (or an empty value) as default: the engine reads the
+attribute and calls it only where a model set it, so a run whose models have none pays
+nothing. A model provides one by defining a method of that name (``from_argument`` a
+classmethod). They are: ``from_argument`` (``--job-model NAME:ARG``), ``read_files``
+(files the profiles name, read when the workload loads), ``extra_columns`` with
+``record_extra`` (the model's own ``jobs.csv`` columns), ``stats`` (keys of
+``metrics.json``'s ``job_model`` entry), ``host_load`` (what the energy part is told of a
+running job's load), ``job_reported`` and ``in_solver`` (when the job's actor reports its
+end), ``message_network`` (a network that Batsim's messages share with the jobs, on the
+latency driver).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol
 
 from batpolicy.errors import InputError
@@ -112,6 +124,37 @@ class JobModel(ABC):
 
     #: Name used in :attr:`SimOptions.job_models`.
     name: ClassVar[str] = ""
+
+    #: Whether the model merges EXECUTE_JOB's ``additional_io_job`` into the job's tasks.
+    runs_io_jobs: ClassVar[bool] = False
+
+    # ---- optional hooks (module docstring): None where the model has none ----------------
+    #: ``from_argument(argument) -> JobModel``: the model of ``--job-model NAME:ARGUMENT``;
+    #: None: the model takes no argument.
+    from_argument: ClassVar[Callable[[str], JobModel] | None] = None
+    #: ``read_files(workload, source, profiles)``: read and check the files the profiles
+    #: name (``usage_trace``), as Batsim does when it loads the workload.
+    read_files: Callable[[str, str | None, Mapping[str, dict[str, Any]]], None] | None = None
+    #: The columns this model adds to ``jobs.csv``, after Batsim's and the job fields'.
+    extra_columns: ClassVar[tuple[str, ...]] = ()
+    #: ``record_extra(job, runtime) -> {column: cell}``: the job's cells of
+    #: :attr:`extra_columns` when it leaves (``runtime`` None: rejected).
+    record_extra: Callable[[RunningJob, float | None], dict[str, str]] | None = None
+    #: ``stats() -> dict``: the model's figures for ``metrics.json`` (``job_model``).
+    stats: Callable[[], dict[str, Any]] | None = None
+    #: ``host_load(job, ctx)``: the share of a core ``job`` uses on each host, or None when
+    #: the model tells the energy part itself (:class:`~..energy.host_energy.HostLoad`);
+    #: None here: the profile's load (:func:`~..energy.host_energy.profile_load`).
+    host_load: Callable[[RunningJob, Any], Mapping[int, float] | float | None] | None = None
+    #: ``job_reported(job, now)``: the job's actor has reported its end at ``now``.
+    job_reported: Callable[[RunningJob, float], None] | None = None
+    #: ``in_solver(job) -> bool``: whether the job's end comes from the model's own
+    #: solver (its report is then exact, not rounded to the message clock).
+    in_solver: Callable[[RunningJob], bool] | None = None
+    #: ``message_network(books, ends, master)``: the network Batsim's messages share with
+    #: the jobs (latency driver), or None; a model returning one also provides
+    #: ``actor_sleep`` and ``before_update`` (:class:`~.ptask.jobmodel.PtaskModel`).
+    message_network: Callable[[Any, Any, str], Any] | None = None
 
     @abstractmethod
     def start(self, job: RunningJob, now: float, ctx: ModelContext) -> float:

@@ -95,7 +95,7 @@ class ModelChoice:
                                  field="job_model") from None
         for model in {id(m): m for m, _ in used}.values():
             # files the profiles name (usage_trace), checked as Batsim loads the workload
-            read_files = getattr(model, "read_files", None)
+            read_files = model.read_files
             if read_files is not None:
                 read_files(workload.name, workload.source, workload.profiles)
         for model, profile in used:
@@ -111,7 +111,7 @@ class ModelChoice:
         """Statistics of the configured models that keep some (co-allocation penalty...)."""
         out: dict[str, Any] = {}
         for model in {id(m): m for m in self.configured()}.values():
-            stats = getattr(model, "stats", None)
+            stats = model.stats
             if stats is not None:
                 out.update(stats())
         return out

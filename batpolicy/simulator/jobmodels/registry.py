@@ -75,7 +75,7 @@ def make_job_model(spec: str | JobModel) -> JobModel:
         raise ConfigError(f"unknown job model {spec!r} (known: {', '.join(sorted(models))})")
     if not sep:
         return cls()
-    from_argument = getattr(cls, "from_argument", None)
+    from_argument = cls.from_argument
     if from_argument is None:
         raise ConfigError(f"job model {name!r} takes no argument, got {spec!r}")
     return from_argument(argument)

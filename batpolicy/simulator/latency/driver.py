@@ -287,8 +287,8 @@ class LatencyDriver:
         done = outbox[before:]
         del outbox[before:]
         first = job.alloc[0] if job.alloc is not None and len(job.alloc) else 0
-        reported = getattr(job.model, "job_reported", None)
-        in_solver = getattr(job.model, "in_solver", None)
+        reported = job.model.job_reported
+        in_solver = job.model.in_solver
 
         def report() -> None:
             """The actor puts JOB_COMPLETED."""
@@ -342,7 +342,7 @@ class LatencyDriver:
         process.scheduler = scheduler
         queue = self._queue
         for model in self._parts.models.configured():
-            network = getattr(model, "message_network", None)
+            network = model.message_network
             if network is not None:
                 process.network = network(self._books, self._parts.ends, self.delays.master)
                 if process.network is not None:
