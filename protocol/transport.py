@@ -44,25 +44,19 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 
 from batpolicy.errors import BatpolicyError, ConfigError, PeerLost, PeerTimeout
+from batpolicy.transport_defaults import (
+    DEFAULT_BIND,
+    DEFAULT_CONNECT,
+    DEFAULT_MAX_MESSAGE,
+    HEARTBEAT_IVL_S,
+    HEARTBEAT_TIMEOUT_S,
+)
 
 __all__ = ["DEFAULT_BIND", "DEFAULT_CONNECT", "DEFAULT_MAX_MESSAGE", "HEARTBEAT_IVL_S",
            "HEARTBEAT_TIMEOUT_S", "ReplySocket", "RequestSocket", "is_local_endpoint"]
 
 log = logging.getLogger(__name__)
 
-#: Where ``serve`` binds by default: the loopback, where Batsim connects by default.
-DEFAULT_BIND = "tcp://127.0.0.1:28000"
-#: Batsim 4.2.1's default ``--socket-endpoint`` (``src/batsim.cpp``).
-DEFAULT_CONNECT = "tcp://localhost:28000"
-#: Largest inbound frame by default: 64 MiB. The largest message of real workloads is
-#: SIMULATION_BEGINS, which carries every profile and machine: 0.44 MB for KTH-SP2's
-#: whole trace, 9.8 MB for CEA-Curie's (295,540 jobs, 93,312 machines), the largest of
-#: the whole traces measured (docs/reliability.md gives the table); 64 MiB leaves 6.5
-#: times that, and bounds what one frame can make ``serve`` allocate.
-DEFAULT_MAX_MESSAGE = 64 * 2 ** 20
-#: ZMTP heartbeats: a PING every second; no traffic for 10 s drops the connection.
-HEARTBEAT_IVL_S = 1.0
-HEARTBEAT_TIMEOUT_S = 10.0
 #: How many refused peers are logged one by one before the rest are only counted.
 _LOGGED_INTRUDERS = 10
 

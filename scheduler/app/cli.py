@@ -21,6 +21,7 @@ from batpolicy import __version__
 from batpolicy.errors import BatpolicyError, PeerTimeout
 from batpolicy.policies.registry import POLICIES, available_policies, make_policy, parse_params
 from batpolicy.scheduler.stop_signals import Stopped, stop_on_signals
+from batpolicy.transport_defaults import DEFAULT_BIND
 
 log = logging.getLogger("batpolicy")
 
@@ -97,8 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
                            description="Bind a ZeroMQ REP socket and answer Batsim 4.2 until "
                                        "SIMULATION_ENDS.")
     add_policy_options(serve)
-    serve.add_argument("--socket-endpoint", "-s", default="tcp://127.0.0.1:28000",
-                       help="endpoint to bind (default: tcp://127.0.0.1:28000, this host only, "
+    serve.add_argument("--socket-endpoint", "-s", default=DEFAULT_BIND,
+                       help=f"endpoint to bind (default: {DEFAULT_BIND}, this host only, "
                             "where Batsim connects by default; 'tcp://*:28000' listens on "
                             "every interface, e.g. in a container)")
     serve.add_argument("--record", metavar="FILE", help="write the conversation as a msgpack "

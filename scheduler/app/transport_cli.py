@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from batpolicy.protocol.transport import DEFAULT_MAX_MESSAGE, HEARTBEAT_TIMEOUT_S
+from batpolicy.transport_defaults import DEFAULT_MAX_MESSAGE, HEARTBEAT_TIMEOUT_S
 
 __all__ = ["add_transport_options", "heartbeat", "message_size"]
 

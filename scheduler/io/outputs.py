@@ -362,6 +362,7 @@ class OutputPaths:
         'jobs.csv.part'
         """
         def part(path: Path | None) -> Path | None:
+            """``path`` with ``.part`` appended to its name."""
             return None if path is None else path.with_name(path.name + ".part")
 
         return OutputPaths(part(self.jobs), part(self.schedule), part(self.metrics),  # type: ignore[arg-type]
