@@ -13,12 +13,15 @@ Safe by default (docs/reliability.md, "A hostile peer"):
 - Every inbound frame is bounded by ZeroMQ's ``MAXMSGSIZE`` (:data:`DEFAULT_MAX_MESSAGE`):
   libzmq's decoder reads the frame's size header and drops the connection before
   allocating the frame, so an oversized message never reaches memory.
-- One Batsim per run: the scheduler's socket is a ROUTER, not a REP. The first peer whose
-  message arrives is pinned (its routing id, and the file descriptor of its connection,
-  ``ZMQ_SRCFD``); a message from any other peer is refused, logged and answered with the
-  ``refusal`` bytes the caller gives (so a second Batsim aborts with a reason instead of
-  waiting forever), and never reaches the caller. A ROUTER keeps the identity ZeroMQ
-  gave each connection; REP would serve every peer in turn and authenticate none.
+- One Batsim per run: the first peer whose message arrives is pinned (the file
+  descriptor of its connection, ``ZMQ_SRCFD``); a message from any other peer is
+  refused, logged and answered with the ``refusal`` bytes the caller gives (so a second
+  Batsim aborts with a reason instead of waiting forever), and never reaches the caller.
+  The socket stays a REP (one receive call per message: each pyzmq socket call costs
+  about 3,400 instructions, and a ROUTER needs six more per exchange), and the check
+  costs nothing while Batsim is the only connection: ZeroMQ's ZAP hook
+  (:mod:`~batpolicy.protocol._gate`) holds any second connection in its handshake until
+  :class:`ReplySocket` checks the connection of every message.
 - A dead peer is noticed without a timeout: ZMTP heartbeats (``HEARTBEAT_IVL`` /
   ``HEARTBEAT_TIMEOUT``, answered by the peer's libzmq I/O thread whatever its
   application does) drop a silent connection, and the socket monitor reports the
@@ -38,12 +41,14 @@ import logging
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import zmq
+from zmq.backend import zmq_poll
 from zmq.utils.monitor import parse_monitor_message
 
 from batpolicy.errors import BatpolicyError, ConfigError, PeerLost, PeerTimeout
+from batpolicy.protocol._gate import ConnectionGate
 from batpolicy.transport_defaults import (
     DEFAULT_BIND,
     DEFAULT_CONNECT,
@@ -57,6 +62,8 @@ __all__ = ["DEFAULT_BIND", "DEFAULT_CONNECT", "DEFAULT_MAX_MESSAGE", "HEARTBEAT_
 
 log = logging.getLogger(__name__)
 
+#: While nothing comes, a receive wakes this often (ms) to see if the peer is gone.
+_WAKE_MS = 250
 #: How many refused peers are logged one by one before the rest are only counted.
 _LOGGED_INTRUDERS = 10
 
@@ -131,7 +138,6 @@ class _Endpoint:
         self._context: zmq.Context | None = None
         self._socket: zmq.Socket | None = None
         self._monitor: zmq.Socket | None = None
-        self._poller: zmq.Poller | None = None
         #: the file descriptor of the connection the conversation runs on, once known
         self._peer_fd: int | None = None
 
@@ -144,6 +150,9 @@ class _Endpoint:
         socket = self._context.socket(self._kind)
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.MAXMSGSIZE, self.max_message_bytes)
+        timeout_ms = _timeout_ms(self.timeout_s)  # a blocking recv wakes this often, at most
+        socket.setsockopt(zmq.RCVTIMEO, _WAKE_MS if timeout_ms is None
+                          else max(1, min(_WAKE_MS, timeout_ms)))
         if self.heartbeat_s is not None:
             socket.setsockopt(zmq.HEARTBEAT_IVL, round(HEARTBEAT_IVL_S * 1000))
             socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, round(self.heartbeat_s * 1000))
@@ -156,11 +165,9 @@ class _Endpoint:
             socket.disable_monitor()
             monitor.close(linger=0)
             socket.close(linger=0)
+            self.close()  # the context, and what else it holds
             raise ConfigError(f"cannot {self._role} {self.endpoint}: {exc}") from exc
         self._monitor = monitor
-        self._poller = zmq.Poller()
-        self._poller.register(socket, zmq.POLLIN)
-        self._poller.register(monitor, zmq.POLLIN)
         self._peer_fd = None
         return socket
 
@@ -177,32 +184,40 @@ class _Endpoint:
             raise BatpolicyError(f"socket on {self.endpoint} is not open (call open() first)")
         return self._socket
 
-    def _wait_readable(self, socket: zmq.Socket, waiting_for: str) -> None:
-        """Return once ``socket`` has a message; raise if the peer is gone or too slow.
+    def _recv_first(self, socket: zmq.Socket, waiting_for: str, *, copy: bool,
+                    interrupt: Callable[[], bool] | None = None) -> Any:
+        """The next message (bytes, or a Frame without ``copy``); raise if the peer is gone.
 
-        The monitor is read too: the pinned connection's ``DISCONNECTED`` (the peer
-        process ended, its host stopped answering heartbeats, or ZeroMQ dropped it for
-        a frame over ``MAXMSGSIZE``) raises :class:`PeerLost`.
+        A plain blocking receive, as cheap as REP's without checks: the socket's
+        ``RCVTIMEO`` wakes it every :data:`_WAKE_MS` while nothing comes, to read the
+        monitor (the pinned connection's ``DISCONNECTED``: the peer process ended, its
+        host stopped answering heartbeats, or ZeroMQ dropped it for a frame over
+        ``MAXMSGSIZE``, raises :class:`PeerLost`), the clock (``timeout_s``:
+        :class:`PeerTimeout`) and ``interrupt`` (None is returned when it answers True).
+        Polling the monitor before each message instead cost twice an exchange's CPU.
         """
-        timeout_ms = _timeout_ms(self.timeout_s)
-        deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
-        poller, monitor = self._poller, self._monitor
-        assert poller is not None and monitor is not None  # set with the socket
+        timeout_s = self.timeout_s
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
-            left = None if deadline is None else max(0, round((deadline - time.monotonic())
-                                                              * 1000))
-            ready = dict(poller.poll(left))
-            if ready.get(socket):
-                return
-            if ready.get(monitor):
-                self._read_monitor(monitor)
-                continue
+            try:
+                return socket.recv(copy=copy)
+            except zmq.Again:
+                pass
+            self._check_monitor()
+            if interrupt is not None and interrupt():
+                return None
             if deadline is not None and time.monotonic() >= deadline:
                 raise PeerTimeout(f"no {waiting_for} on {self.endpoint} within "
-                                  f"{self.timeout_s:g} s")
+                                  f"{timeout_s:g} s")
+
+    def _check_monitor(self) -> None:
+        """Read the connection events that came (without waiting)."""
+        monitor = self._monitor
+        if monitor is not None:
+            self._read_monitor(monitor)
 
     def _read_monitor(self, monitor: zmq.Socket) -> None:
-        while monitor.poll(0):
+        while zmq_poll([(monitor, zmq.POLLIN)], 0):
             event = parse_monitor_message(monitor.recv_multipart())
             kind, fd = int(event["event"]), int(event["value"])
             if kind == zmq.EVENT_DISCONNECTED and fd == self._peer_fd:
@@ -230,7 +245,6 @@ class _Endpoint:
         if self._monitor is not None:
             self._monitor.close(linger=0)
             self._monitor = None
-        self._poller = None
         if self._context is not None:
             self._context.term()
             self._context = None
@@ -253,14 +267,17 @@ class _Endpoint:
 class ReplySocket(_Endpoint):
     """The scheduler's socket: bind, then alternate :meth:`recv` and :meth:`send`.
 
-    A ROUTER that talks to one peer: the first whose well-formed request arrives
-    (Batsim's REQ socket sends an empty delimiter frame, then the message). Messages
-    from any other peer never leave :meth:`recv`: each is logged (the first
-    ``_LOGGED_INTRUDERS`` peers one line each, then counted in :attr:`refused`) and
-    answered with ``refusal(reason)`` when a ``refusal`` is given.
+    A REP socket that talks to one peer: the first whose message arrives is pinned (the
+    file descriptor of its connection, ``ZMQ_SRCFD``). While it is the only connection
+    (:class:`~batpolicy.protocol._gate.ConnectionGate` holds any other in its handshake),
+    messages are received as plain bytes, one call each. Once another peer connects,
+    every message's connection is checked: messages from any other peer never leave
+    :meth:`recv`; each is logged (the first ``_LOGGED_INTRUDERS`` peers one line each,
+    then counted in :attr:`refused`) and answered with ``refusal(reason)`` (an empty
+    reply without one).
     """
 
-    _kind = zmq.ROUTER
+    _kind = zmq.REP
     _role = "bind"
     _peer = "Batsim"
 
@@ -270,13 +287,13 @@ class ReplySocket(_Endpoint):
                  refusal: Callable[[str], bytes] | None = None) -> None:
         super().__init__(endpoint, timeout_s, max_message_bytes, heartbeat_s)
         self.refusal = refusal
-        self._pinned: bytes | None = None
-        self._pending: bytes | None = None  # routing id the next send answers
         #: the pinned peer's address (``Peer-Address``), once it spoke
         self.peer_address: str | None = None
         #: messages refused from other peers
         self.refused = 0
-        self._intruders: set[bytes] = set()
+        self._gate: ConnectionGate | None = None
+        self._checking = False  # every message's connection is checked
+        self._intruders: set[int] = set()
         self._handshaken: set[int] = set()  # connections that speak ZeroMQ, by fd
 
     def _on_connection(self, kind: int, fd: int) -> None:
@@ -284,14 +301,17 @@ class ReplySocket(_Endpoint):
             self._handshaken.add(fd)
         elif kind == zmq.EVENT_DISCONNECTED and fd in self._handshaken:
             self._handshaken.discard(fd)
-            if self._pinned is None:  # a ZeroMQ peer left before any message reached us
+            if self._peer_fd is None:  # a ZeroMQ peer left before any message reached us
                 log.warning("a peer on %s disconnected before its first message arrived: if "
                             "it was Batsim, that message was over the %d-byte limit "
                             "(--max-message-size), which ZeroMQ refuses unread; still waiting",
                             self.endpoint, self.max_message_bytes)
 
     def _configure(self, socket: zmq.Socket) -> None:
-        socket.setsockopt(zmq.ROUTER_MANDATORY, 1)  # a vanished peer is an error, not a drop
+        assert self._context is not None  # the socket was made in it
+        self._gate = ConnectionGate(self._context)
+        self._gate.start()
+        socket.setsockopt(zmq.ZAP_DOMAIN, b"batpolicy")  # every connection asks the gate
 
     def _attach(self, socket: zmq.Socket) -> None:
         socket.bind(self.endpoint)
@@ -300,70 +320,82 @@ class ReplySocket(_Endpoint):
                         "taken for Batsim and others are refused (docs/reliability.md)",
                         self.endpoint)
 
+    def _switch_if_crowded(self) -> bool:
+        """Check every message from now on if another peer waits at the gate."""
+        gate = self._gate
+        if self._checking or gate is None or not gate.crowded:
+            return False
+        self._checking = True
+        gate.checking()
+        log.debug("another peer connected: checking each message's connection")
+        return True
+
     def recv(self) -> bytes:
         """Wait for Batsim's next message; raise PeerTimeout after ``timeout_s``.
 
         Raises :class:`PeerLost` when Batsim's connection closes.
         """
-        socket = self._require_socket()
+        socket = self._socket
+        if socket is None:
+            raise BatpolicyError(f"socket on {self.endpoint} is not open (call open() first)")
+        gate = self._gate
+        if self._peer_fd is not None and not self._checking and self.timeout_s is None \
+                and gate is not None and not gate.crowded:
+            try:  # the common case, inline: Batsim alone, a message within _WAKE_MS
+                return socket.recv()  # type: ignore[no-any-return]
+            except zmq.Again:
+                pass
         while True:
-            self._wait_readable(socket, "message from Batsim")
-            frames = socket.recv_multipart(copy=False)
-            identity = frames[0].bytes
-            if len(frames) != 3 or frames[1].bytes:
-                self._refuse(socket, identity, frames[-1],
-                             f"{len(frames) - 1} frames where a REQ peer sends a delimiter "
-                             "and one message", answer=False)
+            if self._peer_fd is not None and not self._checking:
+                if self._switch_if_crowded():
+                    continue
+                data = self._recv_first(socket, "message from Batsim", copy=True,
+                                        interrupt=self._switch_if_crowded)
+                if data is not None:  # the only connection's: Batsim's
+                    return data  # type: ignore[no-any-return]
                 continue
-            if self._pinned is None:
-                self._pin(identity, frames[2])
-            elif identity != self._pinned:
-                self._refuse(socket, identity, frames[2], "this scheduler already serves "
-                             f"another Batsim (since message 1, from {self.peer_address})")
+            frame = self._recv_first(socket, "message from Batsim", copy=False,
+                                     interrupt=self._switch_if_crowded)
+            if frame is None:
                 continue
-            self._pending = identity
-            return frames[2].bytes
+            fd = frame.get(zmq.SRCFD)
+            self._check_monitor()  # the pinned connection's end comes first (fds are reused)
+            if self._peer_fd is None:
+                self._pin(fd, frame)
+            elif fd != self._peer_fd:
+                self._refuse(socket, fd, frame, "this scheduler already serves another "
+                             f"Batsim (since message 1, from {self.peer_address})")
+                continue
+            return frame.bytes
 
-    def _pin(self, identity: bytes, frame: zmq.Frame) -> None:
-        monitor = self._monitor
-        if monitor is not None:  # older connections' events (a closed fd may be reused)
-            self._read_monitor(monitor)
-        self._pinned = identity
-        self._peer_fd = frame.get(zmq.SRCFD)
+    def _pin(self, fd: int, frame: zmq.Frame) -> None:
+        self._peer_fd = fd
         self.peer_address = frame.get("Peer-Address") if self.endpoint.startswith("tcp") \
             else self.endpoint
         log.debug("talking to Batsim at %s only", self.peer_address)
 
-    def _refuse(self, socket: zmq.Socket, identity: bytes, frame: zmq.Frame, why: str, *,
-                answer: bool = True) -> None:
+    def _refuse(self, socket: zmq.Socket, fd: int, frame: zmq.Frame, why: str) -> None:
         self.refused += 1
-        if identity not in self._intruders and len(self._intruders) < _LOGGED_INTRUDERS:
-            self._intruders.add(identity)
+        if fd not in self._intruders and len(self._intruders) < _LOGGED_INTRUDERS:
+            self._intruders.add(fd)
             address = frame.get("Peer-Address") if self.endpoint.startswith("tcp") else "?"
             log.warning("refused a message from another peer (%s, %d bytes): %s", address,
                         len(frame), why)
-        if answer and self.refusal is not None:
-            try:
-                socket.send_multipart([identity, b"", self.refusal(why)], zmq.NOBLOCK)
-            except zmq.ZMQError:  # gone, or not reading: nothing more is owed to it
-                pass
+        socket.send(self.refusal(why) if self.refusal is not None else b"")
 
     def send(self, data: bytes) -> None:
-        """Send the reply to the message just received.
+        """Send the reply to the message just received."""
+        socket = self._socket
+        if socket is None:
+            raise BatpolicyError(f"socket on {self.endpoint} is not open (call open() first)")
+        socket.send(data)
 
-        Raises :class:`PeerLost` if Batsim's connection closed meanwhile.
-        """
-        socket = self._require_socket()
-        if self._pending is None:
-            raise BatpolicyError("send() without a message to answer (call recv() first)")
-        try:
-            socket.send_multipart([self._pending, b"", data])
-        except zmq.ZMQError as exc:
-            if exc.errno == zmq.EHOSTUNREACH:
-                raise PeerLost(self._lost_message()) from None
-            raise
-        finally:
-            self._pending = None
+    def close(self) -> None:
+        """Close the socket, its monitor, its gate and its context; safe to call twice."""
+        if self._gate is not None:
+            self._gate.stop()
+            self._gate = None
+        super().close()
 
 
 class RequestSocket(_Endpoint):
@@ -402,21 +434,18 @@ class RequestSocket(_Endpoint):
         socket = self._require_socket()
         socket.send(data)
         try:
-            self._wait_readable(socket, "reply from the scheduler")
+            reply = self._recv_first(socket, "reply from the scheduler", copy=True)
         except PeerLost:
             raise
         except PeerTimeout:
             self.close_socket()
             self._socket = self._new_socket()
             raise
-        reply = socket.recv()
         if not self._answered:  # the conversation runs on this connection from now on
             self._answered = True
-            monitor = self._monitor
-            if monitor is not None:
-                self._read_monitor(monitor)
+            self._check_monitor()
             self._peer_fd = self._connected_fd
-        return reply
+        return reply  # type: ignore[no-any-return]
 
     def close_socket(self) -> None:
         """Close the socket and its monitor, keeping the context (for a fresh socket)."""
