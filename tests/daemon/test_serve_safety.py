@@ -29,7 +29,7 @@ from batpolicy.protocol.codec import (
 )
 from batpolicy.protocol.transcript import read_transcript
 from batpolicy.protocol.transport import DEFAULT_MAX_MESSAGE, ReplySocket, RequestSocket
-from batpolicy.scheduler.app import cli
+from batpolicy.app import cli
 from batpolicy.scheduler.daemon import ServeOptions
 
 from clirun import (  # noqa: F401  (restore_logging is an autouse fixture)

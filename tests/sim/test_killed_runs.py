@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from batpolicy.scheduler.app import cli
+from batpolicy.app import cli
 
 from clirun import (  # noqa: F401  (restore_logging is an autouse fixture)
     free_port,
