@@ -41,6 +41,8 @@ class ProtocolError(BatpolicyError):
         message = clip(message)
         field = clip(field, 120) if field is not None else None
         event_type = clip(event_type, 60) if event_type is not None else None
+        #: the message without the place (what :meth:`at` keeps)
+        self.detail = message
         self.index = index
         self.field = field
         self.event_type = event_type
@@ -53,6 +55,17 @@ class ProtocolError(BatpolicyError):
             where.append(f"field '{field}'")
         prefix = f"{', '.join(where)}: " if where else ""
         super().__init__(prefix + message)
+
+    def at(self, index: int) -> ProtocolError:
+        """The same error placed at event ``index`` of its message (if it names none).
+
+        >>> str(ProtocolError("submitted twice", field="job_id").at(3))
+        "event #3, field 'job_id': submitted twice"
+        """
+        if self.index is not None:
+            return self
+        return ProtocolError(self.detail, index=index, field=self.field,
+                             event_type=self.event_type)
 
 
 class InvalidDecision(BatpolicyError):
@@ -105,6 +118,13 @@ class InputError(BatpolicyError):
 
 class PeerTimeout(BatpolicyError):
     """The peer on the socket did not answer within the timeout."""
+
+
+class PeerLost(PeerTimeout):
+    """The peer's connection closed mid-conversation (it stopped, or missed heartbeats).
+
+    A :class:`PeerTimeout` whose wait ended early: commands exit with the same status.
+    """
 
 
 class ReadOnlyError(TypeError):

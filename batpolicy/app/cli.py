@@ -21,6 +21,7 @@ from batpolicy import __version__
 from batpolicy.errors import BatpolicyError, PeerTimeout
 from batpolicy.policies.registry import POLICIES, available_policies, make_policy, parse_params
 from batpolicy.scheduler.stop_signals import Stopped, stop_on_signals
+from batpolicy.transport_defaults import DEFAULT_BIND
 
 log = logging.getLogger("batpolicy")
 
@@ -53,7 +54,9 @@ def _serve(args: argparse.Namespace) -> int:
         platform = read_platform(args.platform)
     state = ClusterState(platform)
     options = ServeOptions(endpoint=args.socket_endpoint, timeout_s=args.timeout,
-                           record=Path(args.record) if args.record else None)
+                           record=Path(args.record) if args.record else None,
+                           max_message_bytes=args.max_message_size,
+                           heartbeat_s=args.heartbeat)
     return serve(Dispatcher(policy, state, paranoid=args.paranoid), options)
 
 
@@ -95,8 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
                            description="Bind a ZeroMQ REP socket and answer Batsim 4.2 until "
                                        "SIMULATION_ENDS.")
     add_policy_options(serve)
-    serve.add_argument("--socket-endpoint", "-s", default="tcp://*:28000",
-                       help="endpoint to bind (default: tcp://*:28000)")
+    serve.add_argument("--socket-endpoint", "-s", default=DEFAULT_BIND,
+                       help=f"endpoint to bind (default: {DEFAULT_BIND}, this host only, "
+                            "where Batsim connects by default; 'tcp://*:28000' listens on "
+                            "every interface, e.g. in a container)")
     serve.add_argument("--record", metavar="FILE", help="write the conversation as a msgpack "
                        "transcript (flushed after every message)")
     serve.add_argument("--platform", metavar="FILE", help="the platform file Batsim runs: "
@@ -104,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "for files not written by `batpolicy platform`")
     serve.add_argument("--timeout", type=float, default=None, metavar="S",
                        help="exit non-zero if Batsim sends nothing for S seconds")
+    from batpolicy.app.transport_cli import add_transport_options
+
+    add_transport_options(serve, "Batsim")
     serve.set_defaults(run=_serve)
 
     policies = sub.add_parser("policies", help="list policies and their parameters")

@@ -337,11 +337,14 @@ def _simulate(args: argparse.Namespace) -> int:
 class _SocketScheduler:
     """The scheduler at the other end of a REQ socket: encode, send, wait, decode."""
 
-    def __init__(self, endpoint: str, timeout_s: float | None) -> None:
+    def __init__(self, endpoint: str, timeout_s: float | None, max_message_bytes: int,
+                 heartbeat_s: float | None) -> None:
         from batpolicy.protocol.codec import decode_reply, encode_request
         from batpolicy.protocol.transport import RequestSocket
 
-        self.socket = RequestSocket(endpoint, timeout_s=timeout_s).open()
+        self.socket = RequestSocket(endpoint, timeout_s=timeout_s,
+                                    max_message_bytes=max_message_bytes,
+                                    heartbeat_s=heartbeat_s).open()
         self._encode, self._decode = encode_request, decode_reply
 
     def __call__(self, request: t.Request) -> t.Reply:
@@ -353,7 +356,8 @@ class _SocketScheduler:
 
 
 def _fake_batsim(args: argparse.Namespace) -> int:
-    scheduler = _SocketScheduler(args.socket_endpoint, args.timeout)
+    scheduler = _SocketScheduler(args.socket_endpoint, args.timeout, args.max_message_size,
+                                 args.heartbeat)
     log.info("fake-batsim: connecting to the scheduler at %s", args.socket_endpoint)
     try:
         return _run(args, scheduler, _sim_options(args),
@@ -391,4 +395,7 @@ def add_commands(sub: Any, add_policy_options: Callable[[argparse.ArgumentParser
                       help="the scheduler's endpoint (default: tcp://localhost:28000)")
     fake.add_argument("--timeout", type=float, default=None, metavar="S",
                       help="exit non-zero if the scheduler does not answer within S seconds")
+    from batpolicy.app.transport_cli import add_transport_options
+
+    add_transport_options(fake, "scheduler")
     fake.set_defaults(run=_fake_batsim)

@@ -345,6 +345,43 @@ class OutputPaths:
                    Path(f"{prefix}_metrics.json"), Path(f"{prefix}_machine_states.csv"),
                    Path(f"{prefix}_schedule.trace") if schedule_trace else None)
 
+    def files(self) -> tuple[Path, ...]:
+        """The files this run writes, in the order they are completed (metrics.json last)."""
+        return tuple(path for path in (self.jobs, self.machine_states, self.schedule_trace,
+                                       self.schedule, self.metrics) if path is not None)
+
+    def partial(self) -> OutputPaths:
+        """The same files named ``NAME.part``: where a run writes until it is complete.
+
+        A run writes every output under its ``.part`` name and renames them when it ends
+        (:meth:`finish`), whether it succeeded or stopped on an error; a run killed
+        outright (SIGKILL, a power cut) leaves ``.part`` files only, so its outputs cannot
+        pass for a complete run's, and Batsim's tools (which read ``jobs.csv``) find none.
+
+        >>> OutputPaths.in_dir("out").partial().jobs.name
+        'jobs.csv.part'
+        """
+        def part(path: Path | None) -> Path | None:
+            """``path`` with ``.part`` appended to its name."""
+            return None if path is None else path.with_name(path.name + ".part")
+
+        return OutputPaths(part(self.jobs), part(self.schedule), part(self.metrics),  # type: ignore[arg-type]
+                           part(self.machine_states), part(self.schedule_trace))
+
+    def clear(self) -> None:
+        """Remove these files if a previous run left them (so none passes for this run's)."""
+        for path in self.files():
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:
+                raise ConfigError(f"cannot replace {path}: {exc.strerror or exc}") from None
+
+    def finish(self, final: OutputPaths) -> None:
+        """Rename each file written here (:meth:`partial`) to its name in ``final``."""
+        for written, name in zip(self.files(), final.files(), strict=True):
+            if written.exists():
+                written.replace(name)
+
     def create_parents(self) -> None:
         """Make the output folders (an unwritable place fails here, before simulating)."""
         for path in (self.jobs, self.schedule, self.metrics, self.machine_states,

@@ -29,6 +29,7 @@ from batpolicy.protocol._wire import (
     FieldError,
     Int32,
     JobId,
+    Name,
     Number,
     type_name,
 )
@@ -55,7 +56,7 @@ class Resource(Struct, forbid_unknown_fields=True):
     """One machine of SIMULATION_BEGINS."""
 
     id: Count
-    name: str
+    name: Name
     state: MachineState
     properties: Object
     zone_properties: Object
@@ -72,8 +73,8 @@ class Begins(Struct):
     config: Object
     compute_resources: list[Resource]
     storage_resources: list[Resource]
-    workloads: dict[str, str]
-    profiles: dict[str, dict[str, Object]]
+    workloads: dict[Name, str]
+    profiles: dict[Name, dict[Name, Object]]
 
     KNOWN: ClassVar[frozenset[str]]
 

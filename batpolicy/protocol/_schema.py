@@ -12,7 +12,6 @@ struct's ``typed()`` builds the event or decision of :mod:`batpolicy.protocol.ty
 
 from __future__ import annotations
 
-import math
 from typing import Any, Literal
 
 import msgspec
@@ -21,6 +20,8 @@ from msgspec import Struct
 from batpolicy.protocol._errors import dotted, explain
 from batpolicy.protocol._wire import (
     INT32_MAX,
+    MAX_NAME,
+    MAX_TIME,
     FieldError,
     JobId,
     Time,
@@ -34,7 +35,6 @@ __all__ = ["ChangeableState", "Data", "JobMsg", "MachineState", "Object", "WireE
            "check_part"]
 
 Object = dict[str, Any]
-_INF = math.inf
 MachineState = Literal["sleeping", "idle", "computing", "switching_on", "switching_off",
                        "unavailable"]
 #: Target states CHANGE_JOB_STATE accepts (PROTOCOL.md §1.4).
@@ -84,8 +84,14 @@ def check_job(job: Object, field: str, *, registration: bool) -> None:
     for name in ("subtime", "walltime"):  # numbers the state computes with, when present
         if name in job:
             value = job[name]
-            if type(value) is not float or not -_INF < value < _INF:  # a finite float passes
-                as_time(value, f"{field}.{name}")
+            if type(value) is not float or not -MAX_TIME <= value <= MAX_TIME:
+                as_time(value, f"{field}.{name}")  # raises unless an integer within bounds
+    if "profile" in job:  # no function call on this path: one per JOB_SUBMITTED counts
+        profile = job["profile"]
+        if type(profile) is not str or profile[MAX_NAME:]:  # a slice is empty up to MAX_NAME
+            raise FieldError(f"{field}.profile", f"expected a string, got {type_name(profile)}"
+                             if type(profile) is not str else
+                             f"a profile name of {len(profile)} characters (at most {MAX_NAME})")
 
 
 class Data(Struct, forbid_unknown_fields=True):

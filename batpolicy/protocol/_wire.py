@@ -23,8 +23,9 @@ from batpolicy.errors import ProtocolError
 from batpolicy.protocol.intervals import MachineSet, format_intervals, parse_intervals
 from batpolicy.protocol.types import EventType
 
-__all__ = ["DIGITS", "PATTERN_MEANINGS", "Count", "EventType", "FieldError", "INT32_MAX",
-           "INT32_MIN", "Int32", "JobId", "Metadata", "Number", "Pstate", "Time", "WorkloadName",
+__all__ = ["DIGITS", "MAX_NAME", "MAX_TIME", "PATTERN_MEANINGS", "Count", "EventType",
+           "FieldError", "Finite", "INT32_MAX", "INT32_MIN", "Int32", "JobId", "Metadata", "Name",
+           "Number", "Pstate", "Time", "WorkloadName",
            "as_int", "as_time", "decode_hook", "encode_hook", "find_bad_json", "machine_set",
            "type_name"]
 
@@ -32,17 +33,30 @@ __all__ = ["DIGITS", "PATTERN_MEANINGS", "Count", "EventType", "FieldError", "IN
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 _FLOAT_MAX = sys.float_info.max
 
+#: The latest simulated time accepted, in seconds: 2**53 (285 million years). Batsim's
+#: clock is SimGrid's double; beyond 2**53 doubles are more than a second apart, so
+#: ``start + runtime``, Batsim's 1e-5 s rounding of CALL_ME_LATER and the six decimals of
+#: jobs.csv lose their meaning. No workload Batsim can run reaches it; a hostile peer's
+#: ``now`` of 2**80 or 1e308 is refused.
+MAX_TIME = float(2 ** 53)
+#: Longest name accepted (job ids, profile, workload and machine names), in characters:
+#: Batsim copies them from the workload files, where real traces use a few dozen.
+MAX_NAME = 4096
 #: A finite number, read as a float (JSON integers included, booleans refused).
-Time = Annotated[float, Meta(ge=-_FLOAT_MAX, le=_FLOAT_MAX)]
+Finite = Annotated[float, Meta(ge=-_FLOAT_MAX, le=_FLOAT_MAX)]
+#: A simulated time: a number in ``[0, MAX_TIME]``, read as a float.
+Time = Annotated[float, Meta(ge=0.0, le=MAX_TIME)]
 #: A finite number kept as the JSON gave it (integer or float), for raw objects we rebuild.
-Number = int | Time
+Number = int | Finite
+#: A name Batsim copies from the workload or platform: at most ``MAX_NAME`` characters.
+Name = Annotated[str, Meta(max_length=MAX_NAME)]
 #: A JSON integer Batsim reads as a C ``int``.
 Int32 = Annotated[int, Meta(ge=INT32_MIN, le=INT32_MAX)]
 #: A count, id or index: a JSON integer in ``[0, INT32_MAX]``.
 Count = Annotated[int, Meta(ge=0, le=INT32_MAX)]
 #: A full job id ``workload!name``: exactly one ``!`` (PROTOCOL.md §1.5).
 JOB_ID_PATTERN = r"^[^!]*![^!]*$"
-JobId = Annotated[str, Meta(pattern=JOB_ID_PATTERN)]
+JobId = Annotated[str, Meta(pattern=JOB_ID_PATTERN, max_length=MAX_NAME)]
 #: A non-negative integer written as a string (pstates, mapping indexes).
 DIGITS = r"^[0-9]+\Z"
 #: A pstate: a string holding a non-negative integer.
@@ -52,7 +66,7 @@ _NO_QUOTE = r'^[^"]*\Z'
 Metadata = Annotated[str, Meta(pattern=_NO_QUOTE)]
 #: A dynamic workload's name: non-empty, without ``!``.
 _WORKLOAD = r"^[^!]+\Z"
-WorkloadName = Annotated[str, Meta(pattern=_WORKLOAD)]
+WorkloadName = Annotated[str, Meta(pattern=_WORKLOAD, max_length=MAX_NAME)]
 #: What each pattern above means, for error messages (msgspec's own shows the regex).
 PATTERN_MEANINGS = MappingProxyType({
     JOB_ID_PATTERN: "a job id holds exactly one '!' (workload!name)",
@@ -100,7 +114,7 @@ def type_name(value: object) -> str:
 
 
 def as_time(value: Any, field: str) -> float:
-    """A finite JSON number (never a boolean) as a float, for members of raw objects.
+    """A JSON number within ``±MAX_TIME`` (never a boolean) as a float, for raw objects.
 
     >>> as_time(3, "job.subtime")
     3.0
@@ -112,14 +126,15 @@ def as_time(value: Any, field: str) -> float:
     """
     kind = type(value)
     if kind is float:
-        if math.isfinite(value):
+        if -MAX_TIME <= value <= MAX_TIME:
             return value
+        if math.isfinite(value):
+            raise FieldError(field, f"{value!r} is beyond the {MAX_TIME:.0f} s a time may be")
         raise FieldError(field, f"{value!r} is not a finite number")
     if kind is int:
-        result = float(value)
-        if math.isfinite(result):
-            return result
-        raise FieldError(field, "number too large")
+        if -MAX_TIME <= value <= MAX_TIME:
+            return float(value)
+        raise FieldError(field, f"{value} is beyond the {MAX_TIME:.0f} s a time may be")
     raise FieldError(field, f"expected a number, got {type_name(value)}")
 
 

@@ -66,6 +66,7 @@ from batpolicy.protocol._encoders import DECISION_ENCODERS, EVENT_ENCODERS, Enco
 from batpolicy.protocol._errors import dotted, explain, value_at
 from batpolicy.protocol._wire import (
     JOB_ID_PATTERN,
+    MAX_TIME,
     EventType,
     FieldError,
     decode_hook,
@@ -77,8 +78,9 @@ from batpolicy.protocol._wire import (
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import ExecuteJob, RejectJob, Reply, Request
 
-__all__ = ["EventType", "decode_reply", "decode_request", "encode_reply", "encode_request",
-           "reply_from_obj", "reply_to_obj", "request_from_obj", "request_to_obj"]
+__all__ = ["REFUSAL_PREFIX", "EventType", "decode_reply", "decode_request", "encode_reply",
+           "encode_request", "refusal_reply", "reply_from_obj", "reply_to_obj",
+           "request_from_obj", "request_to_obj"]
 
 
 class _Side(NamedTuple):
@@ -513,3 +515,30 @@ def encode_reply(reply: Reply, *, checked: bool = False) -> bytes:
     if not isinstance(reply, Reply):
         raise ProtocolError(f"expected a Reply, got {type(reply).__name__}")
     return _encode(reply.now, reply.decisions, _FROM_SCHEDULER)
+
+
+#: The NOTIFY type a refusal reply carries begins with this (then the reason).
+REFUSAL_PREFIX = "batpolicy refused this conversation: "
+
+
+def refusal_reply(reason: str, now: float = 0.0) -> bytes:
+    """A reply that makes Batsim 4.2.1 stop at once, printing ``reason``, instead of waiting.
+
+    Batsim 4.2.1 has no event by which a scheduler ends a simulation, and it waits for
+    the reply to every message forever (``src/network.cpp``: a blocking ``zmq_msg_recv``).
+    It parses each reply at once (``JsonProtocolReader::parse_and_apply_message``,
+    ``src/protocol.cpp``), and a NOTIFY of a type it does not know stops it:
+    ``xbt_assert(false, "Unknown NOTIFY type received ('%s').")`` logs that line, type
+    included, and aborts the process. So the reply is one NOTIFY whose type is
+    :data:`REFUSAL_PREFIX` followed by ``reason``: Batsim's last log line says why. Its
+    outputs are not finalized (an assertion aborts; only a broken connection flushes
+    them). Built directly, not through :func:`encode_reply`, which refuses exactly this.
+
+    >>> refusal_reply("message #3: bad", 5.0)[:60]
+    b'{"now":5.0,"events":[{"timestamp":5.0,"type":"NOTIFY","data"'
+    """
+    text = REFUSAL_PREFIX + " ".join(str(reason).split())[:400]
+    if not (type(now) is float and 0.0 <= now <= MAX_TIME):
+        now = 0.0
+    return _ENCODER.encode({"now": now, "events": [
+        {"timestamp": now, "type": EventType.NOTIFY.value, "data": {"type": text}}]})

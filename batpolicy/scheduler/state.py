@@ -68,6 +68,13 @@ def _remove_running(running: list[Job], job: Job) -> None:
     del running[at]
 
 
+#: The NOTIFY kinds Batsim 4.2.1 sends itself (src/server.cpp); any other is an external
+#: event forwarded with ``--forward-unknown-events``.
+_BATSIM_NOTIFY = frozenset({t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value,
+                            t.NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value,
+                            t.NotifyType.EVENT_MACHINE_UNAVAILABLE.value,
+                            t.NotifyType.EVENT_MACHINE_AVAILABLE.value})
+
 #: The handler of each event type (the name of a ClusterState method).
 _ON_EVENT: dict[type, str] = {
     t.SimulationBegins: "_on_begins",
@@ -220,6 +227,9 @@ class ClusterState:
         return handler(event)
 
     def _on_begins(self, ev: t.SimulationBegins) -> None:
+        if self.started:  # Batsim sends it once, first (src/server.cpp)
+            raise ProtocolError("a second SIMULATION_BEGINS (Batsim sends exactly one, in its "
+                                "first message)", field="type", event_type="SIMULATION_BEGINS")
         self.started = True
         self.now = ev.timestamp
         self.config = dict(ev.config)
@@ -270,6 +280,10 @@ class ClusterState:
             state = "unknown" if job is None else job.status.value
             raise ProtocolError(f"JOB_COMPLETED for job '{ev.job_id}' which is {state}, not "
                                 "running", field="job_id", event_type="JOB_COMPLETED")
+        if ev.timestamp < job.start:  # type: ignore[operator]  # a running job has a start
+            raise ProtocolError(f"job '{ev.job_id}' completes at {ev.timestamp!r}, before it "
+                                f"started at {job.start!r}", field="timestamp",
+                                event_type="JOB_COMPLETED")
         self._complete(job, ev.job_state, ev.timestamp)
         _set_return_code(job, ev.return_code)
         return job
@@ -309,6 +323,10 @@ class ClusterState:
             self.set_unavailable(ev.resources)
         elif kind == t.NotifyType.EVENT_MACHINE_AVAILABLE and ev.resources is not None:
             self.set_available(ev.resources)
+        elif kind not in _BATSIM_NOTIFY and not self.config.get("forward-unknown-events", False):
+            raise ProtocolError(f"unknown NOTIFY type {kind!r}: Batsim forwards other events "
+                                "only with --forward-unknown-events, which SIMULATION_BEGINS' "
+                                "config says is off", field="data.type", event_type="NOTIFY")
 
     def set_unavailable(self, machines: MachineSet) -> None:
         """Mark machines unavailable: running jobs keep them, nothing new starts there."""

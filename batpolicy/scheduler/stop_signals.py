@@ -44,12 +44,13 @@ def _raise_stopped(signum: int, frame: FrameType | None) -> None:
 
 
 def stopped_by(error: BaseException | None) -> str | None:
-    """What stopped a run: ``None`` (it ended), a signal's name, ``"timeout"``, ``"error"``.
+    """What stopped a run: ``None`` (it ended), a signal's name, ``"timeout"``, ``"peer lost"``
+    (the other end's connection closed), ``"error"``.
 
     >>> stopped_by(None), stopped_by(Stopped("SIGTERM")), stopped_by(KeyboardInterrupt())
     (None, 'SIGTERM', 'SIGINT')
     """
-    from batpolicy.errors import PeerTimeout
+    from batpolicy.errors import PeerLost, PeerTimeout
 
     if error is None:
         return None
@@ -57,6 +58,8 @@ def stopped_by(error: BaseException | None) -> str | None:
         return error.signal_name
     if isinstance(error, KeyboardInterrupt):  # Python's own SIGINT handler
         return "SIGINT"
+    if isinstance(error, PeerLost):
+        return "peer lost"
     return "timeout" if isinstance(error, PeerTimeout) else "error"
 
 

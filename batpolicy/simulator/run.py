@@ -16,6 +16,11 @@ run goes:
   and ``"error"`` when the run stopped on one;
 - optionally the whole conversation as a msgpack transcript (``record``).
 
+Every file is written under its name plus ``.part`` and renamed once the run ends
+(:meth:`~batpolicy.io.outputs.OutputPaths.partial`), after an error too, with
+``metrics.json`` last; a previous run's outputs of the same names are removed first. A
+run killed outright leaves ``.part`` files only: no ``jobs.csv`` that looks complete.
+
 Progress goes to stderr: a live bar on a terminal, a log line every few seconds
 otherwise.
 """
@@ -166,6 +171,8 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
     ``"complete": false``.
     """
     paths.create_parents()
+    paths.clear()  # a previous run's outputs must not pass for this one's
+    final, paths = paths, paths.partial()  # written as NAME.part, renamed at the end
     began = time.perf_counter()
     bar = _Progress(nb_jobs, progress)
     close_record: Callable[[], None] | None = None
@@ -216,11 +223,13 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
                 write_schedule_csv(paths.schedule, result)
                 energy = simulator.parts.energy
                 if energy is not None:  # Batsim's -E traces, beside jobs.csv
-                    energy.write(str(paths.jobs)[:-len("jobs.csv")])
+                    energy.write(str(final.jobs)[:-len("jobs.csv")])
                 metrics = run_metrics(result, wall, tau, error, describe, policy_stats,
                                       nb_decisions, groups)
                 model_stats = simulator.job_model_stats()
                 if model_stats:  # e.g. the co-allocation models' mean penalty
                     metrics["job_model_stats"] = model_stats
                 write_json(paths.metrics, metrics)
-    return RunReport(result, metrics, paths, wall)
+                jobs.close()
+                paths.finish(final)  # metrics.json last: it says the run ended
+    return RunReport(result, metrics, final, wall)

@@ -90,8 +90,10 @@ def test_constructors_do_not_touch_the_network(endpoint: str) -> None:
     assert not first.is_open
 
 
-def test_defaults_match_batsim_and_pybatsim() -> None:
-    assert ReplySocket().endpoint == "tcp://*:28000"
+def test_defaults_bind_the_loopback_where_batsim_connects() -> None:
+    # serve is safe by default: reachable from this host only (Batsim's own default,
+    # tcp://localhost:28000, connects there); pybatsim and batsched bind every interface
+    assert ReplySocket().endpoint == "tcp://127.0.0.1:28000"
     assert RequestSocket().endpoint == "tcp://localhost:28000"
 
 
