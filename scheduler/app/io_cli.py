@@ -142,9 +142,12 @@ def _synth(args: argparse.Namespace) -> int:
     spec = preset(args.preset, **parse_overrides(args.preset, args.param))
     workload = build_workload(spec, args.seed)
     write_batsim_workload(workload, args.output)
-    log.info("wrote %s: %d jobs, %d profiles, nb_res %s (preset %s, seed %d)", args.output,
-             len(workload.jobs), len(workload.profiles), workload.nb_res, args.preset,
-             args.seed)
+    groups = getattr(spec, "groups", ())
+    streams = f" in {len(groups)} streams of " + ", ".join(str(g.nb_jobs) for g in groups) \
+        + " (the preset's job count is per stream)" if len(groups) > 1 else ""
+    log.info("wrote %s: %d jobs%s, %d profiles, nb_res %s (preset %s, seed %d)", args.output,
+             len(workload.jobs), streams, len(workload.profiles), workload.nb_res,
+             args.preset, args.seed)
     return 0
 
 

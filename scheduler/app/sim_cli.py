@@ -222,7 +222,8 @@ def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
     _warn_rejected(report.metrics, describe)
     if not args.quiet:
         _print_summary(report.metrics)
-    log.info("outputs: %s, %s, %s", paths.jobs, paths.schedule, paths.metrics)
+    written = [*paths.files(energy=options.energy), *([args.record] if args.record else [])]
+    log.info("outputs: %s", ", ".join(map(str, written)))
     return 0
 
 

@@ -345,6 +345,21 @@ class OutputPaths:
                    Path(f"{prefix}_metrics.json"), Path(f"{prefix}_machine_states.csv"),
                    Path(f"{prefix}_schedule.trace") if schedule_trace else None)
 
+    def files(self, *, energy: bool = False) -> list[Path]:
+        """Every file a run writes here, in the order Batsim lists them, ``metrics.json`` last.
+
+        ``energy``: also Batsim's ``-E`` files beside ``jobs.csv`` (``consumed_energy.csv``,
+        ``pstate_changes.csv``).
+
+        >>> [p.name for p in OutputPaths.in_dir("out").files()]
+        ['jobs.csv', 'schedule.csv', 'machine_states.csv', 'metrics.json']
+        """
+        stem = str(self.jobs)[:-len("jobs.csv")]
+        listed = [self.jobs, self.schedule, self.machine_states, self.schedule_trace]
+        if energy:
+            listed += [Path(f"{stem}consumed_energy.csv"), Path(f"{stem}pstate_changes.csv")]
+        return [p for p in listed if p is not None] + [self.metrics]
+
     def create_parents(self) -> None:
         """Make the output folders (an unwritable place fails here, before simulating)."""
         for path in (self.jobs, self.schedule, self.metrics, self.machine_states,
