@@ -320,6 +320,10 @@ def _simulate(args: argparse.Namespace) -> int:
 
         return simulate_pybatsim(args, _run, _sim_options)
     policy = make_policy(args.policy, parse_params(args.param))
+    if policy.needs_energy and not args.energy:  # else Batsim's refusal at the first switch
+        raise ConfigError(f"policy '{args.policy}' switches machines off and on: it needs "
+                          "the energy model, -E/--energy, and a platform with power states "
+                          "(batpolicy platform multicluster|racks ... --power writes one)")
     dynamic = policy.needs_dynamic_jobs
     if dynamic and not args.enable_dynamic_jobs:
         log.info("policy '%s' registers jobs: simulating with --enable-dynamic-jobs",
