@@ -49,12 +49,7 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
                         "the header's MaxProcs, else MaxNodes)")
     g.add_argument("--events", action="append", default=[], metavar="FILE",
                    help="Batsim external events file (machine_unavailable/available, ...)")
-    g.add_argument("--max-jobs", type=int, metavar="N", help="keep the first N jobs")
-    g.add_argument("--start", type=float, metavar="S",
-                   help="keep jobs submitted at or after S s (SWF: from the first submission)")
-    g.add_argument("--end", type=float, metavar="S", help="keep jobs submitted before S s")
-    add_reader_options(g, lenient_help="skip (and count) broken workload lines and jobs "
-                                       "wider than the platform instead of stopping")
+    add_reader_options(g)
     g.add_argument("--extra-machines", type=float, metavar="F",
                    help="grow a platform of N identical machines (--nb-res or the SWF "
                         "header) to N + ceil(F*N), e.g. the alpha of Faure et al. 2020 §IV-B")
