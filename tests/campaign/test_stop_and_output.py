@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.app.cli import main
-from batpolicy.scheduler.io.inputs import DEFAULT_WORKLOAD, bundled
+from batpolicy.app.cli import main
+from batpolicy.io.inputs import DEFAULT_WORKLOAD, bundled
 
 
 @pytest.mark.parametrize("dry_run", [False, True], ids=["run", "dry-run"])
