@@ -111,7 +111,7 @@ def run_case(case: Case) -> Row:
     from batpolicy.scheduler.daemon import ServeOptions, serve
     from batpolicy.scheduler.dispatch import Dispatcher
     from batpolicy.io.batsim_json import read_batsim_workload
-    from batpolicy.simulator.coalloc_models import profile_runtime
+    from batpolicy.simulator.jobmodels.coalloc import profile_runtime
 
     began = time.perf_counter()
     params = {"module": case.module}
@@ -162,7 +162,7 @@ def _simulated(workload: object, platform: object, params: dict[str, str], model
     from batpolicy.policies.registry import make_policy
     from batpolicy.scheduler.dispatch import Dispatcher
     from batpolicy.simulator import SimOptions
-    from batpolicy.simulator.latency import make_simulator
+    from batpolicy.simulator.latency.driver import make_simulator
 
     sim = make_simulator([workload], platform,  # type: ignore[list-item, arg-type]
                          options=SimOptions(default_job_model=model))

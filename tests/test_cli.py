@@ -55,7 +55,7 @@ print(sorted(m for m in sys.modules if m in {HEAVY}), file=sys.stderr)
 #: the policies behind it, the simulator, ZeroMQ, the codec, the protocol's types, the
 #: workload readers and generators, the platform model, the plug-in scan's metadata.
 _HEAVY = {"numpy", "zmq", "orjson", "batpolicy.policies.easy", "batpolicy.policies.dpsa",
-          "batpolicy.simulator.engine", "batpolicy.protocol", "batpolicy.protocol.codec",
+          "batpolicy.simulator.engine.simulator", "batpolicy.protocol", "batpolicy.protocol.codec",
           "batpolicy.io.model", "batpolicy.io.presets",
           "batpolicy.io.swf", "batpolicy.platforms.model",
           "batpolicy.platforms.generators", "importlib.metadata"}

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # imported where used: `batpolicy --help` must not load the s
     from batpolicy.protocol import types as t
     from batpolicy.io.inputs import InputSpec
     from batpolicy.io.outputs import OutputPaths
-    from batpolicy.simulator.engine import Simulator
+    from batpolicy.simulator.engine.simulator import Simulator
     from batpolicy.simulator.options import SimOptions
     from batpolicy.scheduler.state import ClusterState
 
@@ -151,7 +151,7 @@ def _job_models(specs: list[str]) -> dict[str, Any]:
     >>> _job_models(["speed", "w1=placement"])
     {'default_job_model': 'speed', 'job_models': {'w1': 'placement'}}
     """
-    from batpolicy.simulator.registry import make_job_model
+    from batpolicy.simulator.jobmodels.registry import make_job_model
 
     default, per_workload = "profile", {}
     for spec in specs:
@@ -180,7 +180,7 @@ def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
          **hooks: Any) -> int:
     from batpolicy.provenance import utc_now
     from batpolicy.io.inputs import load_inputs
-    from batpolicy.simulator.latency import make_simulator
+    from batpolicy.simulator.latency.driver import make_simulator
     from batpolicy.simulator.run import output_layout, run_simulation
 
     if not args.bsld_tau > 0:  # max(run, tau) divides: a zero-length job would give 0/0
@@ -308,10 +308,10 @@ def _print_summary(metrics: dict[str, Any]) -> None:
 def _simulate(args: argparse.Namespace) -> int:
     from batpolicy.policies.registry import make_policy, parse_params
     from batpolicy.scheduler.dispatch import Dispatcher
-    from batpolicy.simulator.pybatsim_loader import is_pybatsim
+    from batpolicy.simulator.pybatsim.loader import is_pybatsim
 
     if is_pybatsim(args.policy):  # an unmodified pybatsim scheduler, in-process
-        from batpolicy.simulator.pybatsim_cli import simulate_pybatsim
+        from batpolicy.app.pybatsim_cli import simulate_pybatsim
 
         return simulate_pybatsim(args, _run, _sim_options)
     policy = make_policy(args.policy, parse_params(args.param))

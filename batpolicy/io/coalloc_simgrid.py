@@ -40,7 +40,7 @@ A job of one node (or ``K = 1``, or no ``ppbw``) gets one ``parallel_homogeneous
 ``speed * T_E`` flop. Job fields (``origin``, ``ppbw``, ``comp_share``, ``bsbw``) are kept,
 so the embedded simulator runs the same file with ``--job-model bandwidth`` (its
 ``T_E`` is the computation-only duration of the profile, see
-:func:`batpolicy.simulator.coalloc_models.profile_runtime`).
+:func:`batpolicy.simulator.jobmodels.coalloc.profile_runtime`).
 """
 
 from __future__ import annotations

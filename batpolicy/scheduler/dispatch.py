@@ -65,7 +65,7 @@ class Dispatcher:
         recorded ones are checked and applied: replaying a conversation recorded with
         another scheduler asks our policy what it would do at every step of that run.
         ``who`` names that other scheduler in errors (a pybatsim scheduler run in-process
-        is checked this way: :mod:`batpolicy.simulator.pybatsim_driver`).
+        is checked this way: :mod:`batpolicy.simulator.pybatsim.driver`).
         """
         out = self._decide(request)
         if self.state.ended:

@@ -4,7 +4,7 @@ Each rule is a pure predicate over the facts both sides have (a job's state, its
 its profile, an allocation's size, the clock): ``True`` when Batsim accepts, ``False`` when
 Batsim 4.2.1 aborts. The caller turns a ``False`` into its own error:
 :mod:`batpolicy.scheduler.checker` raises an :class:`~batpolicy.errors.InvalidDecision`
-naming the policy, :mod:`batpolicy.simulator.validation` one worded as Batsim's abort.
+naming the policy, :mod:`batpolicy.simulator.engine.validation` one worded as Batsim's abort.
 What only one side can know (which machine is busy with which job, which profile was
 garbage-collected) stays with that side.
 

@@ -9,23 +9,22 @@ scheduler is any callable ``Request -> Reply``: ``Dispatcher(policy).handle`` fo
 conversation (the transcript fidelity tests replay all 16 recordings of real Batsim
 4.2.1 and get the same messages and the same ``jobs.csv``).
 
-Modules: :mod:`.core` (the clock and heap, ``schedule``/``step`` and the tie-break
-priorities of one instant), :mod:`.engine` (the one engine: parts plus a driver),
-:mod:`.parts` (the parts and their wiring), :mod:`.books` and :mod:`.bookkeeping`
-(Batsim's jobs, profiles with garbage collection, machines), :mod:`.server`
-(Batsim's reactions), :mod:`.decisions` and :mod:`.validation` (Batsim's checks and
-application of decisions), :mod:`.accounting` (records and totals),
-:mod:`.zero_latency` and :mod:`.latency` (the two drivers; the latency driver's actors
-in :mod:`.latency_actors`, its server loop in :mod:`.latency_server`, its submitters in
-:mod:`.submitters`), :mod:`.message_clock` (Batsim's clock between the messages of one
-zero-latency instant), :mod:`.energy` with :mod:`.host_energy` and
-:mod:`.energy_tracers` (Batsim's ``-E``: power states, SimGrid's host-energy plugin,
-the energy outputs), :mod:`.registry` (the one job-model registry, open to plug-ins),
-:mod:`.models`, :mod:`.coalloc_models` and :mod:`.ptask` (job models; ``ptask`` is
-SimGrid's parallel-task model with Batsim's messages in it), :mod:`.instant` (the
-once-per-instant hook that moves ends), :mod:`.options`; the records and totals a run
-leaves are :mod:`batpolicy.io.result`'s. What the simulator does not model
-is listed in docs/simulator.md.
+Its parts: :mod:`.core` (the clock and heap, ``schedule``/``step`` and the
+tie-break priorities of one instant), :mod:`.actors`, :mod:`.books` and
+:mod:`.bookkeeping` (Batsim's actors' wake-ups, its jobs, profiles and machines),
+:mod:`.instant` (the once-per-instant hook that moves ends), :mod:`.delays` (message
+latencies), :mod:`.wire` (Batsim's JSON quirks), :mod:`.options` (Batsim's flags);
+then one folder per part: :mod:`.engine` (the :class:`Simulator` of
+:mod:`.engine.simulator` built from :mod:`.engine.parts`, Batsim's server, checks and
+application of decisions, records, and the zero-latency driver), :mod:`.energy`
+(Batsim's ``-E``: power states, SimGrid's host-energy plugin, the energy outputs),
+:mod:`.jobmodels` (the job-model interface, the one registry open to plug-ins, the
+built-in models, SimGrid's parallel tasks in :mod:`.jobmodels.ptask`), :mod:`.latency`
+(the driver for platforms whose links take time: Batsim's actors, server loop and
+submitters) and :mod:`.pybatsim` (pybatsim schedulers in-process). :mod:`.run` makes one
+run as ``simulate`` and ``fake-batsim`` do; the records and totals a run leaves are
+:mod:`batpolicy.io.result`'s. What the simulator does not model is listed in
+docs/simulator.md.
 """
 
 from types import MappingProxyType
@@ -37,10 +36,10 @@ from batpolicy.lazy import lazy_getattr
 _LAZY = MappingProxyType({
     **dict.fromkeys(("CALL", "COMPLETION", "END_OF_INPUT", "EXTERNAL", "SUBMISSION",
                      "EventQueue"), "core"),
-    **dict.fromkeys(("Scheduler", "Simulator"), "engine"),
+    **dict.fromkeys(("Scheduler", "Simulator"), "engine.simulator"),
     **dict.fromkeys(("JobModel", "PlacementModel", "ProfileModel", "SpeedScaledModel"),
-                    "models"),
-    **dict.fromkeys(("JOB_MODELS", "make_job_model"), "registry"),
+                    "jobmodels.base"),
+    **dict.fromkeys(("JOB_MODELS", "make_job_model"), "jobmodels.registry"),
     "InstantModel": "instant",
     "SimOptions": "options",
     **dict.fromkeys(("JobRecord", "SimResult"), "batpolicy.io.result"),

@@ -5,8 +5,8 @@ included), profile tables, machines, the running jobs, what is still open or pen
 and the outbox of events the server gathered for its next message to the scheduler.
 The parts of the engine (:mod:`.engine`) read and write these fields, and only these;
 each part keeps its own state private. :mod:`.validation` reads it as its
-:class:`~batpolicy.simulator.validation.BatsimView`, and job models as their
-:class:`~batpolicy.simulator.models.ModelContext` (``speeds``, ``platform``,
+:class:`~batpolicy.simulator.engine.validation.BatsimView`, and job models as their
+:class:`~batpolicy.simulator.jobmodels.base.ModelContext` (``speeds``, ``platform``,
 :meth:`Books.profile_definition`).
 """
 

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from batpolicy.platforms.model import Platform
-from batpolicy.simulator.routes import Routes, UnsupportedRoute, read_routes
+from batpolicy.platforms.routes import Routes, UnsupportedRoute, read_routes
 
 __all__ = ["MessageDelays", "message_delays"]
 

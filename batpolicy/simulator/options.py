@@ -25,7 +25,7 @@ class SimOptions:
     ``sched_config`` (``--sched-cfg``, forwarded in SIMULATION_BEGINS).
 
     ``job_models`` maps a workload name to a job model name of
-    :data:`batpolicy.simulator.registry.JOB_MODELS` (or to a model instance);
+    :data:`batpolicy.simulator.jobmodels.registry.JOB_MODELS` (or to a model instance);
     workloads not listed use ``default_job_model``; a job's ``job_model`` field overrides
     both. ``instant_model`` is an :class:`~batpolicy.simulator.instant.InstantModel`
     called once per instant to move ends (job models that are also instant models are

@@ -38,7 +38,7 @@ from batpolicy.io.metrics import run_metrics, write_json
 from batpolicy.io.model import Workload
 from batpolicy.io.outputs import JobsCsvWriter, OutputPaths, write_schedule_csv
 from batpolicy.io.result import JobRecord, SimResult
-from batpolicy.simulator.engine import Scheduler, Simulator
+from batpolicy.simulator.engine.simulator import Scheduler, Simulator
 from batpolicy.simulator.options import SimOptions
 from batpolicy.scheduler.steady_gc import steady_gc
 from batpolicy.scheduler.stop_signals import outputs_first
@@ -57,9 +57,9 @@ def output_layout(workloads: Sequence[Workload], platform: Platform, options: Si
     e.g. the co-allocation penalty), and the machine groups (name -> machines) whose
     utilisation goes into the metrics. Runtime complexity: O(jobs).
     """
-    from batpolicy.policies.toolkit.placement import platform_groups
+    from batpolicy.platforms.placement import platform_groups
     from batpolicy.scheduler.jobfields import fields_used
-    from batpolicy.simulator.registry import make_job_model
+    from batpolicy.simulator.jobmodels.registry import make_job_model
 
     columns = list(fields_used(job.raw for w in workloads for job in w.jobs))
     for spec in (options.default_job_model, *options.job_models.values()):

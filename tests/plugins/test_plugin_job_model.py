@@ -35,7 +35,7 @@ PACKAGE = {
     "slowdown_model.py": '''
         """Every job runs its delay times a factor (a user's own job model)."""
         from batpolicy.protocol.types import JobState
-        from batpolicy.simulator.models import JobModel
+        from batpolicy.simulator.jobmodels.base import JobModel
 
 
         class Slowdown(JobModel):

@@ -29,7 +29,7 @@ import pytest
 from batpolicy.platforms import generators as gen
 from batpolicy.platforms.xml import read_platform
 from batpolicy.policies.registry import make_policy
-from batpolicy.policies.toolkit.bandwidth import ppbw_from_bsbw
+from batpolicy.platforms.bandwidth import ppbw_from_bsbw
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.daemon import ServeOptions, serve
 from batpolicy.scheduler.dispatch import Dispatcher
@@ -40,7 +40,7 @@ from batpolicy.io.presets import build_workload
 from batpolicy.io.presets import preset as workload_preset
 from batpolicy.io.writer import write_batsim_workload
 from batpolicy.simulator import SimOptions, Simulator
-from batpolicy.simulator.coalloc_models import profile_runtime
+from batpolicy.simulator.jobmodels.coalloc import profile_runtime
 
 from clirun import free_port
 

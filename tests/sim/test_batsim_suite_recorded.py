@@ -45,7 +45,7 @@ from batpolicy.io.batsim_json import read_batsim_workload
 from batpolicy.io.machine_states import format_row
 from batpolicy.io.outputs import SCHEDULE_COLUMNS, format_job_row, schedule_fields
 from batpolicy.simulator import SimOptions
-from batpolicy.simulator.latency import LatencySimulator, make_simulator
+from batpolicy.simulator.latency.driver import LatencySimulator, make_simulator
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "batsim_suite"
 PLATFORMS = Path(__file__).resolve().parents[1] / "data" / "batsim421"

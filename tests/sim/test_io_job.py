@@ -25,7 +25,7 @@ from batpolicy.protocol.intervals import MachineSet
 from batpolicy.io.batsim_json import read_batsim_workload
 from batpolicy.io.outputs import format_job_row
 from batpolicy.simulator import SimOptions
-from batpolicy.simulator.latency import make_simulator
+from batpolicy.simulator.latency.driver import make_simulator
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "batsim421"
 

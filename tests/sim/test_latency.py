@@ -34,8 +34,8 @@ from batpolicy.app import cli
 from batpolicy.io.batsim_json import read_batsim_workload
 from batpolicy.io.outputs import format_job_row
 from batpolicy.simulator import SimOptions, Simulator
-from batpolicy.simulator.latency import LatencySimulator, make_simulator, message_delays
-from batpolicy.simulator.routes import UnsupportedRoute, read_routes
+from batpolicy.simulator.latency.driver import LatencySimulator, make_simulator, message_delays
+from batpolicy.platforms.routes import UnsupportedRoute, read_routes
 
 from clirun import free_port
 

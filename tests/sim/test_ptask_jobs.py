@@ -21,7 +21,7 @@ from batpolicy.protocol.intervals import MachineSet
 from batpolicy.app import cli
 from batpolicy.io.model import JobSpec, Workload
 from batpolicy.simulator import SimOptions
-from batpolicy.simulator.latency import make_simulator
+from batpolicy.simulator.latency.driver import make_simulator
 
 from clirun import read_jobs, restore_logging  # noqa: F401  (autouse fixture)
 

@@ -33,7 +33,7 @@ from batpolicy.app.sim_cli import _paths
 from batpolicy.io.batsim_json import read_batsim_workload
 from batpolicy.io.paje import PajeTraceWriter
 from batpolicy.simulator import SimOptions
-from batpolicy.simulator.latency import make_simulator
+from batpolicy.simulator.latency.driver import make_simulator
 
 from batsim_suite import mask_colours
 from clirun import read_jobs, recorded_inputs, restore_logging  # noqa: F401

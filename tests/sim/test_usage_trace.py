@@ -18,7 +18,7 @@ import pytest
 
 from batpolicy.errors import InputError
 from batpolicy.app import cli
-from batpolicy.simulator.ptask.usage_trace import (
+from batpolicy.simulator.jobmodels.ptask.usage_trace import (
     UsageTrace,
     check_trace_field,
     read_usage_trace,

@@ -62,11 +62,11 @@ def run_problem(spec: RunSpec, policies: Any) -> str | None:
     True
     """
     from batpolicy.io.presets import preset
-    from batpolicy.simulator.pybatsim_loader import is_pybatsim
-    from batpolicy.simulator.registry import make_job_model
+    from batpolicy.simulator.pybatsim.loader import is_pybatsim
+    from batpolicy.simulator.jobmodels.registry import make_job_model
 
     if is_pybatsim(spec.policy):  # refused before the run when it is not a scheduler
-        from batpolicy.simulator.pybatsim_loader import load_scheduler, pybatsim_options
+        from batpolicy.simulator.pybatsim.loader import load_scheduler, pybatsim_options
         try:
             load_scheduler(pybatsim_options(spec.policy, dict(spec.params)))
         except BatpolicyError as exc:
@@ -103,7 +103,7 @@ def policy_code_hash(name: str) -> str:
     True
     """
     from batpolicy.policies.registry import available_policies
-    from batpolicy.simulator.pybatsim_loader import is_pybatsim
+    from batpolicy.simulator.pybatsim.loader import is_pybatsim
 
     if is_pybatsim(name):  # a pybatsim scheduler: the scheduler's own file when it is one
         target = Path(name.split(":", 1)[1])

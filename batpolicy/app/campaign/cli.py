@@ -19,7 +19,7 @@ def _campaign(args: argparse.Namespace) -> int:
     from batpolicy.app.campaign.runner import pending, prepare_output, run_campaign
     from batpolicy.app.campaign.spec import load_campaign
     from batpolicy.scheduler.stop_signals import Stopped
-    from batpolicy.simulator.pybatsim_loader import is_pybatsim
+    from batpolicy.simulator.pybatsim.loader import is_pybatsim
 
     campaign = load_campaign(args.file, args.output)
     policies = available_policies()

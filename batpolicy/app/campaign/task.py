@@ -86,10 +86,10 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     from batpolicy.scheduler.dispatch import Dispatcher
     from batpolicy.io.inputs import InputSpec, load_inputs
     from batpolicy.io.outputs import OutputPaths
-    from batpolicy.simulator.engine import Simulator
+    from batpolicy.simulator.engine.simulator import Simulator
     from batpolicy.simulator.options import SimOptions
-    from batpolicy.simulator.pybatsim_cli import make_pybatsim_scheduler, pybatsim_logging
-    from batpolicy.simulator.pybatsim_loader import is_pybatsim
+    from batpolicy.app.pybatsim_cli import make_pybatsim_scheduler, pybatsim_logging
+    from batpolicy.simulator.pybatsim.loader import is_pybatsim
     from batpolicy.simulator.run import output_layout, run_simulation
 
     started_at = utc_now()

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from batpolicy.simulator.ptask.lmm import (
+from batpolicy.simulator.jobmodels.ptask.lmm import (
     FATPIPE,
     MAXMIN_PRECISION,
     SHARED,
@@ -47,8 +47,8 @@ from batpolicy.simulator.ptask.lmm import (
     Variable,
     double_update,
 )
-from batpolicy.simulator.ptask.route_table import RouteTable
-from batpolicy.simulator.routes import TCP_GAMMA, Hop
+from batpolicy.simulator.jobmodels.ptask.route_table import RouteTable
+from batpolicy.platforms.routes import TCP_GAMMA, Hop
 
 __all__ = ["L07Model", "Ptask"]
 

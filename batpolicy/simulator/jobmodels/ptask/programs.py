@@ -16,9 +16,9 @@ from typing import Any
 
 from batpolicy.errors import InputError
 from batpolicy.protocol.types import JobState
-from batpolicy.simulator.models import check_profile
-from batpolicy.simulator.ptask.io_job import check_io_profiles, io_profiles, merged_leaf
-from batpolicy.simulator.ptask.tasks import (
+from batpolicy.simulator.jobmodels.base import check_profile
+from batpolicy.simulator.jobmodels.ptask.io_job import check_io_profiles, io_profiles, merged_leaf
+from batpolicy.simulator.jobmodels.ptask.tasks import (
     COMMUNICATING,
     SEQUENCES,
     Leaf,
@@ -27,7 +27,7 @@ from batpolicy.simulator.ptask.tasks import (
     leaf_task,
     program,
 )
-from batpolicy.simulator.ptask.usage_trace import (
+from batpolicy.simulator.jobmodels.ptask.usage_trace import (
     RankTrace,
     UsageTrace,
     check_trace_field,

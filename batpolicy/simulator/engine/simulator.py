@@ -29,9 +29,9 @@ from batpolicy.simulator.actors import Reactions
 from batpolicy.simulator.bookkeeping import MachineBooks, ProfileTable, SimJob
 from batpolicy.simulator.instant import EndListener
 from batpolicy.simulator.options import SimOptions
-from batpolicy.simulator.parts import Parts
-from batpolicy.simulator.server import Scheduler
-from batpolicy.simulator.zero_latency import ZeroLatencyDriver
+from batpolicy.simulator.engine.parts import Parts
+from batpolicy.simulator.engine.server import Scheduler
+from batpolicy.simulator.engine.zero_latency import ZeroLatencyDriver
 
 if TYPE_CHECKING:
     from batpolicy.io.paje import PajeTraceWriter
@@ -141,7 +141,7 @@ class Simulator:
         :mod:`.schedule_trace` wraps the run's parts (nothing more per event untraced);
         the caller ends the trace with :meth:`~PajeTraceWriter.finish` after :meth:`run`.
         """
-        from batpolicy.simulator.schedule_trace import attach
+        from batpolicy.simulator.engine.schedule_trace import attach
 
         attach(self.parts, writer)
 

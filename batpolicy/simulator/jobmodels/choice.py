@@ -17,9 +17,9 @@ from batpolicy.errors import ConfigError, InputError
 from batpolicy.io.model import JobSpec, Workload
 from batpolicy.simulator.bookkeeping import SimJob
 from batpolicy.simulator.instant import InstantModel
-from batpolicy.simulator.models import JobModel
+from batpolicy.simulator.jobmodels.base import JobModel
 from batpolicy.simulator.options import SimOptions
-from batpolicy.simulator.registry import make_job_model
+from batpolicy.simulator.jobmodels.registry import make_job_model
 
 __all__ = ["ModelChoice", "with_default_model"]
 

@@ -17,9 +17,9 @@ from batpolicy.protocol.types import JobState
 from batpolicy.io.result import NULL_RUNTIME, JobRecord, SimResult
 from batpolicy.simulator.bookkeeping import SimJob
 from batpolicy.simulator.books import Books
-from batpolicy.simulator.energy import EnergyPart
+from batpolicy.simulator.energy.pstates import EnergyPart
 from batpolicy.simulator.instant import MovingEnds
-from batpolicy.simulator.message_clock import InstantMessages
+from batpolicy.simulator.engine.message_clock import InstantMessages
 
 __all__ = ["Accounting"]
 

@@ -21,7 +21,7 @@ from batpolicy.errors import ConfigError
 from batpolicy.plugins import LazyClasses, with_plugins
 
 if TYPE_CHECKING:
-    from batpolicy.simulator.models import JobModel
+    from batpolicy.simulator.jobmodels.base import JobModel
 
 __all__ = ["ENTRY_POINT_GROUP", "JOB_MODELS", "available_job_models", "make_job_model"]
 
@@ -31,13 +31,13 @@ ENTRY_POINT_GROUP = "batpolicy.job_models"
 
 #: Our job models: name -> ``module:Class`` under ``batpolicy.simulator``.
 _LOCATIONS: dict[str, str] = {
-    "profile": "models:ProfileModel",
-    "speed": "models:SpeedScaledModel",
-    "placement": "models:PlacementModel",
-    "bandwidth": "coalloc_models:BandwidthModel",
-    "fixed-penalty": "coalloc_models:FixedPenaltyModel",
-    "ideal": "coalloc_models:IdealModel",
-    "ptask": "ptask.jobmodel:PtaskModel",
+    "profile": "jobmodels.base:ProfileModel",
+    "speed": "jobmodels.base:SpeedScaledModel",
+    "placement": "jobmodels.base:PlacementModel",
+    "bandwidth": "jobmodels.coalloc:BandwidthModel",
+    "fixed-penalty": "jobmodels.coalloc:FixedPenaltyModel",
+    "ideal": "jobmodels.coalloc:IdealModel",
+    "ptask": "jobmodels.ptask.jobmodel:PtaskModel",
 }
 
 
@@ -47,11 +47,11 @@ def available_job_models() -> Mapping[str, type[JobModel]]:
     """Our job models, plus those other installed packages register as entry points.
 
     A plug-in whose name is taken by one of ours, that fails to import or that is not a
-    :class:`~batpolicy.simulator.models.JobModel` subclass is skipped with a warning
+    :class:`~batpolicy.simulator.jobmodels.base.JobModel` subclass is skipped with a warning
     naming it (never a traceback). Runtime complexity: one scan of the installed
     distributions' metadata.
     """
-    from batpolicy.simulator.models import JobModel
+    from batpolicy.simulator.jobmodels.base import JobModel
 
     return with_plugins(JOB_MODELS, ENTRY_POINT_GROUP, JobModel, "job model")
 
@@ -64,7 +64,7 @@ def make_job_model(spec: str | JobModel) -> JobModel:
     >>> make_job_model("fixed-penalty:1.5").penalty
     1.5
     """
-    from batpolicy.simulator.models import JobModel
+    from batpolicy.simulator.jobmodels.base import JobModel
 
     if isinstance(spec, JobModel):
         return spec

@@ -31,18 +31,18 @@ from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Platform
 from batpolicy.io.model import Workload
 from batpolicy.io.result import JobRecord, SimResult
-from batpolicy.simulator.accounting import Accounting
+from batpolicy.simulator.engine.accounting import Accounting
 from batpolicy.simulator.actors import Reactions
 from batpolicy.simulator.bookkeeping import MachineBooks
 from batpolicy.simulator.books import Books, by_submission
 from batpolicy.simulator.core import EventQueue
-from batpolicy.simulator.decisions import DecisionApplier
-from batpolicy.simulator.energy import EnergyPart, build_energy
+from batpolicy.simulator.engine.decisions import DecisionApplier
+from batpolicy.simulator.energy.pstates import EnergyPart, build_energy
 from batpolicy.simulator.instant import InstantModel, MovingEnds
-from batpolicy.simulator.message_clock import InstantMessages
-from batpolicy.simulator.model_choice import ModelChoice, with_default_model
+from batpolicy.simulator.engine.message_clock import InstantMessages
+from batpolicy.simulator.jobmodels.choice import ModelChoice, with_default_model
 from batpolicy.simulator.options import SimOptions
-from batpolicy.simulator.server import Server
+from batpolicy.simulator.engine.server import Server
 
 __all__ = ["Parts"]
 

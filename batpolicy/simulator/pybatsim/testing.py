@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from batpolicy.simulator.pybatsim_loader import is_pybatsim, load_scheduler, pybatsim_options
+from batpolicy.simulator.pybatsim.loader import is_pybatsim, load_scheduler, pybatsim_options
 from batpolicy.scheduler.state import ClusterState
 
 __all__ = ["pybatsim_driver"]
@@ -28,7 +28,7 @@ def _batsim_scheduler_class() -> type | None:
 def pybatsim_driver(policy: Any, params: Mapping[str, Any] | None, *, paranoid: bool = True,
                     state: ClusterState | None = None) -> Any:
     """A :class:`~.pybatsim_driver.PybatsimScheduler` for ``policy``, or None if not pybatsim."""
-    from batpolicy.simulator.pybatsim_driver import PybatsimScheduler
+    from batpolicy.simulator.pybatsim.driver import PybatsimScheduler
 
     params = dict(params or {})
     if is_pybatsim(policy):

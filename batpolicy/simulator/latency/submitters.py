@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from batpolicy.protocol import types as t
 from batpolicy.io.model import JobSpec
-from batpolicy.simulator.latency_actors import Actor, ActorHost, Program, Put, Sleep
+from batpolicy.simulator.latency.actors import Actor, ActorHost, Program, Put, Sleep
 from batpolicy.simulator.wire import wire_time
 
 if TYPE_CHECKING:
     from batpolicy.simulator.delays import MessageDelays
-    from batpolicy.simulator.parts import Parts
+    from batpolicy.simulator.engine.parts import Parts
 
 __all__ = ["Submitters"]
 

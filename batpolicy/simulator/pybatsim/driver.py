@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import BatpolicyError, InvalidDecision, PolicyError, ProtocolError, clip
-from batpolicy.policies.base import Policy
+from batpolicy.scheduler.contract import Policy
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import decode_reply, request_to_obj
 from batpolicy.scheduler.dispatch import Dispatcher
@@ -128,7 +128,7 @@ class PybatsimScheduler:
 
     def __init__(self, scheduler: Any, label: str, *, protect: bool = False,
                  paranoid: bool = False, state: ClusterState | None = None) -> None:
-        from batpolicy.simulator.pybatsim_loader import import_pybatsim
+        from batpolicy.simulator.pybatsim.loader import import_pybatsim
 
         self.module = import_pybatsim()
         self.scheduler = scheduler

@@ -22,13 +22,13 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Reply
 from batpolicy.io.model import JobSpec, Workload
-from batpolicy.simulator.accounting import Accounting
+from batpolicy.simulator.engine.accounting import Accounting
 from batpolicy.simulator.actors import SpeedChange
 from batpolicy.simulator.bookkeeping import ProfileTable, SimJob, referenced_profiles
 from batpolicy.simulator.books import Books
 from batpolicy.simulator.core import EXTERNAL
 from batpolicy.simulator.instant import MovingEnds
-from batpolicy.simulator.model_choice import ModelChoice
+from batpolicy.simulator.jobmodels.choice import ModelChoice
 from batpolicy.simulator.wire import as_machine_set, wire_json, wire_time
 
 __all__ = ["Scheduler", "Server"]

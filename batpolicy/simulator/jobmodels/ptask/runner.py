@@ -40,10 +40,10 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from batpolicy.simulator.ptask.l07 import L07Model
-from batpolicy.simulator.ptask.lmm import SURF_PRECISION, double_update
-from batpolicy.simulator.ptask.tasks import Leaf
-from batpolicy.simulator.ptask.usage_ranks import RankActors
+from batpolicy.simulator.jobmodels.ptask.l07 import L07Model
+from batpolicy.simulator.jobmodels.ptask.lmm import SURF_PRECISION, double_update
+from batpolicy.simulator.jobmodels.ptask.tasks import Leaf
+from batpolicy.simulator.jobmodels.ptask.usage_ranks import RankActors
 
 __all__ = ["JobRunner"]
 

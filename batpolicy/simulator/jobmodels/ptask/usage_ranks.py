@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator
 
-from batpolicy.simulator.ptask.l07 import L07Model
-from batpolicy.simulator.ptask.tasks import Leaf
+from batpolicy.simulator.jobmodels.ptask.l07 import L07Model
+from batpolicy.simulator.jobmodels.ptask.tasks import Leaf
 
 __all__ = ["RankActors"]
 

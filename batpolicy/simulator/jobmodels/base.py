@@ -35,7 +35,7 @@ model (bandwidth sharing, placement-dependent runtime) plugs in without touching
   job ends at its start (Batsim writes a runtime of 1e-5 s, see the engine);
 - any other type (``smpi``, ``usage_trace``, ``parallel_homogeneous_pfs``,
   ``data_staging``) is refused with an :class:`~batpolicy.errors.InputError` (the
-  ``ptask`` model, :mod:`~batpolicy.simulator.ptask.jobmodel`, runs the last three).
+  ``ptask`` model, :mod:`~batpolicy.simulator.jobmodels.ptask.jobmodel`, runs the last three).
 
 :class:`SpeedScaledModel` (``--job-model speed``) is the first model whose end moves: a
 job carries an amount of work (``delay`` seconds at ``reference_speed``, or ``cpu``
@@ -58,7 +58,7 @@ from typing import Any, ClassVar, Protocol
 
 from batpolicy.errors import InputError
 from batpolicy.platforms.model import Platform
-from batpolicy.policies.toolkit.placement import is_preferred
+from batpolicy.platforms.placement import is_preferred
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import JobFields
 
@@ -403,7 +403,7 @@ class PlacementModel(JobModel):
     Seed 001 (mixed GPU/CPU racks) gives each job two runtimes: one where it runs best
     and one anywhere else. Here the profile's ``delay`` is the runtime on the preferred
     placement and the job field ``runtime_other`` the runtime off it; which allocations
-    are preferred is :func:`batpolicy.policies.toolkit.placement.is_preferred` (MPI jobs inside
+    are preferred is :func:`batpolicy.platforms.placement.is_preferred` (MPI jobs inside
     one rack or cluster, GPU jobs on GPU machines, a ``preferred`` group), the rule the
     policies use too. A job without ``runtime_other`` runs its delay anywhere. Speeds do
     not matter; the walltime caps the end as in Batsim.

@@ -232,7 +232,7 @@ class TaskPower:
     ``energy`` is the energy part (:class:`~.energy.EnergyPart`): its
     :attr:`~.energy.EnergyPart.host_energy` plugin is told each task's start and end by
     the model (:attr:`L07Model.listener
-    <batpolicy.simulator.ptask.l07.L07Model.listener>`); :meth:`instant_done` hands
+    <batpolicy.simulator.jobmodels.ptask.l07.L07Model.listener>`); :meth:`instant_done` hands
     the plugin the loads of the hosts of running or ended tasks once the model has
     solved the next interval. Hosts beyond the compute machines (storage) are left out.
     Runtime complexity: O(hosts of the task) per start or end, O(hosts of running tasks)

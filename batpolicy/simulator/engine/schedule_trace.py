@@ -25,7 +25,7 @@ from batpolicy.protocol.types import JobState
 from batpolicy.io.paje import PajeTraceWriter
 from batpolicy.io.result import JobRecord
 from batpolicy.simulator.books import Books
-from batpolicy.simulator.parts import Parts
+from batpolicy.simulator.engine.parts import Parts
 
 __all__ = ["PARALLEL_TASK_TYPES", "attach", "kill_cancels_parallel_task"]
 

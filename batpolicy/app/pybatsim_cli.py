@@ -28,8 +28,8 @@ PYBATSIM_LOGGER = "batsim"
 def make_pybatsim_scheduler(policy: str, params: Mapping[str, Any], *, paranoid: bool = False,
                             ) -> tuple[Any, dict[str, Any]]:
     """The driver for ``policy`` (``pybatsim:...``) and what ``metrics.json`` says of it."""
-    from batpolicy.simulator.pybatsim_driver import PybatsimScheduler
-    from batpolicy.simulator.pybatsim_loader import load_scheduler, pybatsim_options
+    from batpolicy.simulator.pybatsim.driver import PybatsimScheduler
+    from batpolicy.simulator.pybatsim.loader import load_scheduler, pybatsim_options
 
     spec = pybatsim_options(policy, params)
     scheduler = load_scheduler(spec)

@@ -16,12 +16,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from batpolicy.protocol import types as t
-from batpolicy.simulator.latency_actors import SAME_DATE, Actor, ActorHost, Put
-from batpolicy.simulator.server import Scheduler
+from batpolicy.simulator.latency.actors import SAME_DATE, Actor, ActorHost, Put
+from batpolicy.simulator.engine.server import Scheduler
 from batpolicy.simulator.wire import wire_time
 
 if TYPE_CHECKING:
-    from batpolicy.simulator.parts import Parts
+    from batpolicy.simulator.engine.parts import Parts
 
 __all__ = ["ServerProcess"]
 

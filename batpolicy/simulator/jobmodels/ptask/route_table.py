@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from batpolicy.simulator.routes import COORDINATES, Hop
+from batpolicy.platforms.routes import COORDINATES, Hop
 
 __all__ = ["RouteTable"]
 

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from batpolicy.errors import InputError
-from batpolicy.simulator.ptask.tasks import (
+from batpolicy.simulator.jobmodels.ptask.tasks import (
     COMMUNICATING,
     SEQUENCES,
     Leaf,

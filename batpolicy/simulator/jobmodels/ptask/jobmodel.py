@@ -7,7 +7,7 @@ storage (``parallel_homogeneous_pfs``, ``data_staging``) or comes with an
 ``additional_io_job`` (merged into its tasks, :mod:`.io_job`) is a SimGrid parallel task
 sharing CPUs and links with the others (:mod:`.l07`, :mod:`.runner`). Any other job
 runs alone on its machines and keeps the closed form of
-:class:`~batpolicy.simulator.models.ProfileModel` (the same durations, no solve).
+:class:`~batpolicy.simulator.jobmodels.base.ProfileModel` (the same durations, no solve).
 
 With ``-E`` the energy part follows the tasks' loads (:class:`~..host_energy.TaskPower` on
 the shared model, the loads handed over after each instant), and every sequence that
@@ -44,17 +44,17 @@ from typing import Any, ClassVar
 from batpolicy.errors import InputError
 from batpolicy.protocol.types import JobState
 from batpolicy.simulator.core import COMPLETION
-from batpolicy.simulator.host_energy import TaskPower, profile_load
+from batpolicy.simulator.energy.host_energy import TaskPower, profile_load
 from batpolicy.simulator.instant import InstantModel
-from batpolicy.simulator.models import JobModel, ProfileModel
-from batpolicy.simulator.ptask.l07 import L07Model
-from batpolicy.simulator.ptask.programs import JobPrograms
-from batpolicy.simulator.ptask.runner import JobRunner
-from batpolicy.simulator.ptask.tasks import (
+from batpolicy.simulator.jobmodels.base import JobModel, ProfileModel
+from batpolicy.simulator.jobmodels.ptask.l07 import L07Model
+from batpolicy.simulator.jobmodels.ptask.programs import JobPrograms
+from batpolicy.simulator.jobmodels.ptask.runner import JobRunner
+from batpolicy.simulator.jobmodels.ptask.tasks import (
     SEQUENCES,
     communicates,
 )
-from batpolicy.simulator.routes import UnsupportedRoute, read_routes
+from batpolicy.platforms.routes import UnsupportedRoute, read_routes
 
 __all__ = ["PtaskModel", "needs_ptask"]
 

@@ -31,11 +31,11 @@ from batpolicy.protocol import types as t
 from batpolicy.simulator.actors import EndOfInput, ExternalEventOccurs, Resume, Submitter
 from batpolicy.simulator.bookkeeping import SimJob
 from batpolicy.simulator.core import BYE, DECISION, END_OF_INPUT, EXTERNAL, SUBMISSION
-from batpolicy.simulator.server import Scheduler
+from batpolicy.simulator.engine.server import Scheduler
 from batpolicy.simulator.wire import wire_time
 
 if TYPE_CHECKING:
-    from batpolicy.simulator.parts import Parts
+    from batpolicy.simulator.engine.parts import Parts
 
 __all__ = ["ZeroLatencyDriver"]
 

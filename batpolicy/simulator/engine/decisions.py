@@ -21,17 +21,17 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
-from batpolicy.simulator import validation as v
-from batpolicy.simulator.accounting import Accounting
+from batpolicy.simulator.engine import validation as v
+from batpolicy.simulator.engine.accounting import Accounting
 from batpolicy.simulator.actors import Reactions, Waiter
 from batpolicy.simulator.bookkeeping import ProfileTable, SimJob
 from batpolicy.simulator.books import Books
 from batpolicy.simulator.core import CALL
-from batpolicy.simulator.energy import EnergyPart
-from batpolicy.simulator.host_energy import profile_load
+from batpolicy.simulator.energy.pstates import EnergyPart
+from batpolicy.simulator.energy.host_energy import profile_load
 from batpolicy.simulator.instant import MovingEnds
-from batpolicy.simulator.message_clock import InstantMessages
-from batpolicy.simulator.model_choice import ModelChoice
+from batpolicy.simulator.engine.message_clock import InstantMessages
+from batpolicy.simulator.jobmodels.choice import ModelChoice
 from batpolicy.simulator.wire import round_progress, wire_json, wire_time
 
 __all__ = ["MIN_WAIT", "DecisionApplier"]

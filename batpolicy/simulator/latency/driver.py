@@ -43,10 +43,10 @@ from batpolicy.protocol import types as t
 from batpolicy.io.model import Workload
 from batpolicy.io.result import JobRecord
 from batpolicy.simulator.bookkeeping import SimJob
-from batpolicy.simulator.decisions import MIN_WAIT
+from batpolicy.simulator.engine.decisions import MIN_WAIT
 from batpolicy.simulator.delays import MessageDelays, message_delays
-from batpolicy.simulator.engine import Simulator
-from batpolicy.simulator.latency_actors import (
+from batpolicy.simulator.engine.simulator import Simulator
+from batpolicy.simulator.latency.actors import (
     SAME_DATE,
     Call,
     Program,
@@ -54,12 +54,12 @@ from batpolicy.simulator.latency_actors import (
     Sleep,
     restamp,
 )
-from batpolicy.simulator.latency_server import ServerProcess
+from batpolicy.simulator.latency.server import ServerProcess
 from batpolicy.simulator.options import SimOptions
-from batpolicy.simulator.parts import Parts
-from batpolicy.simulator.server import Scheduler
-from batpolicy.simulator.submitters import Submitters
-from batpolicy.simulator.validation import check_call_me_later
+from batpolicy.simulator.engine.parts import Parts
+from batpolicy.simulator.engine.server import Scheduler
+from batpolicy.simulator.latency.submitters import Submitters
+from batpolicy.simulator.engine.validation import check_call_me_later
 from batpolicy.simulator.wire import wire_time
 
 __all__ = ["LatencyDriver", "LatencySimulator", "MessageDelays", "make_simulator",
@@ -97,8 +97,8 @@ def _messages_share_links(workloads: Sequence[Workload], options: SimOptions | N
     (:meth:`~.ptask.jobmodel.PtaskModel.message_network`). Without transfers the
     zero-latency driver's exact instants are what Batsim's scheduler sees.
     """
-    from batpolicy.simulator.model_choice import with_default_model
-    from batpolicy.simulator.ptask.jobmodel import needs_ptask
+    from batpolicy.simulator.jobmodels.choice import with_default_model
+    from batpolicy.simulator.jobmodels.ptask.jobmodel import needs_ptask
 
     chosen = with_default_model(options if options is not None else SimOptions(), workloads)
     return chosen.default_job_model == "ptask" and not chosen.job_models and any(
