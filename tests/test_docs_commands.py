@@ -35,8 +35,8 @@ NOT_RUN_YET = {
 def doc_commands(text: str) -> list[str]:
     r"""The command lines of a doc's fenced and indented blocks, continuations joined.
 
-    >>> doc_commands("x\n\n    batpolicy a \\\n      b   # c\n\n```sh\n# d\nbatpolicy e &\nbatpolicy f\n```\n")
-    ['batpolicy a b   # c', 'batpolicy e & batpolicy f']
+    >>> doc_commands("```sh\n# d\nbatpolicy e &\nbatpolicy f \\\n  -o g\n```\n")
+    ['batpolicy e & batpolicy f -o g']
     """
     bodies = re.findall(r"^```[a-z]*\n(.*?)^```", text, re.M | re.S)
     bodies += re.findall(r"(?:^\n)((?:^    \S.*\n(?:^    .*\n)*))", text, re.M)
