@@ -115,6 +115,32 @@ def test_transform_size_choices_are_the_readers() -> None:
     assert SIZES == SIZE_FIELDS
 
 
+def _subcommand_options(*path: str) -> dict[str, argparse.Action]:
+    """The options of subcommand ``path`` (e.g. "workload", "transform") by their long name."""
+    parser = build_parser()
+    for name in path:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[name]
+    return {a.option_strings[-1] if a.option_strings[-1].startswith("--") else
+            a.option_strings[0]: a for a in parser._actions if a.option_strings}
+
+
+READER_OPTIONS = ("--max-jobs", "--start", "--end", "--status", "--size", "--lenient")
+
+
+@pytest.mark.parametrize("option", READER_OPTIONS)
+def test_each_reader_option_is_one_declaration_with_one_help(option: str) -> None:
+    """simulate, fake-batsim and workload transform read workloads alike (issue 42, item 2).
+
+    The options were declared twice, in io_cli and sim_cli, with different help (e.g.
+    --lenient and --start said different things for the same reader).
+    """
+    commands = [("simulate",), ("fake-batsim",), ("workload", "transform")]
+    actions = [_subcommand_options(*command)[option] for command in commands]
+    assert len({(a.help, a.type, a.default, a.metavar, tuple(a.choices or ())) for a in actions}) \
+        == 1, [a.help for a in actions]
+
+
 @pytest.mark.parametrize("command", ["serve", "policies"])
 def test_help_of_every_command(command: str) -> None:
     out = _run(command, "--help")

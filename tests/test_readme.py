@@ -80,13 +80,14 @@ class Checkout:
     def status(self) -> str:
         return _git(self.root, "status", "--porcelain")
 
-    def run(self, line: str) -> None:
-        """Run one README line; fail naming it if it fails or leaves the tree unclean."""
+    def run(self, line: str, what: str = "README") -> str:
+        """Run one line; fail naming it if it fails or leaves the tree unclean; its stderr."""
         done = subprocess.run(["bash", "-e", "-c", line], cwd=self.root, env=self.env,
                               capture_output=True, text=True, timeout=LINE_TIMEOUT_S)
         assert done.returncode == 0, \
-            f"README line failed (exit {done.returncode}): {line}\n{done.stderr[-3000:]}"
-        assert self.status() == "", f"README line dirtied the checkout: {line}\n{self.status()}"
+            f"{what} line failed (exit {done.returncode}): {line}\n{done.stderr[-3000:]}"
+        assert self.status() == "", f"{what} line dirtied the checkout: {line}\n{self.status()}"
+        return done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -118,14 +119,39 @@ def test_the_use_block_runs_as_written_and_leaves_the_checkout_clean(
         checkout: Checkout) -> None:
     lines = fenced_commands(section("Use"))[0]
     assert len(lines) > 15
-    for line in lines:
-        checkout.run(line)
+    said = {line: checkout.run(line) for line in lines}
+    # what a new user reads on the way (issue 47, item 6): no warning that misleads
+    everything = "".join(said.values())
+    assert "without a walltime" not in everything  # nstep kills jobs by its own rule
+    nstep = next(err for line, err in said.items() if "--preset nstep-exp2" in line)
+    assert "100 jobs in 2 streams of 50, 50 (the preset's job count is per stream)" in nstep
+    kth = next(err for line, err in said.items() if "-o out/kth-easy" in line)
+    assert "outputs: out/kth-easy/jobs.csv, out/kth-easy/schedule.csv, " \
+        "out/kth-easy/machine_states.csv, out/kth-easy/metrics.json" in kth
     out = checkout.root / "out"
     for run in ("kth-easy", "kth-load1.5-easy", "nstep-soft", "coalloc-b3", "tabu"):
         assert (out / run / "metrics.json").is_file(), run
     assert (out / "redirection_demo" / "results.csv").is_file()
     assert list((out / "kth-easy" / "plots").glob("*.png"))
     assert list((out / "redirection_demo" / "plots").glob("*.png"))
+
+
+def test_the_set_up_is_two_commands_and_every_later_install_is_editable() -> None:
+    """The plot extra after the editable test install must stay editable (issue 47, item 6).
+
+    ``python -m pip install '.[plot]'`` after ``pip install -e '.[test]'`` replaced the
+    editable install with a copy: edits in the clone stopped taking effect.
+    """
+    text = README.read_text()
+    set_up = [line.strip() for line in section("Set up").splitlines()
+              if line.startswith("    ") and line.strip()]
+    assert set_up == ["python -m pip install . && batpolicy simulate",
+                      "python -m pip install -e '.[test]' && python -m pip install --no-deps "
+                      "pybatsim==3.2.1 && python -m pytest"]
+    after = text[text.index("## Use"):]
+    installs = re.findall(r"pip install ([^`\n]*)", after[:after.index("## Docker")])
+    assert installs and all(i.startswith("-e ") or i.startswith("--no-deps")
+                            for i in installs), installs
 
 
 def test_serve_and_fake_batsim_talk_as_the_readme_says(checkout: Checkout) -> None:

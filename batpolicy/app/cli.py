@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from batpolicy import __version__
-from batpolicy.errors import BatpolicyError, PeerTimeout
+from batpolicy.errors import BatpolicyError, ConfigError, PeerTimeout
 from batpolicy.policies.registry import POLICIES, available_policies, make_policy, parse_params
 from batpolicy.scheduler.stop_signals import Stopped, stop_on_signals
 from batpolicy.transport_defaults import DEFAULT_BIND
@@ -46,6 +46,12 @@ def _serve(args: argparse.Namespace) -> int:
     from batpolicy.scheduler.dispatch import Dispatcher
     from batpolicy.scheduler.state import ClusterState
 
+    if args.policy.startswith("pybatsim:"):  # not a policy of ours: say where it runs
+        raise ConfigError(f"--policy {args.policy}: a pybatsim scheduler runs in-process "
+                          f"with `batpolicy simulate --policy {args.policy}`, and beside Batsim "
+                          "(or batpolicy fake-batsim) under pybatsim's own command `pybatsim "
+                          f"{args.policy.removeprefix('pybatsim:')}`; serve runs batpolicy's "
+                          "policies (docs/pybatsim.md)")
     policy = make_policy(args.policy, parse_params(args.param))
     platform = None
     if args.platform:  # the XML reader only when asked: serve's start-up is Batsim's wait

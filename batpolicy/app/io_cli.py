@@ -84,17 +84,27 @@ def parse_status(text: str | None) -> frozenset[int] | None:
         raise ConfigError(f"--status wants comma-separated integers, got {text!r}") from None
 
 
-def add_reader_options(group: Any, *, lenient_help: str) -> None:
-    """The SWF reader's options, ``--status``, ``--size`` and ``--lenient``, on ``group``.
+def add_reader_options(group: Any) -> None:
+    """The workload readers' options, declared once for every command that reads a workload.
 
-    ``transform`` and ``simulate`` both take them; ``lenient_help`` says what each skips.
+    The selection (``--max-jobs``, ``--start``, ``--end``) and the SWF reader's ``--status``,
+    ``--size`` and ``--lenient``: ``simulate``, ``fake-batsim`` and ``workload transform``
+    take them with the same meaning and help.
     """
+    group.add_argument("--max-jobs", type=int, metavar="N", help="keep the first N jobs")
+    group.add_argument("--start", type=float, metavar="S",
+                       help="keep jobs submitted at or after S s (SWF: counted from the "
+                            "trace's first submission, the kept jobs then start at 0)")
+    group.add_argument("--end", type=float, metavar="S",
+                       help="keep jobs submitted before S s (counted as --start)")
     group.add_argument("--status", metavar="LIST",
                        help="SWF: keep only jobs of these status codes, e.g. 1 or 0,1")
     group.add_argument("--size", choices=SIZES, default=SIZES[0],
                        help="SWF: a job's size is its requested processors (field 8, else the "
                             "allocated ones) or its allocated ones (field 5, else requested)")
-    group.add_argument("--lenient", action="store_true", help=lenient_help)
+    group.add_argument("--lenient", action="store_true",
+                       help="skip (and count) broken workload lines instead of stopping (a run "
+                            "also skips jobs wider than the platform)")
 
 
 def _read(args: argparse.Namespace, spec: TransformSpec) -> Workload:
@@ -142,9 +152,12 @@ def _synth(args: argparse.Namespace) -> int:
     spec = preset(args.preset, **parse_overrides(args.preset, args.param))
     workload = build_workload(spec, args.seed)
     write_batsim_workload(workload, args.output)
-    log.info("wrote %s: %d jobs, %d profiles, nb_res %s (preset %s, seed %d)", args.output,
-             len(workload.jobs), len(workload.profiles), workload.nb_res, args.preset,
-             args.seed)
+    groups = getattr(spec, "groups", ())
+    streams = f" in {len(groups)} streams of " + ", ".join(str(g.nb_jobs) for g in groups) \
+        + " (the preset's job count is per stream)" if len(groups) > 1 else ""
+    log.info("wrote %s: %d jobs%s, %d profiles, nb_res %s (preset %s, seed %d)", args.output,
+             len(workload.jobs), streams, len(workload.profiles), workload.nb_res,
+             args.preset, args.seed)
     return 0
 
 
@@ -188,22 +201,15 @@ def add_commands(sub: Any) -> None:
         "transform", help="transform a workload (load, weeks, sample, window)",
         description="Read an SWF trace or a Batsim JSON workload, apply the transforms "
                     "(window and --max-jobs first, then weeks, sample, load) and write a "
-                    "Batsim JSON workload.")
+                    "Batsim JSON workload whose first job is submitted at 0.")
     transform.add_argument("input", metavar="WORKLOAD",
                            help="SWF trace (.swf, .swf.gz) or Batsim JSON workload")
     transform.add_argument("-o", "--output", required=True, metavar="FILE",
                            help="Batsim JSON workload to write")
     transform.add_argument("--name", default="w0", help="workload name (default w0)")
-    transform.add_argument("--start", type=float, metavar="S",
-                           help="keep jobs submitted at or after S s (the input's times, "
-                                "SWF: from its first kept job); result starts at 0")
-    transform.add_argument("--end", type=float, metavar="S",
-                           help="keep jobs submitted before S s")
-    transform.add_argument("--max-jobs", type=int, metavar="N", help="keep the first N jobs")
     transform.add_argument("--nb-res", type=int, metavar="N",
                            help="platform size written as nb_res (and used by --weeks)")
-    add_reader_options(transform, lenient_help="skip (and count) broken lines instead of "
-                                               "stopping")
+    add_reader_options(transform)
     add_transform_options(transform)
     transform.set_defaults(run=_transform)
 

@@ -96,6 +96,35 @@ def _jobs_csv(path: Path) -> Path:
     return path / "jobs.csv" if path.is_dir() else path
 
 
+#: The columns of a Batsim ``jobs.csv`` that the run plots read.
+_JOB_COLUMNS = ("job_id", "starting_time", "finish_time", "waiting_time", "execution_time",
+                "allocated_resources")
+
+
+def read_jobs(path: Path) -> list[dict[str, str]]:
+    """The rows of a Batsim ``jobs.csv``; InputError naming the file if it is not one.
+
+    A file that is not such a table (a results.csv, a workload, a picture) said "jobs.csv
+    lists no job" before.
+    """
+    try:
+        with path.open(newline="") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            missing = [c for c in _JOB_COLUMNS if c not in header]
+            if missing:
+                first = ",".join(header)[:60] if header else "empty"
+                raise InputError(f"not a Batsim jobs.csv: no column {', '.join(missing)} "
+                                 f"(its first line: {first!r}); give a run's folder or its "
+                                 "jobs.csv", path=str(path))
+            return list(reader)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"not a Batsim jobs.csv (not CSV text: {exc})",
+                         path=str(path)) from None
+
+
 def gantt(run: Path, output: Path, *, platform: str | None = None,
           title: str | None = None) -> Path:
     """Gantt chart of one run: each job a box over its machines from start to finish.
@@ -106,7 +135,7 @@ def gantt(run: Path, output: Path, *, platform: str | None = None,
     plt = _pyplot()  # first: it says which extra to install when matplotlib is missing
     from matplotlib.collections import PolyCollection
 
-    jobs = _read_csv(_jobs_csv(run))
+    jobs = read_jobs(_jobs_csv(run))
     boxes, owners = gantt_boxes(jobs)
     if not boxes:  # an empty picture would look like a drawing of nothing that ran
         raise InputError("no job to draw: " + (f"none of its {len(jobs)} job(s) ran (no "
@@ -197,13 +226,17 @@ def distributions(paths: Sequence[Path], output: Path, *, tau: float = 10.0) -> 
     plt = _pyplot()
     waits: dict[str, list[float]] = defaultdict(list)
     bslds: dict[str, list[float]] = defaultdict(list)
-    for policy, folder in _runs(paths):
-        for job in _read_csv(folder / "jobs.csv"):
+    found = _runs(paths)
+    for policy, folder in found:
+        for job in read_jobs(folder / "jobs.csv"):
             wait, run = _number(job.get("waiting_time")), _number(job.get("execution_time"))
             if wait is None or run is None:
                 continue
             waits[policy].append(wait)
             bslds[policy].append(max((wait + run) / max(run, tau), 1.0))
+    if not waits:  # empty axes would look like a drawing of nothing that ran
+        raise InputError(f"no job ran in the {len(found)} run(s) found: no distribution to "
+                         "draw", path=", ".join(map(str, paths)))
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for ax, data, label in ((axes[0], waits, "waiting time (s)"),
                             (axes[1], bslds, f"bounded slowdown (τ = {tau:g} s)")):

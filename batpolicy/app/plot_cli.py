@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import logging
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -51,8 +55,33 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _default(path: Path, name: str) -> Path:
+    """``PATH/plots/NAME.png``; for results git tracks, ``out/plots/<folder>/NAME.png``.
+
+    A user's run never writes into tracked files: plotting the committed results of
+    ``bench/campaigns/results/`` put new PNGs in the clone (``git status`` showed them).
+    """
     folder = path if path.is_dir() else path.parent
+    if _tracked(path):
+        target = Path("out") / "plots" / folder.resolve().name / f"{name}.png"
+        log.info("%s is tracked by git: the plot goes to %s (-o FILE to choose)", path, target)
+        return target
     return folder / "plots" / f"{name}.png"
+
+
+def _tracked(path: Path) -> bool:
+    """Whether git tracks the table or run the plot reads (False without git or a repository)."""
+    if path.is_dir():
+        table = next((path / n for n in ("results.csv", "jobs.csv") if (path / n).is_file()),
+                     None)
+        if table is None:
+            return False
+        path = table
+    try:
+        done = subprocess.run(["git", "ls-files", "--error-unmatch", "--", path.name],
+                              cwd=path.parent, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
 
 
 def add_commands(sub: Any) -> None:
@@ -101,5 +130,6 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--platform", metavar="XML", help="gantt: draw this platform's groups")
     p.add_argument("--tau", type=float, default=10.0, help="--dist: bounded slowdown tau")
     p.add_argument("-o", "--output", metavar="FILE.png|svg",
-                   help="default: PATH/plots/<what>.png")
+                   help="default: PATH/plots/<what>.png, or out/plots/<PATH's name>/<what>.png "
+                        "when git tracks PATH's table (committed results stay untouched)")
     p.set_defaults(run=_plot)

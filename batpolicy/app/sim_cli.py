@@ -49,12 +49,7 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
                         "the header's MaxProcs, else MaxNodes)")
     g.add_argument("--events", action="append", default=[], metavar="FILE",
                    help="Batsim external events file (machine_unavailable/available, ...)")
-    g.add_argument("--max-jobs", type=int, metavar="N", help="keep the first N jobs")
-    g.add_argument("--start", type=float, metavar="S",
-                   help="keep jobs submitted at or after S s (SWF: from the first submission)")
-    g.add_argument("--end", type=float, metavar="S", help="keep jobs submitted before S s")
-    add_reader_options(g, lenient_help="skip (and count) broken workload lines and jobs "
-                                       "wider than the platform instead of stopping")
+    add_reader_options(g)
     g.add_argument("--extra-machines", type=float, metavar="F",
                    help="grow a platform of N identical machines (--nb-res or the SWF "
                         "header) to N + ceil(F*N), e.g. the alpha of Faure et al. 2020 §IV-B")
@@ -222,7 +217,8 @@ def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
     _warn_rejected(report.metrics, describe)
     if not args.quiet:
         _print_summary(report.metrics)
-    log.info("outputs: %s, %s, %s", paths.jobs, paths.schedule, paths.metrics)
+    written = [*paths.files(energy=options.energy), *([args.record] if args.record else [])]
+    log.info("outputs: %s", ", ".join(map(str, written)))
     return 0
 
 
@@ -319,6 +315,10 @@ def _simulate(args: argparse.Namespace) -> int:
 
         return simulate_pybatsim(args, _run, _sim_options)
     policy = make_policy(args.policy, parse_params(args.param))
+    if policy.needs_energy and not args.energy:  # else Batsim's refusal at the first switch
+        raise ConfigError(f"policy '{args.policy}' switches machines off and on: it needs "
+                          "the energy model, -E/--energy, and a platform with power states "
+                          "(batpolicy platform multicluster|racks ... --power writes one)")
     dynamic = policy.needs_dynamic_jobs
     if dynamic and not args.enable_dynamic_jobs:
         log.info("policy '%s' registers jobs: simulating with --enable-dynamic-jobs",

@@ -107,12 +107,26 @@ def _load_json(path: Path) -> Any:
         raise InputError(f"invalid JSON: {exc}", path=str(path)) from None
 
 
+#: The profile types Batsim 4.2.1 reads (``src/profiles.cpp``, ``Profile::from_json``), and
+#: ``sequence``, the older name of ``composed`` the simulator still runs.
+PROFILE_TYPES = frozenset({"delay", "parallel", "parallel_homogeneous",
+                           "parallel_homogeneous_total", "composed", "sequence",
+                           "parallel_homogeneous_pfs", "data_staging", "send", "recv", "smpi",
+                           "usage_trace"})
+
+
 def _check_profile(name: str, profile: Any, names: set[str] | dict[str, Any]) -> None:
     if not isinstance(profile, dict):
         raise _BadJob("invalid_profile", "type", "a profile must be a JSON object")
     kind = profile.get("type")
     if not isinstance(kind, str):
         raise _BadJob("invalid_profile", "type", "a profile needs a string 'type'")
+    if kind not in PROFILE_TYPES:
+        raise _BadJob("invalid_profile", "type", f"profile type {kind!r} is unknown (Batsim "
+                      f"4.2.1's: {', '.join(sorted(PROFILE_TYPES - {'sequence'}))})")
+    ret = profile.get("ret", 0)
+    if isinstance(ret, bool) or not isinstance(ret, int):
+        raise _BadJob("invalid_profile", "ret", f"'ret' must be an integer, got {ret!r}")
     if kind == "delay":
         delay = profile.get("delay")
         if not _is_number(delay) or not math.isfinite(delay) or delay < 0:
@@ -126,6 +140,52 @@ def _check_profile(name: str, profile: Any, names: set[str] | dict[str, Any]) ->
         missing = [s for s in seq if s not in names]
         if missing:
             raise _BadJob("invalid_profile", "seq", f"unknown profiles in 'seq': {missing[:5]}")
+        repeat = profile.get("repeat", 1)
+        if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+            raise _BadJob("invalid_profile", "repeat", "a composed profile's 'repeat' must be "
+                          f"an integer >= 1, got {repeat!r}")
+    elif kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        for key, default in (("cpu", None), ("com", 0)):
+            value = profile.get(key, default)
+            if not _is_number(value) or not math.isfinite(value):
+                raise _BadJob("invalid_profile", key, f"a {kind} profile has a non-number "
+                              f"{key!r} field ({value!r})")
+            if value < 0:
+                raise _BadJob("invalid_profile", key, f"a {kind} profile has a negative "
+                              f"{key!r} field ({value})")
+    elif kind == "parallel":
+        _check_parallel(kind, profile.get("cpu"), profile.get("com"))
+
+
+def _check_parallel(kind: str, cpu: Any, com: Any) -> None:
+    """A ``parallel`` profile's amounts, as Batsim's ``Profile::from_json`` checks them.
+
+    ``cpu``: n flop amounts (one per task), ``com``: the n × n bytes matrix, row-major.
+    The words are the simulator's own (:mod:`batpolicy.simulator.ptask.tasks`).
+
+    >>> try:
+    ...     _check_parallel("parallel", [1, 2], [0, 1, 1])
+    ... except _BadJob as bad:
+    ...     print(bad.field, bad)
+    com a parallel profile is incoherent: its 'com' array has 3 values, 'cpu' has 2 so 'com' needs 2 x 2 = 4
+    """
+    if not isinstance(cpu, list) or not cpu:
+        raise _BadJob("invalid_profile", "cpu", f"a {kind} profile needs a non-empty 'cpu' "
+                      f"array, got {cpu!r}")
+    if not isinstance(com, list):
+        raise _BadJob("invalid_profile", "com", f"a {kind} profile needs a 'com' array, got "
+                      f"{com!r}")
+    n = len(cpu)
+    if len(com) != n * n:
+        raise _BadJob("invalid_profile", "com", f"a {kind} profile is incoherent: its 'com' "
+                      f"array has {len(com)} values, 'cpu' has {n} so 'com' needs {n} x {n} = "
+                      f"{n * n}")
+    for key, values in (("cpu", cpu), ("com", com)):
+        for i, value in enumerate(values):
+            if not _is_number(value) or not math.isfinite(value) or value < 0:
+                raise _BadJob("invalid_profile", key, f"a {kind} profile's {key!r} array is "
+                              "invalid: all its values must be numbers >= 0, value "
+                              f"{i} is {value!r}")
 
 
 def _job_spec(job: Any, name: str, profiles: dict[str, Any]) -> JobSpec:

@@ -109,13 +109,21 @@ def rejection_reasons(records: Sequence[JobRecord], nb_machines: int) -> dict[st
     ``no_walltime`` (EASY and conservative backfilling reject those by default, as
     batsched does), ``no_machine`` (a job asking for 0 machines), ``too_large`` (more
     machines than the platform has), else ``policy`` (the policy's own choice, e.g. a
-    deadline it cannot meet). Runtime complexity: O(records).
+    deadline it cannot meet). A missing walltime explains nothing when the run started
+    jobs without one (N-step search runs them all and kills the unprofitable ones): those
+    rejections are the policy's. Runtime complexity: O(records).
 
     >>> r = JobRecord("w0!1", "p", 0.0, 2, None, JobState.REJECTED)
     >>> rejection_reasons([r], 4)
     {'no_walltime': 1}
+    >>> ran = JobRecord("w0!2", "p", 0.0, 2, None, JobState.COMPLETED_SUCCESSFULLY, start=0.0,
+    ...                 runtime=1.0, finish=1.0)
+    >>> rejection_reasons([r, ran], 4)
+    {'policy': 1}
     """
     reasons: Counter[str] = Counter()
+    runs_without_walltime = any(r.start is not None and (r.walltime is None or r.walltime <= 0)
+                                for r in records)
     for r in records:
         if r.start is not None:
             continue
@@ -123,7 +131,7 @@ def rejection_reasons(records: Sequence[JobRecord], nb_machines: int) -> dict[st
             reasons["no_machine"] += 1
         elif r.requested_resources > nb_machines:
             reasons["too_large"] += 1
-        elif r.walltime is None or r.walltime <= 0:
+        elif (r.walltime is None or r.walltime <= 0) and not runs_without_walltime:
             reasons["no_walltime"] += 1
         else:
             reasons["policy"] += 1

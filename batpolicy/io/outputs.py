@@ -345,10 +345,20 @@ class OutputPaths:
                    Path(f"{prefix}_metrics.json"), Path(f"{prefix}_machine_states.csv"),
                    Path(f"{prefix}_schedule.trace") if schedule_trace else None)
 
-    def files(self) -> tuple[Path, ...]:
-        """The files this run writes, in the order they are completed (metrics.json last)."""
-        return tuple(path for path in (self.jobs, self.machine_states, self.schedule_trace,
-                                       self.schedule, self.metrics) if path is not None)
+    def files(self, *, energy: bool = False) -> list[Path]:
+        """Every file a run writes here, in the order Batsim lists them, ``metrics.json`` last.
+
+        ``energy``: also Batsim's ``-E`` files beside ``jobs.csv`` (``consumed_energy.csv``,
+        ``pstate_changes.csv``).
+
+        >>> [p.name for p in OutputPaths.in_dir("out").files()]
+        ['jobs.csv', 'schedule.csv', 'machine_states.csv', 'metrics.json']
+        """
+        stem = str(self.jobs)[:-len("jobs.csv")]
+        listed = [self.jobs, self.schedule, self.machine_states, self.schedule_trace]
+        if energy:
+            listed += [Path(f"{stem}consumed_energy.csv"), Path(f"{stem}pstate_changes.csv")]
+        return [p for p in listed if p is not None] + [self.metrics]
 
     def partial(self) -> OutputPaths:
         """The same files named ``NAME.part``: where a run writes until it is complete.

@@ -15,6 +15,7 @@ imports :func:`register`); the co-allocation, deadline and N-step issues add the
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -103,9 +104,33 @@ def preset(name: str, **overrides: Any) -> SynthSpec | GeneratedSpec:
     if unknown:
         raise ConfigError(f"preset {name!r} has no parameter {unknown[0]!r}; its parameters: "
                           + ", ".join(entry.parameters))
-    spec = entry.build(**overrides)
-    spec.check()
+    try:
+        spec = entry.build(**overrides)
+        spec.check()
+    except ConfigError as exc:  # say which preset, whatever layer refused
+        raise ConfigError(f"preset {name!r}: {exc}") from None
     return spec
+
+
+def _require(ok: bool, param: str, rule: str, value: Any) -> None:
+    """Refuse a preset parameter in the words of ``--param``: ``--param KEY must RULE``.
+
+    >>> _require(False, "nb_jobs", "be >= 1", -5)
+    Traceback (most recent call last):
+    batpolicy.errors.ConfigError: --param nb_jobs must be >= 1, got -5
+    """
+    if not ok:
+        raise ConfigError(f"--param {param} must {rule}, got {value!r}")
+
+
+def _count(param: str, value: int) -> None:
+    """A count of jobs, machines, racks...: at least one (0 gave an empty workload)."""
+    _require(value >= 1, param, "be >= 1", value)
+
+
+def _positive(param: str, value: float) -> None:
+    """A finite number > 0 (times, loads, factors)."""
+    _require(math.isfinite(value) and value > 0, param, "be a finite number > 0", value)
 
 
 def _convert(text: str, default: Any, key: str) -> Any:
@@ -159,6 +184,23 @@ def uniform(nb_jobs: int = 200, nb_res: int = 32, mean_interarrival: float = 60.
 
     ``res_max`` 0 means half the platform (at least 1 machine).
     """
+    _count("nb_jobs", nb_jobs)
+    _count("nb_res", nb_res)
+    _positive("mean_interarrival", mean_interarrival)
+    _positive("runtime_min", runtime_min)
+    _require(math.isfinite(runtime_max) and runtime_max >= runtime_min, "runtime_max",
+             f"be finite and >= runtime_min ({runtime_min})", runtime_max)
+    _require(1 <= res_min <= nb_res, "res_min", f"be in 1..nb_res ({nb_res})", res_min)
+    _require(res_max == 0 or res_min <= res_max <= nb_res, "res_max",
+             f"be 0 (half the platform) or in res_min..nb_res ({res_min}..{nb_res})", res_max)
+    _positive("walltime_factor", walltime_factor)
+    for key, value in (("slack_min", slack_min), ("slack_max", slack_max)):
+        if value is not None:
+            _require(math.isfinite(value) and value >= 0, key, "be a finite number >= 0",
+                     value)
+    if slack_min is not None and slack_max is not None:
+        _require(slack_min <= slack_max, "slack_max", f"be >= slack_min ({slack_min})",
+                 slack_max)
     slack = None
     if slack_min is not None or slack_max is not None:
         lo = slack_min if slack_min is not None else slack_max
@@ -176,7 +218,7 @@ def nstep(mpi_max: int = 4, mpi_load: float = 0.8, gpu_max: int = 4, gpu_load: f
           nb_jobs: int = 150, racks: int = 4, nodes: int = 6, gpu_racks: int = 1,
           runtime_min: float = 60.0, runtime_max: float = 240.0,
           mpi_other_factor: float = 1.5, gpu_other_factor: float = 2.0) -> SynthSpec:
-    """Wu & Chen's traces: an MPI stream and a GPU stream on racks with GPU racks.
+    """Wu & Chen's traces: an MPI stream and a GPU stream of nb_jobs each, on racks.
 
     ``traceMPI-c2x<mpi_max>-rho<mpi_load>`` + ``traceGPU-c2x<gpu_max>-rho<gpu_load>``
     (seed 001, Table 1's footnotes), read as: ``nb_jobs`` jobs per stream of 2 to
@@ -185,6 +227,20 @@ def nstep(mpi_max: int = 4, mpi_load: float = 0.8, gpu_max: int = 4, gpu_load: f
     loading the stream's preferred machines to ``*_load`` (MPI: the non-GPU racks). The
     platform is ``batpolicy platform racks --racks R --nodes N --gpu-racks G``.
     """
+    for key, value in (("nb_jobs", nb_jobs), ("racks", racks), ("nodes", nodes)):
+        _count(key, value)
+    _require(2 <= mpi_max <= nodes, "mpi_max", f"be in 2..nodes ({nodes})", mpi_max)
+    _require(2 <= gpu_max <= nodes, "gpu_max", f"be in 2..nodes ({nodes})", gpu_max)
+    _require(1 <= gpu_racks < racks, "gpu_racks", f"be in 1..racks - 1 ({racks - 1})",
+             gpu_racks)
+    for key, number in (("mpi_load", mpi_load), ("gpu_load", gpu_load),
+                        ("runtime_min", runtime_min)):
+        _positive(key, number)
+    _require(math.isfinite(runtime_max) and runtime_max >= runtime_min, "runtime_max",
+             f"be finite and >= runtime_min ({runtime_min})", runtime_max)
+    for key, number in (("mpi_other_factor", mpi_other_factor),
+                        ("gpu_other_factor", gpu_other_factor)):
+        _require(math.isfinite(number) and number >= 1, key, "be a finite number >= 1", number)
     mean_run = (runtime_min + runtime_max) / 2
 
     def stream(kind: str, top: int, load: float, machines: int, factor: float) -> GroupSpec:
@@ -204,25 +260,25 @@ def nstep(mpi_max: int = 4, mpi_load: float = 0.8, gpu_max: int = 4, gpu_load: f
 
 @register("nstep-exp1")
 def nstep_exp1(nb_jobs: int = 150) -> SynthSpec:
-    """Table 1, Exp1: traceMPI-c2x6-rho0.70 + traceGPU-c2x4-rho0.80."""
+    """Table 1, Exp1: traceMPI-c2x6-rho0.70 + traceGPU-c2x4-rho0.80, nb_jobs each."""
     return nstep(mpi_max=6, mpi_load=0.7, gpu_max=4, gpu_load=0.8, nb_jobs=nb_jobs)
 
 
 @register("nstep-exp2")
 def nstep_exp2(nb_jobs: int = 150) -> SynthSpec:
-    """Table 1, Exp2: traceMPI-c2x4-rho0.80 + traceGPU-c2x4-rho0.80."""
+    """Table 1, Exp2: traceMPI-c2x4-rho0.80 + traceGPU-c2x4-rho0.80, nb_jobs each."""
     return nstep(mpi_max=4, mpi_load=0.8, gpu_max=4, gpu_load=0.8, nb_jobs=nb_jobs)
 
 
 @register("nstep-exp3")
 def nstep_exp3(nb_jobs: int = 150) -> SynthSpec:
-    """Table 1, Exp3 ("rho00.80", read as a light load): both streams c2x4 at rho 0.5."""
+    """Table 1, Exp3 ("rho00.80", read as a light load): both streams c2x4 at rho 0.5, nb_jobs each."""
     return nstep(mpi_max=4, mpi_load=0.5, gpu_max=4, gpu_load=0.5, nb_jobs=nb_jobs)
 
 
 @register("nstep-exp4")
 def nstep_exp4(nb_jobs: int = 150) -> SynthSpec:
-    """Table 1, Exp4 ("advcc10 rho0.90", read as a heavy load): both c2x4 at rho 0.9."""
+    """Table 1, Exp4 ("advcc10 rho0.90", read as a heavy load): both c2x4 at rho 0.9, nb_jobs each."""
     return nstep(mpi_max=4, mpi_load=0.9, gpu_max=4, gpu_load=0.9, nb_jobs=nb_jobs)
 
 
@@ -240,6 +296,8 @@ def _coalloc(name: str, clusters: int, jobs: int, bsbw_mbps: float, comp_share: 
     from batpolicy.io import coalloc_simgrid as cs
     from batpolicy.io import coalloc_traces as ct
 
+    _count("clusters", clusters)
+    _count("jobs", jobs)
     if profiles not in ("delay", "simgrid", "simgrid-mean"):
         raise ConfigError("--param profiles must be delay, simgrid or simgrid-mean, got "
                           f"{profiles!r}")
@@ -294,8 +352,10 @@ def tabu_4(level: int = 1, nb_jobs: int = 1500, nb_machines: int = 150) -> Gener
 
     from batpolicy.io import deadline_grid as dg
 
+    _count("nb_jobs", nb_jobs)
+    _count("nb_machines", nb_machines)
     spec = replace(dg.TABU4, nb_jobs=nb_jobs, nb_machines=nb_machines)
     if not 1 <= level <= len(spec.loads):
-        raise ConfigError(f"tabu-4: level must be in 1..{len(spec.loads)}, got {level}")
+        raise ConfigError(f"--param level must be in 1..{len(spec.loads)}, got {level}")
     return GeneratedSpec(lambda seed: dg.grid_workload(spec, seed, level),
                          platform=lambda seed: dg.grid_machines(spec, seed))

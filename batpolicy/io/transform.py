@@ -319,6 +319,7 @@ def apply(workload: Workload, spec: TransformSpec, *, nb_res: int | None = None)
     """``workload`` transformed as ``spec`` says; errors name the option and the file."""
     spec.check()
     if spec.weeks is not None:
+        _check_span(workload, spec.weeks)
         found = weeks(workload, min_util=spec.min_util, length=spec.weeks, nb_res=nb_res)
         if spec.week_index >= len(found):
             raise InputError(f"{len(found)} block(s) of {spec.weeks} week(s) with utilisation "
@@ -332,6 +333,32 @@ def apply(workload: Workload, spec: TransformSpec, *, nb_res: int | None = None)
     if spec.exact_walltime:
         workload = exact_walltime(workload)
     return workload
+
+
+def _check_span(workload: Workload, length: int) -> None:
+    """Refuse ``--weeks N`` when the jobs are submitted over fewer weeks than N.
+
+    The submissions' span is counted in started weeks (27.9 days: 4 weeks; at least 1).
+    A block longer than that would be the whole workload: ``--weeks 99`` on a 4-week
+    trace kept every job and said nothing.
+
+    >>> w = Workload("w0", [JobSpec("w0!1", 0.0, 1, "p"), JobSpec("w0!2", 1.5 * WEEK, 1, "p")],
+    ...              {"p": {"type": "delay", "delay": 1.0}}, nb_res=1)
+    >>> _check_span(w, 2)
+    >>> _check_span(w, 3)
+    Traceback (most recent call last):
+    batpolicy.errors.InputError: --weeks 3: the jobs are submitted over 2 weeks (10.5 days), fewer than the 3 weeks asked; give --weeks 2 or less, or drop --weeks to keep every job
+    """
+    if not workload.jobs:
+        return
+    times = [j.subtime for j in workload.jobs]
+    span = max(times) - min(times)
+    held = max(1, math.ceil(span / WEEK))
+    if length > held:
+        raise InputError(f"--weeks {length}: the jobs are submitted over {held} week"
+                         f"{'s' if held > 1 else ''} ({span / 86400:.1f} days), fewer than the "
+                         f"{length} weeks asked; give --weeks {held} or less, or drop --weeks "
+                         "to keep every job", path=workload.source)
 
 
 def inter_arrival_times(jobs: Sequence[JobSpec]) -> list[float]:

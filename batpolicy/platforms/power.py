@@ -23,6 +23,7 @@ current one).
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -90,10 +91,20 @@ class HostPower:
 
 
 def _numbers(text: str, what: str, where: dict[str, object]) -> float:
+    """A power figure in watts: a finite number >= 0 (a negative one gave negative joules).
+
+    >>> _numbers("-95", "host 'h0', pstate 0", {})
+    Traceback (most recent call last):
+    batpolicy.errors.InputError: host 'h0', pstate 0: '-95' is not a power in watts (a finite number >= 0)
+    """
     try:
-        return float(text)
+        watts = float(text)
     except ValueError:
         raise InputError(f"{what}: {text.strip()!r} is not a number", **where) from None
+    if not (math.isfinite(watts) and watts >= 0):
+        raise InputError(f"{what}: {text.strip()!r} is not a power in watts (a finite number "
+                         ">= 0)", **where)
+    return watts
 
 
 def host_power(name: str, properties: Mapping[str, object], speeds: Sequence[float], *,

@@ -53,6 +53,7 @@ class PowerOff(Policy):
     """Switch idle machines off after τ, wake them for the queue (module docstring)."""
 
     name = "poweroff"
+    needs_energy = True
     parameters = (
         Parameter("policy", str, "easy", "the backfilling policy scheduling the awake "
                   "machines (its defaults)", choices=INNER),

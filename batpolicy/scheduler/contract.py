@@ -103,6 +103,10 @@ class Policy:
     parameters: ClassVar[tuple[Parameter, ...]] = ()
     #: Whether the policy registers jobs (``batpolicy simulate`` then enables dynamic jobs).
     needs_dynamic_jobs: bool = False
+    #: Whether the policy switches machines' power states (SET_RESOURCE_STATE), which
+    #: Batsim refuses without ``-E``: ``batpolicy simulate`` and campaigns refuse to run
+    #: it without the energy model instead of failing at its first switch.
+    needs_energy: bool = False
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
         #: Wall clock for time-bounded searches; drivers or tests may replace it.

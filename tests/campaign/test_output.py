@@ -65,3 +65,26 @@ def test_the_readme_campaign_writes_nothing_tracked(monkeypatch: pytest.MonkeyPa
     assert _git(REPO, "ls-files", str(relative)) == ""
     subprocess.run(["git", "check-ignore", "-q", str(relative / "results.csv")], cwd=REPO,
                    check=True)
+
+
+@needs_git
+def test_plotting_committed_results_writes_outside_the_tracked_tree(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``plot`` of a git-tracked results table puts its PNG under out/plots/ (issue 47, item 1).
+
+    It wrote ``bench/campaigns/results/<name>/plots/*.png`` into the clone before.
+    """
+    pytest.importorskip("matplotlib")
+    repo = tmp_path / "clone"
+    results = repo / "bench" / "campaigns" / "results" / "redirection_demo"
+    results.mkdir(parents=True)
+    shutil.copy(REPO / "bench/campaigns/results/redirection_demo/results.csv", results)
+    (repo / ".gitignore").write_text("/out/\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "results")
+    monkeypatch.chdir(repo)
+    assert main(["plot", str(results.relative_to(repo)), "--heatmap", "theta", "alpha",
+                 "--metric", "mean_bounded_slowdown", "--policy", "redirection"]) == 0
+    assert _git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    assert list((repo / "out" / "plots" / "redirection_demo").glob("*.png"))

@@ -80,7 +80,10 @@ def run_problem(spec: RunSpec, policies: Any) -> str | None:
                 return f"{kind} file not found: {path}"
     try:
         if not is_pybatsim(spec.policy):
-            policies[spec.policy](with_seed(spec, dict(spec.params)))
+            policy = policies[spec.policy](with_seed(spec, dict(spec.params)))
+            if policy.needs_energy and not dict(spec.flags).get("energy"):
+                return (f"policy '{spec.policy}' switches machines off and on: it needs "
+                        "energy = true (Batsim's -E) and a platform with power states")
         make_job_model(spec.job_model)
         if spec.preset is not None:
             preset(spec.preset, **dict(spec.preset_params))

@@ -16,8 +16,9 @@ def _campaign(args: argparse.Namespace) -> int:
     from batpolicy.policies.registry import available_policies
     from batpolicy.app.campaign.checks import validate
     from batpolicy.app.campaign.executors import make_executor
-    from batpolicy.app.campaign.runner import pending, run_campaign
+    from batpolicy.app.campaign.runner import pending, prepare_output, run_campaign
     from batpolicy.app.campaign.spec import load_campaign
+    from batpolicy.scheduler.stop_signals import Stopped
     from batpolicy.simulator.pybatsim.loader import is_pybatsim
 
     campaign = load_campaign(args.file, args.output)
@@ -27,6 +28,7 @@ def _campaign(args: argparse.Namespace) -> int:
     if unknown:
         raise ConfigError(f"{args.file}: unknown policy {', '.join(unknown)} "
                           f"(known: {', '.join(sorted(policies))})")
+    prepare_output(campaign.output, create=not args.dry_run)  # before checking every input
     validate(campaign)  # every run's inputs, before the first run
     todo = pending(campaign, force=args.force)
     if args.dry_run:
@@ -39,8 +41,16 @@ def _campaign(args: argparse.Namespace) -> int:
         return 0
     log.info("campaign '%s': %d runs (%d to do) -> %s", campaign.name, len(campaign.runs),
              len(todo), campaign.output)
-    report = run_campaign(campaign, make_executor(args.dask, args.workers),
-                          progress=not args.no_progress, force=args.force)
+    try:
+        report = run_campaign(campaign, make_executor(args.dask, args.workers),
+                              progress=not args.no_progress, force=args.force)
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM: one line, the table is written
+        finished = len(campaign.runs) - len(pending(campaign))
+        signal = f" ({exc.signal_name})" if isinstance(exc, Stopped) else ""
+        log.error("campaign interrupted%s: %d of %d runs finished, in %s; the same command "
+                  "runs the rest", signal, finished, len(campaign.runs),
+                  campaign.output / "results.csv")
+        return 130
     sys.stdout.write(f"{report.total} runs: {report.skipped} already done, {report.ran} run "
                      f"now, {report.failed} failed; table: {report.table}\n")
     return 1 if report.failed else 0

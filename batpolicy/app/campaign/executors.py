@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
@@ -109,8 +110,20 @@ class DaskCluster:
 
 
 def _quiet_worker() -> None:
-    """Workers log warnings only: the campaign's progress is the one voice on stderr."""
+    """Workers log warnings only, and leave stop signals to the campaign's process.
+
+    The campaign's progress is the one voice on stderr. Ctrl-C reaches every process of
+    the terminal's foreground group, workers included: they ignore SIGINT, and take
+    SIGTERM and SIGHUP the default way (a forked worker inherits the parent's handlers,
+    which raise :class:`~batpolicy.scheduler.stop_signals.Stopped`: each worker then
+    printed its traceback). The parent, stopped, terminates them (:meth:`LocalPool.close`);
+    a run cut short writes no row and is redone by the next pass.
+    """
     logging.getLogger("batpolicy").setLevel(logging.WARNING)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
 
 
 def make_executor(dask: str | None, workers: int | None) -> Executor:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import os
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -29,6 +31,8 @@ from batpolicy.app.campaign.task import (
     run_task,
     write_code,
 )
+from batpolicy.errors import ConfigError
+from batpolicy.scheduler.stop_signals import outputs_first
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +62,7 @@ def run_campaign(campaign: Campaign, executor: Executor, *, progress: bool = Tru
     Runtime complexity: the runs themselves, plus O(runs × columns) for the table.
     """
     out = campaign.output
-    out.mkdir(parents=True, exist_ok=True)
+    prepare_output(out, create=True)
     todo = pending(campaign, force=force)
     by_id = {spec.run_id: spec for spec in todo}
     skipped = len(campaign.runs) - len(todo)
@@ -91,8 +95,36 @@ def run_campaign(campaign: Campaign, executor: Executor, *, progress: bool = Tru
     finally:
         executor.close()
         bar.close()
-        table = write_table(campaign)
+        # the table of every run finished so far, in full, even if stopped again now
+        with outputs_first("the results table", stopping=not complete):
+            table = write_table(campaign)
     return CampaignReport(len(campaign.runs), skipped, ran, failed, table, complete)
+
+
+def prepare_output(out: Path, *, create: bool) -> None:
+    """Check that ``out`` can be the results folder (and make it if ``create``).
+
+    A ConfigError names the folder when it is an existing file or cannot be made there
+    (a read-only or pseudo file system such as ``/proc``). Without ``create`` (a dry run)
+    nothing is left behind: a throw-away folder is made in the nearest existing parent
+    and removed, the one test that also holds for root, whom ``os.access`` always allows.
+    """
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"results folder {out}: a file of that name exists (give another "
+                          "folder with --output-dir)")
+    try:
+        if create:
+            out.mkdir(parents=True, exist_ok=True)
+            probe = tempfile.mkdtemp(dir=out, prefix=".batpolicy-probe-")
+        else:
+            parent = next(p for p in (out, *out.parents) if p.exists())
+            if not parent.is_dir():
+                raise NotADirectoryError(f"{parent} is not a folder")
+            probe = tempfile.mkdtemp(dir=parent, prefix=".batpolicy-probe-")
+        os.rmdir(probe)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the results folder {out}: "
+                          f"{exc.strerror or exc}") from None
 
 
 def write_table(campaign: Campaign) -> Path:
