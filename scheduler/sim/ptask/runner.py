@@ -195,6 +195,8 @@ class JobRunner:
             done.append((run.job_id, 0))
             return
         leaf = run.leaves[run.index][1]
+        if leaf.error is not None:
+            raise leaf.error
         run.since = self.now
         run.task = None
         run.sleep_left = None
