@@ -338,8 +338,7 @@ def random_workload(rng: random.Random, sizes: Sizes, nb_jobs: int
         name = random_profile(rng, kinds, sizes, res, profiles, f"p{i}")
         if rng.random() < 0.2 and i:  # reuse an earlier job's profile
             earlier = jobs[rng.randrange(len(jobs))]
-            name, res = earlier["profile"], earlier["res"] if \
-                profiles[earlier["profile"]]["type"] == "parallel" else res
+            name, res = earlier["profile"], earlier["res"]  # a parallel part fixes it
         hint = _runtime_hint(profiles, name, sizes)
         walltime = rng.choice((-1, -1, round(hint * 0.5, 3), round(hint, 3),
                                round(hint * 3 + 10, 1), 1e5))
