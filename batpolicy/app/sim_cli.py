@@ -356,6 +356,9 @@ class _SocketScheduler:
 
 
 def _fake_batsim(args: argparse.Namespace) -> int:
+    if args.platform:  # Batsim aborts on a platform without a master host; so do we
+        from batpolicy.platforms.xml import require_master
+        require_master(args.platform)
     scheduler = _SocketScheduler(args.socket_endpoint, args.timeout, args.max_message_size,
                                  args.heartbeat)
     log.info("fake-batsim: connecting to the scheduler at %s", args.socket_endpoint)

@@ -5,7 +5,7 @@ with a ``jobs`` array and a ``profiles`` object (``nb_res`` optional); each job 
 ``id`` (string or 32-bit integer), a finite ``subtime`` >= 0, an optional ``walltime``
 (> 0, or -1 for none), ``res`` a JSON *integer* >= 0 (``4.0`` is refused, as rapidjson's
 ``IsInt`` refuses it) and a ``profile`` naming an existing profile. Every profile is an
-object with a string ``type``; ``delay`` profiles need a finite ``delay`` >= 0 and
+object with a string ``type``; ``delay`` profiles need a finite ``delay`` > 0 and
 ``composed`` ones a ``seq`` of existing profile names (what the simulator relies on).
 
 Job ids become Batsim's full ids ``workload!name``. An id that already holds a ``!`` must
@@ -129,9 +129,10 @@ def _check_profile(name: str, profile: Any, names: set[str] | dict[str, Any]) ->
         raise _BadJob("invalid_profile", "ret", f"'ret' must be an integer, got {ret!r}")
     if kind == "delay":
         delay = profile.get("delay")
-        if not _is_number(delay) or not math.isfinite(delay) or delay < 0:
+        if not _is_number(delay) or not math.isfinite(delay) or delay <= 0:
+            # Batsim 4.2.1 aborts on a delay of 0 too (src/profiles.cpp l.314)
             raise _BadJob("invalid_profile", "delay",
-                          f"a delay profile needs a finite number 'delay' >= 0, got {delay!r}")
+                          f"a delay profile needs a finite number 'delay' > 0, got {delay!r}")
     elif kind in ("composed", "sequence"):
         seq = profile.get("seq")
         if not isinstance(seq, list) or not all(isinstance(s, str) for s in seq):

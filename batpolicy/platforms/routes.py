@@ -427,9 +427,10 @@ class _Builder:
             if policy in ("SPLITDUPLEX", "FULLDUPLEX"):
                 zone.private[name] = self.hop(node, "lat", "bw", f"{link_id}_UP")
                 zone.private_down[name] = self.hop(node, "lat", "bw", f"{link_id}_DOWN")
-            else:
-                zone.private[name] = self.hop(node, "lat", "bw", link_id,
-                                              "FATPIPE" if policy == "FATPIPE" else "SHARED")
+            else:  # SHARED even under sharing_policy="FATPIPE": sg_platf_new_cluster_flat
+                # (SimGrid 3.32, surf/sg_platf.cpp l.302-306) creates it with create_link,
+                # whose default policy is SHARED; only the backbone takes its policy
+                zone.private[name] = self.hop(node, "lat", "bw", link_id)
             if node.get("loopback_bw") or node.get("loopback_lat"):
                 zone.loopback[name] = Hop(parse_time(node.get("loopback_lat", "0")),
                                           parse_bandwidth(node.get("loopback_bw", "0")),

@@ -42,7 +42,7 @@ from batpolicy.platforms.facts import Facts, HostEntry, build_platform, facts_fr
 from batpolicy.platforms.model import Link, Platform
 from batpolicy.platforms.units import parse_bandwidth, parse_speed, parse_time
 
-__all__ = ["parse_bandwidth", "parse_speed", "parse_time", "read_platform"]
+__all__ = ["parse_bandwidth", "parse_speed", "parse_time", "read_platform", "require_master"]
 
 _ZONES = {"zone", "AS"}
 
@@ -217,6 +217,22 @@ class _Reader:
                              line=host.line, field="speed")
         return HostEntry(host.name, {"role": "", **host.properties},
                          host.zone_properties, self.known(host))
+
+
+def require_master(path: str | Path, *, master_host: str = "master_host") -> None:
+    """Raise :class:`~batpolicy.errors.InputError` unless the file has Batsim's master host.
+
+    Batsim 4.2.1 aborts without one (``Machines::create_machines``, ``src/machines.cpp``:
+    "Cannot find the \"master\" role in the platform file"): a host named
+    ``master_host`` (its ``-m``) or with the property ``role=master``.
+    """
+    path = Path(path)
+    reader = _Reader(path)
+    reader.walk(_parse(path), {})
+    if not any(h.name == master_host or h.properties.get("role") == "master"
+               for h in reader.hosts):
+        raise InputError(f"no master host: Batsim needs a host named {master_host!r} or with "
+                         "the property role=master", path=str(path))
 
 
 def read_platform(path: str | Path, *, master_host: str = "master_host") -> Platform:

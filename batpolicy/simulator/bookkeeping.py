@@ -202,7 +202,7 @@ class MachineBooks:
 
     __slots__ = ("names", "speeds", "n", "busy", "unavailable", "last_change", "busy_time",
                  "unavailable_time", "unavailable_since", "windows", "_changes", "state_rows",
-                 "rows_sink", "_sharers", "power_counts")
+                 "rows_sink", "_sharers", "power_counts", "shared")
 
     def __init__(self, names: list[str], speeds: list[float]) -> None:
         n = len(names)
@@ -224,6 +224,9 @@ class MachineBooks:
         self.rows_sink: Callable[[list[tuple[float, int, int, int, int, int]]], None] | None = \
             None
         self._sharers: dict[int, int] = {}  # machine -> jobs on it, with compute sharing
+        #: Whether two jobs ever ran on one machine at once (then :attr:`busy_time`, a sum
+        #: over jobs, counts shared times twice: the accounting takes their union).
+        self.shared = False
         #: With Batsim's -E, the machines asleep or switching by state (the energy part's
         #: dict): not idle, counted in their own ``machine_states.csv`` columns.
         self.power_counts: dict[str, int] | None = None
@@ -303,6 +306,8 @@ class MachineBooks:
         """
         if self._sharers or not alloc.isdisjoint(self.busy):
             shared = alloc & self.busy
+            if shared:
+                self.shared = True
             for m in alloc:
                 self._sharers[m] = self._sharers.get(m, 1 if m in shared else 0) + 1
         self.busy |= alloc

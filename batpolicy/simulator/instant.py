@@ -224,6 +224,9 @@ class MovingEnds:
             # the model's timer may end a few ulps early, at its clock's update
             end, outcome, code = (min(end, job.start + job.walltime) if in_time is False
                                   else job.start + job.walltime), _WALLTIME, -1
+            # start + walltime may round a few ulps before now (the model's clock is a sum
+            # of its updates): the timer has fired, the job ends now
+            end = max(end, now)
         if end == job.end and outcome is job.outcome:
             return
         job.end = end

@@ -110,7 +110,7 @@ class EnergyPart:
         #: parallel-task model when Batsim's messages go through it); None: the switch
         #: ends at ``now + 1 / speed`` in closed form.
         self.execute: Callable[[int, float, Callable[[], None]], None] | None = None
-        self.at_last_job_end = 0.0
+        self.at_last_job_end = -1.0  # Batsim's context.hpp: -1 until a job completes
         #: The energy when the first static job was submitted (Batsim's
         #: ``energy_first_job_submission``); schedule.csv's consumed_joules counts from it.
         self.at_first_submission: float | None = None
@@ -153,8 +153,13 @@ class EnergyPart:
             self.at_first_submission = self.host_energy.total()
 
     def consumed_joules(self) -> float:
-        """schedule.csv's consumed_joules: last job end minus first submission (export.cpp)."""
-        return self.at_last_job_end - (self.at_first_submission or 0.0)
+        """schedule.csv's consumed_joules: last job end minus first submission (export.cpp).
+
+        Each reading is -1 until it happens (``BatsimContext``'s defaults): with jobs
+        submitted but none completed (all rejected), Batsim prints -1 minus the first.
+        """
+        first = self.at_first_submission
+        return self.at_last_job_end - (-1.0 if first is None else first)
 
     # ------------------------------------------------------------ jobs
     def check_execute(self, job_id: str, alloc: MachineSet) -> None:

@@ -46,6 +46,42 @@ _SUCCESS = JobState.COMPLETED_SUCCESSFULLY
 MIN_WAIT = 1e-5
 
 
+#: Profile types Batsim runs as a SimGrid parallel task (``execute_parallel_task``).
+_PTASK_TYPES = frozenset({"parallel", "parallel_homogeneous", "parallel_homogeneous_total",
+                          "parallel_homogeneous_pfs", "data_staging"})
+
+
+def kill_return_code(books: Any, workload: str, progress: Any) -> int:
+    """JOB_COMPLETED's ``return_code`` of a job the scheduler killed.
+
+    Batsim 4.2.1's ``killer_process`` cancels the job's running parallel task if it has
+    one (``cancel_ptask``): its executor catches the ``CancelException`` and returns -2
+    (``execute_parallel_task``), which becomes the job's return code. Otherwise (a
+    delay, a usage trace's ranks) it kills the actors and the job keeps its initial
+    ``return_code = -1`` (``jobs.hpp``). The running task is the innermost of the job's
+    progress.
+
+    >>> class Books:
+    ...     def profile_definition(self, workload, name):
+    ...         return {"d": {"type": "delay"}, "p": {"type": "parallel"}}[name]
+    >>> seq = {"profile_name": "s", "current_task_index": 1,
+    ...        "current_task": {"profile_name": "p", "progress": 0.25}}
+    >>> kill_return_code(Books(), "w0", seq), kill_return_code(Books(), "w0", {
+    ...     "profile_name": "d", "progress": 0.5})
+    (-2, -1)
+    """
+    while isinstance(progress, dict) and isinstance(progress.get("current_task"), dict):
+        progress = progress["current_task"]
+    name = progress.get("profile_name") if isinstance(progress, dict) else None
+    if name is None or books is None:
+        return -1
+    try:
+        kind = books.profile_definition(workload, name).get("type")
+    except KeyError:
+        return -1
+    return -2 if kind in _PTASK_TYPES else -1
+
+
 class DecisionApplier:
     """Applies each decision of a reply to Batsim's bookkeeping, as Batsim 4.2.1 does.
 
@@ -155,11 +191,12 @@ class DecisionApplier:
                     progress[job.id] = round_progress(job.model.progress(job, now, books))
                 else:
                     progress[job.id] = {"profile_name": job.profile, "progress": 0.0}
+                code = kill_return_code(books, job.workload, progress[job.id])
                 job.state = _KILLED
-                job.return_code = -1
+                job.return_code = code
                 job.end_seq = -1
                 finish(job, now)
-                outbox.append(t.JobCompleted(stamp, job.id, _KILLED, -1,
+                outbox.append(t.JobCompleted(stamp, job.id, _KILLED, code,
                                              job.alloc if job.alloc is not None
                                              else MachineSet()))
             outbox.append(t.JobKilled(stamp, tuple(j.id for j in group), progress))

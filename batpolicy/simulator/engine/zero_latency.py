@@ -49,14 +49,15 @@ class ZeroLatencyDriver:
     scheduler's own cost.
     """
 
-    __slots__ = ("_parts", "_books", "_queue", "_bye_pending", "_advancing", "_external",
-                 "_next_external", "_asleep_later")
+    __slots__ = ("_parts", "_books", "_queue", "_bye_pending", "_bye_at", "_advancing",
+                 "_external", "_next_external", "_asleep_later")
 
     def __init__(self, parts: Parts, external_events: list[Any]) -> None:
         self._parts = parts
         self._books = books = parts.books
         self._queue = queue = parts.queue
         self._bye_pending = False
+        self._bye_at = 0.0  # when the pending goodbye was received
         self._advancing = False
         self._asleep_later = False
         static = books.static
@@ -236,11 +237,13 @@ class ZeroLatencyDriver:
             if not self._bye_pending and not self._advancing and out \
                     and isinstance(out[-1], t.JobSubmitted):
                 self._bye_pending = True
+                self._bye_at = self._queue.now
                 return
-            if self._bye_pending:  # received before what the reply caused: first
+            if self._bye_pending:  # received before what the reply caused: first, stamped
+                # when received (a reply whose now is later moved the clock since)
                 self._bye_pending = False
                 books.static_done = True
-                out.insert(0, t.Notify(wire_time(self._queue.now), kind))
+                out.insert(0, t.Notify(wire_time(self._bye_at), kind))
                 return
             books.static_done = True
         else:

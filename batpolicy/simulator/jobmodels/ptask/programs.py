@@ -184,11 +184,21 @@ class JobPrograms:
             return ctx.profile_definition(job.workload, n)
         executors = _executors(job)
         mapping = job.storage_mapping
-        leaves = [(path, self._usage_leaf(job, name, profile, executors)
-                   if profile.get("type") == USAGE_TRACE else
-                   leaf_task(name, profile, executors, f"{job.workload}!{name}", mapping,
-                             self.storage_ids))
-                  for path, name, profile in program(job.profile, job.profile_data, definition)]
+        leaves = []
+        for path, name, profile in program(job.profile, job.profile_data, definition):
+            if profile.get("type") == USAGE_TRACE:
+                leaves.append((path, self._usage_leaf(job, name, profile, executors)))
+                continue
+            try:
+                leaf = leaf_task(name, profile, executors, f"{job.workload}!{name}", mapping,
+                                 self.storage_ids)
+            except InputError as exc:
+                if not leaves:
+                    raise
+                # Batsim builds a task's matrices when the task starts
+                # (execute_parallel_task): a sequence killed before its bad task runs fine
+                leaf = Leaf(name, error=exc)
+            leaves.append((path, leaf))
         io_job = getattr(job, "io_job", None)
         if not io_job:
             return leaves

@@ -195,6 +195,8 @@ class JobRunner:
             done.append((run.job_id, 0))
             return
         leaf = run.leaves[run.index][1]
+        if leaf.error is not None:
+            raise leaf.error
         run.since = self.now
         run.task = None
         run.sleep_left = None
@@ -212,7 +214,10 @@ class JobRunner:
                               else leaf.delay)
         else:
             run.task = (run.job_id, self._serial)
-            self.model.start(run.task, leaf.hosts, leaf.flops, leaf.bytes)
+            # SimGrid's ExecImpl::start (3.32, kernel/activity/ExecImpl.cpp l.82-84): a task
+            # on one host is CpuL07::execution_start of its first flops, its bytes dropped
+            self.model.start(run.task, leaf.hosts, leaf.flops,
+                             leaf.bytes if len(leaf.hosts) > 1 else None)
 
     def _usage_event(self, run: _Run, key: Hashable, done: list[tuple[str, int]]) -> None:
         """One of a usage trace's actions ended: a rank's task or a message received."""

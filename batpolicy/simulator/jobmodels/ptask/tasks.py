@@ -59,6 +59,8 @@ class Leaf:
     ret: int = 0
     ranks: tuple[tuple[int, tuple[tuple[int, float], ...]], ...] | None = None
     receiver: int = -1
+    #: Why the task cannot run (raised when it starts, as Batsim builds it then).
+    error: InputError | None = None
 
 
 def _number(profile: Mapping[str, Any], key: str, where: str, default: float | None = None
