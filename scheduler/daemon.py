@@ -16,9 +16,9 @@ from pathlib import Path
 from batpolicy import __version__
 from batpolicy.errors import BatpolicyError, PeerTimeout
 from batpolicy.interpreter import describe
-from batpolicy.protocol.codec import decode_request, encode_reply, reply_to_obj, request_to_obj
 from batpolicy.protocol.transcript import TranscriptWriter
 from batpolicy.protocol.transport import ReplySocket
+from batpolicy.protocol.wires import Batsim4Wire, Wire
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.steady_gc import steady_gc
 
@@ -35,6 +35,8 @@ class ServeOptions:
     endpoint: str = "tcp://*:28000"
     timeout_s: float | None = None
     record: Path | None = None
+    #: The wire format (:func:`batpolicy.protocol.wires.make_wire`); None: Batsim 4's JSON.
+    wire: Wire | None = None
 
 
 def serve(dispatcher: Dispatcher, options: ServeOptions) -> int:
@@ -44,6 +46,8 @@ def serve(dispatcher: Dispatcher, options: ServeOptions) -> int:
     stays on disk.
     """
     recorder = TranscriptWriter(options.record) if options.record else None
+    wire = options.wire if options.wire is not None else Batsim4Wire()
+    greet, decode, encode = wire.greet, wire.decode, wire.encode
     exchanged = 0
     try:
         with ReplySocket(options.endpoint, timeout_s=options.timeout_s) as sock, steady_gc():
@@ -51,8 +55,11 @@ def serve(dispatcher: Dispatcher, options: ServeOptions) -> int:
                      options.endpoint, __version__, describe())
             while True:
                 raw = sock.recv()
+                if greet is not None and (answer := greet(raw)) is not None:
+                    sock.send(answer)  # the protocol's own opening (Batsim 5's hellos)
+                    continue
                 try:
-                    request = decode_request(raw)
+                    request = decode(raw)
                 except BatpolicyError as exc:  # one line: what is wrong, then where
                     log.error("undecodable message #%d from Batsim: %s (it starts with %r)",
                               exchanged + 1, exc, raw[:120])
@@ -61,11 +68,11 @@ def serve(dispatcher: Dispatcher, options: ServeOptions) -> int:
                     reply = dispatcher.handle(request)
                 except BatpolicyError:
                     if recorder is not None:
-                        recorder.write(request_to_obj(request), None)
+                        recorder.write(*wire.record(raw, request, None, None))
                     raise
-                data = encode_reply(reply, checked=True)  # the dispatcher's checker passed it
+                data = encode(reply)  # checked: the dispatcher's checker passed it
                 if recorder is not None:
-                    recorder.write(request_to_obj(request), reply_to_obj(reply))
+                    recorder.write(*wire.record(raw, request, data, reply))
                 sock.send(data)
                 exchanged += 1
                 if dispatcher.state.ended:
