@@ -33,6 +33,9 @@ SET_JOB_METADATA, CHANGE_JOB_STATE, QUERY, ANSWER, TO_JOB_MSG, continue_registra
 REGISTER_PROFILE of a Batsim 4 profile) raise one :class:`ProtocolError` naming the
 decision; so do Batsim 5 events without a Batsim 4 counterpart (probes, periodic calls).
 
+Host sets are written ``1-12,14-17`` (intervalset's ``to_string_hyphen`` default
+separator, which Batsim 5 and its EDCs use), not ``1-12 14-17`` as in Batsim 4.
+
 Framing: Batsim sends its JSON as a NUL-terminated C string and parses ours with
 ``flatbuffers::Parser::Parse(const char *)`` (batprotocol ``cpp/src/util.cpp``), so every
 message we send ends with one NUL byte.
@@ -78,6 +81,28 @@ UNSUPPORTED_DECISIONS: Mapping[type, str] = {
     t.ContinueRegistration: "Batsim 5 cannot reopen registration (FinishRegistration is final)",
     t.RegisterProfile: "registering a Batsim 4 JSON profile has no batprotocol form here",
 }
+
+
+def hosts_text(hosts: MachineSet) -> str:
+    """A host set as Batsim 5 writes it: intervalset's ``to_string_hyphen`` with its
+    default separator, a comma (Batsim 4 asked for spaces).
+
+    >>> hosts_text(MachineSet.of((1, 12), (14, 17), 20))
+    '1-12,14-17,20'
+    """
+    return format_intervals(hosts).replace(" ", ",")
+
+
+def parse_hosts(text: str, *, field: str, index: int) -> MachineSet:
+    """A host set from Batsim 5's comma-separated form (ProtocolError naming ``field``).
+
+    >>> parse_hosts("1-12,14-17", field="f", index=0) == MachineSet.of((1, 12), (14, 17))
+    True
+    """
+    if " " in text:
+        raise ProtocolError(f"hosts {text[:80]!r}: Batsim 5 separates intervals with commas",
+                            index=index, field=field)
+    return parse_intervals(text.replace(",", " "), field=field, index=index)
 
 
 def _strip_nul(raw: bytes) -> bytes:
@@ -283,7 +308,7 @@ class Batsim5Codec:
     def _table_of(self, index: int, d: t.Decision) -> tuple[str, Any]:
         if type(d) is t.ExecuteJob:
             self._allocations[d.job_id] = d.alloc
-            placement = s.AllocationPlacement(host_allocation=format_intervals(d.alloc))
+            placement = s.AllocationPlacement(host_allocation=hosts_text(d.alloc))
             if d.mapping is not None:
                 placement = s.AllocationPlacement(
                     host_allocation=placement.host_allocation,
@@ -333,8 +358,8 @@ class Batsim5Codec:
 
     def _typed_decision(self, index: int, kind: str, table: Any, at: float) -> t.Decision | None:
         if kind == "ExecuteJobEvent":
-            alloc = parse_intervals(table.allocation.host_allocation,
-                                    field="event.allocation.host_allocation", index=index)
+            alloc = parse_hosts(table.allocation.host_allocation,
+                                field="event.allocation.host_allocation", index=index)
             mapping = None
             if table.allocation.executor_placement_type == "CustomExecutorToHostMapping":
                 mapping = dict(enumerate(table.allocation.executor_placement.get("mapping", [])))
