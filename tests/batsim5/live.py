@@ -171,18 +171,22 @@ def compare(cases: list[str]) -> int:
 
 
 def record(out_dir: Path, cases: list[str]) -> None:
-    """Write ``CASE-POLICY.jsonl``: Batsim 5's own EDC's conversation, one exchange a line."""
+    """Write ``edc-POLICY-CASE.jsonl`` (Batsim 5's own EDC) and ``serve-POLICY-CASE.jsonl``
+    (``batpolicy serve --batsim 5``): one exchange a line, hellos included, with the
+    jobs.csv Batsim wrote."""
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for case in cases:
             for policy in EDCS:
-                run = run_library(case, policy, Path(tmp) / f"{case}-{policy}")
-                if run.returncode != 0:
-                    raise SystemExit(f"{case} {policy}: Batsim 5 failed\n{run.stderr[-2000:]}")
-                lines = [json.dumps(_portable(x), separators=(",", ":"), sort_keys=False)
-                         for x in run.conversation()]
-                (out_dir / f"{case}-{policy}.jsonl").write_text("\n".join(lines) + "\n")
-                (out_dir / f"{case}-{policy}.jobs.csv").write_bytes(run.jobs_csv)
+                for who, runner in (("edc", run_library), ("serve", run_beside)):
+                    run = runner(case, policy, Path(tmp) / f"{who}-{policy}-{case}")
+                    if run.returncode != 0:
+                        raise SystemExit(f"{who} {policy} {case}: failed\n{run.stderr[-2000:]}")
+                    lines = [json.dumps(_portable(x), separators=(",", ":"))
+                             for x in conversation(run.stderr)]
+                    name = f"{who}-{policy}-{case}"
+                    (out_dir / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+                    (out_dir / f"{name}.jobs.csv").write_bytes(run.jobs_csv)
 
 
 def _portable(exchange: dict[str, object]) -> dict[str, object]:
