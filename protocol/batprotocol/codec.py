@@ -128,6 +128,16 @@ def call_time_ms(at: float) -> int:
     return whole if abs(ms - whole) < 1e-6 else math.ceil(ms)
 
 
+def signed_return_code(code: int) -> int:
+    """A return code as Batsim 4 gave it: Batsim 5 writes its C ``int`` into batprotocol's
+    ``uint32`` (a walltime-killed job's -1 arrives as 4294967295).
+
+    >>> signed_return_code(4294967295), signed_return_code(3)
+    (-1, 3)
+    """
+    return code - 2 ** 32 if code >= 2 ** 31 else code
+
+
 def _properties(props: list[s.HostProperty]) -> dict[str, str]:
     return {p.key: p.value for p in props}
 
@@ -199,6 +209,18 @@ def _progress_to_v4(wrapper: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _progress_to_v5(job_id: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Batsim 4's job_progress entry as a KillProgressWrapper (inverse of _progress_to_v4)."""
+    profile = f"{job_id.partition('!')[0]}!{entry.get('profile_name', '')}"
+    if "current_task" in entry:
+        return {"kill_progress_type": "KillProgressSequentialProfile", "kill_progress": {
+            "profile_id": profile, "current_repetition": 0,
+            "current_task_index": entry.get("current_task_index", 0),
+            "current_task_progress": _progress_to_v5(job_id, entry["current_task"])}}
+    return {"kill_progress_type": "KillProgressAtomicProfile",
+            "kill_progress": {"profile_id": profile, "progress": entry.get("progress", 0.0)}}
+
+
 class Batsim5Codec:
     """One conversation with Batsim 5 over batprotocol JSON.
 
@@ -254,7 +276,7 @@ class Batsim5Codec:
                 raise ProtocolError(f"unknown final job state {table.state!r}", index=index,
                                     event_type=kind, field="event.state") from None
             return t.JobCompleted(timestamp=at, job_id=table.job_id, job_state=state,
-                                  return_code=table.return_code,
+                                  return_code=signed_return_code(table.return_code),
                                   alloc=self._allocations.pop(table.job_id, MachineSet()))
         if kind in _NOTIFY_OF:
             return t.Notify(timestamp=at, kind=_NOTIFY_OF[kind])
@@ -375,7 +397,8 @@ class Batsim5Codec:
                 raise ProtocolError("only one-shot calls have a Batsim 4 counterpart",
                                     index=index, event_type=kind, field="event.when_type")
             unit = 1e-3 if table.when.get("time_unit") == "Millisecond" else 1.0
-            return t.CallMeLater(at=table.when.get("time", 0) * unit, timestamp=at)
+            self._calls[table.call_me_later_id] = table.when.get("time", 0) * unit
+            return t.CallMeLater(at=self._calls[table.call_me_later_id], timestamp=at)
         if kind == "RegisterJobEvent":
             return t.RegisterJob(job_id=table.job_id, timestamp=at,
                                  job=job_description(table.job_id, table.job, at))
@@ -397,18 +420,24 @@ class Batsim5Codec:
         return _ENCODER.encode(s.Message(now=request.now, events=events)) + b"\0"
 
     def _batsim_table(self, index: int, ev: t.Event) -> tuple[str, Any]:
-        if type(ev) is t.JobSubmitted:
-            desc = ev.job or {}
+        if type(ev) is t.JobSubmitted:  # Batsim 5 stamps the submission when it happens
             return "JobSubmittedEvent", s.JobSubmittedEvent(
-                ev.job_id, _wire_job(ev.job_id, desc), float(desc.get("subtime", ev.timestamp)))
+                ev.job_id, _wire_job(ev.job_id, ev.job or {}), ev.timestamp)
         if type(ev) is t.JobCompleted:
             return "JobCompletedEvent", s.JobCompletedEvent(ev.job_id, ev.job_state.value,
-                                                            ev.return_code)
+                                                            ev.return_code % 2 ** 32)
         if type(ev) is t.Notify and ev.kind in _NOTIFY_OF.values():
             name = next(k for k, v in _NOTIFY_OF.items() if v == ev.kind)
             return name, s.EmptyEvent()
-        if type(ev) is t.RequestedCall:
-            return "RequestedCallEvent", s.RequestedCallEvent("batpolicy")
+        if type(ev) is t.RequestedCall:  # the earliest call due, by the id the EDC gave
+            due = [(at, call) for call, at in self._calls.items() if at <= ev.timestamp]
+            call = min(due)[1] if due else "batpolicy"
+            self._calls.pop(call, None)
+            return "RequestedCallEvent", s.RequestedCallEvent(call)
+        if type(ev) is t.JobKilled:
+            return "JobsKilledEvent", s.JobsKilledEvent(list(ev.job_ids), [
+                s.JobAndProgress(job, _progress_to_v5(job, p))
+                for job, p in ev.job_progress.items()])
         if type(ev) is t.SimulationEnds:
             return "SimulationEndsEvent", s.EmptyEvent()
         if type(ev) is t.SimulationBegins:

@@ -353,9 +353,18 @@ class _SocketScheduler:
 
 
 def _fake_batsim(args: argparse.Namespace) -> int:
-    scheduler = _SocketScheduler(args.socket_endpoint, args.timeout)
+    scheduler: Any
+    if args.batsim == "5":  # batprotocol: the EDC's hello sets the dynamic-job flags
+        from batpolicy.protocol.batprotocol.peer import Batsim5Peer
+
+        scheduler = Batsim5Peer(args.socket_endpoint, args.timeout)
+    else:
+        scheduler = _SocketScheduler(args.socket_endpoint, args.timeout)
     log.info("fake-batsim: connecting to the scheduler at %s", args.socket_endpoint)
     try:
+        if args.batsim == "5":
+            for flag, wanted in scheduler.open().batsim4_flags().items():
+                setattr(args, flag, getattr(args, flag) or wanted)
         return _run(args, scheduler, _sim_options(args),
                     {"scheduler": f"external at {args.socket_endpoint}"})
     finally:
@@ -391,4 +400,7 @@ def add_commands(sub: Any, add_policy_options: Callable[[argparse.ArgumentParser
                       help="the scheduler's endpoint (default: tcp://localhost:28000)")
     fake.add_argument("--timeout", type=float, default=None, metavar="S",
                       help="exit non-zero if the scheduler does not answer within S seconds")
+    fake.add_argument("--batsim", choices=("4", "5"), default="4",
+                      help="protocol to play: Batsim 4.2's JSON (default) or Batsim 5's "
+                      "batprotocol in FlatBuffers JSON (initialisation and hellos first)")
     fake.set_defaults(run=_fake_batsim)

@@ -205,3 +205,13 @@ def test_serve_refuses_a_batsim5_feature_for_batsim4_before_binding(
     assert cli.main(["serve", "--batsim", "4", "--edc-feature", "profile_reuse",
                      "-s", f"tcp://127.0.0.1:{port}"]) == 1
     assert "--edc-feature is for Batsim 5" in capsys.readouterr().err
+
+
+def test_a_walltime_kill_s_return_code_is_minus_one_as_in_batsim4() -> None:
+    c = codec()
+    raw = message((9.0, "JobCompletedEvent", {"job_id": "w0!1",
+                                              "state": "COMPLETED_WALLTIME_REACHED",
+                                              "return_code": 4294967295}))
+    request = c.decode_request(raw)
+    assert request.events[0].return_code == -1
+    assert json.loads(c.encode_request(request)[:-1]) == json.loads(raw[:-1])
