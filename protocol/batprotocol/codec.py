@@ -33,8 +33,9 @@ SET_JOB_METADATA, CHANGE_JOB_STATE, QUERY, ANSWER, TO_JOB_MSG, continue_registra
 REGISTER_PROFILE of a Batsim 4 profile) raise one :class:`ProtocolError` naming the
 decision; so do Batsim 5 events without a Batsim 4 counterpart (probes, periodic calls).
 
-Host sets are written ``1-12,14-17`` (intervalset's ``to_string_hyphen`` default
-separator, which Batsim 5 and its EDCs use), not ``1-12 14-17`` as in Batsim 4.
+Host sets are written ``1-12,14-17`` for the snapshot (intervalset's ``to_string_hyphen``
+default separator, which Batsim ed55a974 and its EDCs use), ``1-12 14-17`` for rc2 (whose
+``src/protocol.cpp`` asks for spaces again, as Batsim 4).
 
 Framing: Batsim sends its JSON as a NUL-terminated C string and parses ours with
 ``flatbuffers::Parser::Parse(const char *)`` (batprotocol ``cpp/src/util.cpp``), so every
@@ -83,26 +84,29 @@ UNSUPPORTED_DECISIONS: Mapping[type, str] = {
 }
 
 
-def hosts_text(hosts: MachineSet) -> str:
-    """A host set as Batsim 5 writes it: intervalset's ``to_string_hyphen`` with its
-    default separator, a comma (Batsim 4 asked for spaces).
+def hosts_text(hosts: MachineSet, separator: str = ",") -> str:
+    """A host set as Batsim 5 writes it: intervalset's ``to_string_hyphen``, whose default
+    separator (a comma) the snapshot and its EDCs use; rc2 passes a space (Batsim 4's).
 
-    >>> hosts_text(MachineSet.of((1, 12), (14, 17), 20))
-    '1-12,14-17,20'
+    >>> hosts_text(MachineSet.of((1, 12), (14, 17), 20)), hosts_text(MachineSet.of(1, 3), " ")
+    ('1-12,14-17,20', '1 3')
     """
-    return format_intervals(hosts).replace(" ", ",")
+    text = format_intervals(hosts)
+    return text if separator == " " else text.replace(" ", separator)
 
 
-def parse_hosts(text: str, *, field: str, index: int) -> MachineSet:
-    """A host set from Batsim 5's comma-separated form (ProtocolError naming ``field``).
+def parse_hosts(text: str, *, field: str, index: int, separator: str = ",") -> MachineSet:
+    """A host set in Batsim 5's form (ProtocolError naming ``field``).
 
     >>> parse_hosts("1-12,14-17", field="f", index=0) == MachineSet.of((1, 12), (14, 17))
     True
     """
-    if " " in text:
-        raise ProtocolError(f"hosts {text[:80]!r}: Batsim 5 separates intervals with commas",
+    other = " " if separator == "," else ","
+    if other in text:
+        raise ProtocolError(f"hosts {text[:80]!r}: this Batsim 5 separates intervals with "
+                            f"{'commas' if separator == ',' else 'spaces'}",
                             index=index, field=field)
-    return parse_intervals(text.replace(",", " "), field=field, index=index)
+    return parse_intervals(text.replace(separator, " "), field=field, index=index)
 
 
 def _strip_nul(raw: bytes) -> bytes:
@@ -229,8 +233,10 @@ class Batsim5Codec:
     read ``dynamic-jobs-enabled`` and the like behave as beside Batsim 4.
     """
 
-    def __init__(self, identity: EdcIdentity) -> None:
+    def __init__(self, identity: EdcIdentity, host_separator: str = ",") -> None:
         self.identity = identity
+        #: "," for the snapshot (ed55a974), " " for v5.0.0-rc2 (set by the handshake).
+        self.host_separator = host_separator
         self._allocations: dict[str, MachineSet] = {}
         self._calls: dict[str, float] = {}
         self._next_call = 0
@@ -330,7 +336,8 @@ class Batsim5Codec:
     def _table_of(self, index: int, d: t.Decision) -> tuple[str, Any]:
         if type(d) is t.ExecuteJob:
             self._allocations[d.job_id] = d.alloc
-            placement = s.AllocationPlacement(host_allocation=hosts_text(d.alloc))
+            placement = s.AllocationPlacement(
+                host_allocation=hosts_text(d.alloc, self.host_separator))
             if d.mapping is not None:
                 placement = s.AllocationPlacement(
                     host_allocation=placement.host_allocation,
@@ -380,8 +387,9 @@ class Batsim5Codec:
 
     def _typed_decision(self, index: int, kind: str, table: Any, at: float) -> t.Decision | None:
         if kind == "ExecuteJobEvent":
-            alloc = parse_hosts(table.allocation.host_allocation,
-                                field="event.allocation.host_allocation", index=index)
+            alloc = parse_hosts(table.allocation.host_allocation, index=index,
+                                field="event.allocation.host_allocation",
+                                separator=self.host_separator)
             mapping = None
             if table.allocation.executor_placement_type == "CustomExecutorToHostMapping":
                 mapping = dict(enumerate(table.allocation.executor_placement.get("mapping", [])))

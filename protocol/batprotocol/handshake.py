@@ -7,7 +7,13 @@ in the sender's native byte order, then ``data_size`` bytes of initialisation da
 The EDC acknowledges it with an *empty* message. ``flags`` is 0x1 for FlatBuffers
 binary, 0x2 for FlatBuffers JSON (``test/edc-lib/batsim_edc.h``).
 
-Then Batsim sends a message holding one BatsimHelloEvent and the EDC answers with one
+Batsim v5.0.0-rc2 (``src/edc.cpp``) shortened this: its initialisation message is
+``init_size`` (uint32) then the data, and the EDC answers it with ``flags`` (uint32, the
+format the EDC chose) followed by a message holding its EDCHelloEvent; there is no
+BatsimHelloEvent. :func:`parse_init` tells the two apart (a snapshot message is at least
+8 bytes and starts with flags 1 to 3; an rc2 message starts with its own size minus 4).
+
+In the snapshot, Batsim then sends a message holding one BatsimHelloEvent and the EDC answers with one
 EDCHelloEvent naming itself and the simulation features it wants; these features are
 what Batsim 4 took on its command line (``--enable-dynamic-jobs`` and the like). Only
 then does Batsim send SimulationBeginsEvent (``src/server.cpp``, ``server_on_edc_hello``).
@@ -47,14 +53,24 @@ UNIMPLEMENTED_FEATURES = frozenset({"forward_profiles_on_job_submission",
                                     "forward_profiles_on_simulation_begins",
                                     "forward_unknown_external_events"})
 _HEADER = struct.Struct("=II")
+_SIZE = struct.Struct("=I")
+
+
+def rc2_hello_prefix() -> bytes:
+    """What precedes the hello message in an rc2 EDC's answer: the JSON format flag."""
+    return _SIZE.pack(FORMAT_JSON)
 
 
 @dataclass(frozen=True)
 class InitMessage:
-    """Batsim's initialisation message: format flags and the EDC's init data."""
+    """Batsim's initialisation message: format flags and the EDC's init data.
+
+    ``rc2`` marks the v5.0.0-rc2 form, where Batsim sends no flags (the EDC chooses).
+    """
 
     flags: int
     data: bytes
+    rc2: bool = False
 
     @property
     def json(self) -> bool:
@@ -66,23 +82,26 @@ def parse_init(raw: bytes) -> InitMessage | None:
     """The initialisation message in ``raw``, or None if ``raw`` is not one.
 
     >>> parse_init(b"\\x02\\x00\\x00\\x00\\x03\\x00\\x00\\x00abc")
-    InitMessage(flags=2, data=b'abc')
+    InitMessage(flags=2, data=b'abc', rc2=False)
+    >>> parse_init(b"\\x02\\x00\\x00\\x00ab")
+    InitMessage(flags=2, data=b'ab', rc2=True)
     >>> parse_init(b'{"now": 0}') is None
     True
     """
-    if len(raw) < _HEADER.size:
-        return None
-    flags, size = _HEADER.unpack_from(raw)
-    if size != len(raw) - _HEADER.size or flags & ~(FORMAT_BINARY | FORMAT_JSON):
-        return None
-    return InitMessage(flags, raw[_HEADER.size:])
+    if len(raw) >= _HEADER.size:
+        flags, size = _HEADER.unpack_from(raw)
+        if size == len(raw) - _HEADER.size and 0 < flags <= (FORMAT_BINARY | FORMAT_JSON):
+            return InitMessage(flags, raw[_HEADER.size:])
+    if len(raw) >= _SIZE.size and _SIZE.unpack_from(raw)[0] == len(raw) - _SIZE.size:
+        return InitMessage(FORMAT_JSON, raw[_SIZE.size:], rc2=True)
+    return None
 
 
 def encode_init(flags: int, data: bytes = b"") -> bytes:
     """The initialisation message Batsim sends (for a fake Batsim 5).
 
     >>> parse_init(encode_init(FORMAT_JSON, b"x"))
-    InitMessage(flags=2, data=b'x')
+    InitMessage(flags=2, data=b'x', rc2=False)
     """
     return _HEADER.pack(flags, len(data)) + data
 

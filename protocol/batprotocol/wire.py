@@ -22,6 +22,7 @@ from batpolicy.protocol.batprotocol.handshake import (
     EdcIdentity,
     check_json_format,
     parse_init,
+    rc2_hello_prefix,
 )
 
 __all__ = ["Batsim5Wire"]
@@ -56,9 +57,13 @@ class Batsim5Wire:
                                     "the peer Batsim 4? (serve --batsim 4)")
             check_json_format(init)
             self.init_data = init.data
+            log.info("Batsim 5 initialisation (%s form): JSON format, %d bytes of init data",
+                     "rc2" if init.rc2 else "snapshot", len(init.data))
+            if init.rc2:  # rc2: the hello answers the initialisation, with our format flag
+                self._stage = "run"
+                self.codec.host_separator = " "  # rc2's src/protocol.cpp: spaces again
+                return rc2_hello_prefix() + self.codec.hello_reply(0.0)
             self._stage = "hello"
-            log.info("Batsim 5 initialisation: JSON format, %d bytes of init data",
-                     len(init.data))
             return b""
         message = self.codec.parse(raw)
         kinds = [ev.event_type for ev in message.events]

@@ -215,3 +215,15 @@ def test_a_walltime_kill_s_return_code_is_minus_one_as_in_batsim4() -> None:
     request = c.decode_request(raw)
     assert request.events[0].return_code == -1
     assert json.loads(c.encode_request(request)[:-1]) == json.loads(raw[:-1])
+
+
+def test_rc2_s_shorter_opening_gets_flags_and_hello_then_spaced_host_sets() -> None:
+    """v5.0.0-rc2 (src/edc.cpp): init is size + data; the answer is flags + EDCHelloEvent;
+    its src/protocol.cpp reads host sets with spaces again."""
+    wire = Batsim5Wire(EdcIdentity.of("batpolicy fcfs", "1"))
+    answer = wire.greet(b"\x03\x00\x00\x00a=1")
+    assert answer[:4] == FORMAT_JSON.to_bytes(4, "little") and wire.init_data == b"a=1"
+    hello = json.loads(answer[4:-1])["events"][0]
+    assert hello["event_type"] == "EDCHelloEvent" and wire.started
+    data = wire.encode(t.Reply(now=1.0, decisions=(t.ExecuteJob("w0!1", MachineSet.of(0, 2)),)))
+    assert json.loads(data[:-1])["events"][0]["event"]["allocation"]["host_allocation"] == "0 2"
