@@ -17,6 +17,7 @@ conversation, whichever EDC answered.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import os
@@ -99,16 +100,48 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@functools.cache
+def is_rc2() -> bool:
+    """True for a v5.0.0-rc2 build: its EDC options take no ``<json-format-bool>``."""
+    usage = subprocess.run([str(PREFIX / "bin" / "batsim"), "--help"], capture_output=True,
+                           text=True, timeout=60).stdout
+    return "<json-format-bool>" not in usage
+
+
+def rc2_workload(path: Path, out: Path) -> Path:
+    """``path`` in rc2's workload format: profile types are batprotocol's table names
+    (``delay`` is ``DelayProfile``, rc2's ``workloads/``); only delay profiles here."""
+    workload = json.loads(path.read_text())
+    for name, profile in workload["profiles"].items():
+        if profile.get("type") != "delay":
+            raise ValueError(f"{path}: profile {name} is not a delay profile")
+        profile["type"] = "DelayProfile"
+    converted = out.parent / f"{out.name}-{path.name}"
+    converted.write_text(json.dumps(workload))
+    return converted
+
+
 def batsim_args(case: str, out: Path) -> list[str]:
     """Batsim 5's command line for ``case``, without the EDC."""
     workload, platform, extra = CASES[case]
+    path = INPUTS / workload
+    if is_rc2():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        path = rc2_workload(path, out)
     return [str(PREFIX / "bin" / "batsim"), "-p", str(INPUTS / platform), "-w",
-            str(INPUTS / workload), "-e", f"{out}/", *extra]
+            str(path), "-e", f"{out}/", *extra]
+
+
+def edc_args(option: str, target: str) -> list[str]:
+    """An EDC on Batsim's command line, speaking JSON (rc2: the EDC's init data says so)."""
+    if is_rc2():
+        return [option, target, '{"format_json": true}' if "library" in option else ""]
+    return [option, target, "1", ""]
 
 
 def run_library(case: str, policy: str, out: Path) -> Run:
     """Batsim 5 with its own EDC library for ``policy``, in JSON (so the log is the talk)."""
-    edc = ["--edc-library-str", str(PREFIX / "lib" / EDCS[policy]), "1", ""]
+    edc = edc_args("--edc-library-str", str(PREFIX / "lib" / EDCS[policy]))
     proc = subprocess.run([*batsim_args(case, out), *edc], capture_output=True, text=True,
                           timeout=600)
     return Run(proc.returncode, out, proc.stderr)
@@ -125,7 +158,7 @@ def run_beside(case: str, policy: str, out: Path, *, record: Path | None = None)
         serve += ["--record", str(record)]
     daemon = subprocess.Popen(serve, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        proc = subprocess.run([*batsim_args(case, out), "--edc-socket-str", endpoint, "1", ""],
+        proc = subprocess.run([*batsim_args(case, out), *edc_args("--edc-socket-str", endpoint)],
                               capture_output=True, text=True, timeout=600)
         try:
             _, daemon_err = daemon.communicate(timeout=30 if proc.returncode == 0 else 1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -222,7 +223,7 @@ def test_rc2_s_shorter_opening_gets_flags_and_hello_then_spaced_host_sets() -> N
     its src/protocol.cpp reads host sets with spaces again."""
     wire = Batsim5Wire(EdcIdentity.of("batpolicy fcfs", "1"))
     answer = wire.greet(b"\x03\x00\x00\x00a=1")
-    assert answer[:4] == FORMAT_JSON.to_bytes(4, "little") and wire.init_data == b"a=1"
+    assert answer[:4] == FORMAT_JSON.to_bytes(4, sys.byteorder) and wire.init_data == b"a=1"
     hello = json.loads(answer[4:-1])["events"][0]
     assert hello["event_type"] == "EDCHelloEvent" and wire.started
     data = wire.encode(t.Reply(now=1.0, decisions=(t.ExecuteJob("w0!1", MachineSet.of(0, 2)),)))
