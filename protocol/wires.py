@@ -1,5 +1,6 @@
-"""Which wire format ``batpolicy serve`` speaks: Batsim 4's JSON, Batsim 5's batprotocol, or
-whichever the first message shows. Chosen once, when the daemon starts.
+"""Which wire format ``batpolicy serve`` speaks, chosen once when the daemon starts.
+
+Batsim 4's JSON, Batsim 5's batprotocol, or whichever the first message shows.
 
 A wire offers ``greet(raw) -> bytes | None`` (an answer to a message of the protocol's
 own opening, or None), ``decode(raw) -> Request``, ``encode(reply) -> bytes`` and
@@ -86,8 +87,11 @@ class AutoWire:
 
 def make_wire(batsim: str, *, name: str = "batpolicy", version: str = "0",
               features: tuple[str, ...] = ()) -> Any:
-    """The wire for ``serve --batsim {4,5,auto}``; ``name``, ``version`` and ``features``
-    fill Batsim 5's EDC hello (ConfigError for a feature Batsim 5 does not know)."""
+    """The wire for ``serve --batsim {4,5,auto}``.
+
+    ``name``, ``version`` and ``features`` fill Batsim 5's EDC hello (ConfigError for a
+    feature Batsim 5 does not know).
+    """
     if batsim == "4":
         if features:
             raise ConfigError("--edc-feature is for Batsim 5 (Batsim 4 takes these options "

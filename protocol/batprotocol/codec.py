@@ -85,8 +85,10 @@ UNSUPPORTED_DECISIONS: Mapping[type, str] = {
 
 
 def hosts_text(hosts: MachineSet, separator: str = ",") -> str:
-    """A host set as Batsim 5 writes it: intervalset's ``to_string_hyphen``, whose default
-    separator (a comma) the snapshot and its EDCs use; rc2 passes a space (Batsim 4's).
+    """A host set as Batsim 5 writes it (intervalset's ``to_string_hyphen``).
+
+    The snapshot and its EDCs use its default separator, a comma; rc2 passes a space
+    (Batsim 4's).
 
     >>> hosts_text(MachineSet.of((1, 12), (14, 17), 20)), hosts_text(MachineSet.of(1, 3), " ")
     ('1-12,14-17,20', '1 3')
@@ -110,9 +112,9 @@ def parse_hosts(text: str, *, field: str, index: int, separator: str = ",") -> M
 
 
 def _strip_nul(raw: bytes) -> bytes:
-    """The JSON text of a message: Batsim's C strings end with one NUL byte.
+    r"""The JSON text of a message: Batsim's C strings end with one NUL byte.
 
-    >>> _strip_nul(b'{"now":0.0}\\x00'), _strip_nul(b'{}')
+    >>> _strip_nul(b'{"now":0.0}\x00'), _strip_nul(b'{}')
     (b'{"now":0.0}', b'{}')
     """
     return raw[:-1] if raw[-1:] == b"\0" else raw
@@ -133,8 +135,10 @@ def call_time_ms(at: float) -> int:
 
 
 def signed_return_code(code: int) -> int:
-    """A return code as Batsim 4 gave it: Batsim 5 writes its C ``int`` into batprotocol's
-    ``uint32`` (a walltime-killed job's -1 arrives as 4294967295).
+    """A return code as Batsim 4 gave it.
+
+    Batsim 5 writes its C ``int`` into batprotocol's ``uint32``: a walltime-killed job's -1
+    arrives as 4294967295.
 
     >>> signed_return_code(4294967295), signed_return_code(3)
     (-1, 3)
@@ -343,7 +347,8 @@ class Batsim5Codec:
                     host_allocation=placement.host_allocation,
                     executor_placement_type="CustomExecutorToHostMapping",
                     executor_placement={"mapping": [d.mapping[r] for r in sorted(d.mapping)]})
-            storage = [s.StorageHost(name, host) for name, host in (d.storage_mapping or {}).items()]
+            storage = [s.StorageHost(name, host)
+                       for name, host in (d.storage_mapping or {}).items()]
             if d.additional_io_job is not None:
                 raise ProtocolError("Batsim 5 has no additional_io_job", index=index,
                                     event_type="ExecuteJobEvent", field="additional_io_job")

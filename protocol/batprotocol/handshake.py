@@ -13,10 +13,10 @@ format the EDC chose) followed by a message holding its EDCHelloEvent; there is 
 BatsimHelloEvent. :func:`parse_init` tells the two apart (a snapshot message is at least
 8 bytes and starts with flags 1 to 3; an rc2 message starts with its own size minus 4).
 
-In the snapshot, Batsim then sends a message holding one BatsimHelloEvent and the EDC answers with one
-EDCHelloEvent naming itself and the simulation features it wants; these features are
-what Batsim 4 took on its command line (``--enable-dynamic-jobs`` and the like). Only
-then does Batsim send SimulationBeginsEvent (``src/server.cpp``, ``server_on_edc_hello``).
+In the snapshot, Batsim then sends a message holding one BatsimHelloEvent and the EDC
+answers with one EDCHelloEvent naming itself and the simulation features it wants;
+these features are what Batsim 4 took on its command line (``--enable-dynamic-jobs`` and
+the like). Only then does Batsim send SimulationBeginsEvent (``src/server.cpp``, ``server_on_edc_hello``).
 """
 
 from __future__ import annotations
@@ -79,11 +79,11 @@ class InitMessage:
 
 
 def parse_init(raw: bytes) -> InitMessage | None:
-    """The initialisation message in ``raw``, or None if ``raw`` is not one.
+    r"""The initialisation message in ``raw``, or None if ``raw`` is not one.
 
-    >>> parse_init(b"\\x02\\x00\\x00\\x00\\x03\\x00\\x00\\x00abc")
+    >>> parse_init(b"\x02\x00\x00\x00\x03\x00\x00\x00abc")
     InitMessage(flags=2, data=b'abc', rc2=False)
-    >>> parse_init(b"\\x02\\x00\\x00\\x00ab")
+    >>> parse_init(b"\x02\x00\x00\x00ab")
     InitMessage(flags=2, data=b'ab', rc2=True)
     >>> parse_init(b'{"now": 0}') is None
     True

@@ -109,8 +109,11 @@ def is_rc2() -> bool:
 
 
 def rc2_workload(path: Path, out: Path) -> Path:
-    """``path`` in rc2's workload format: profile types are batprotocol's table names
-    (``delay`` is ``DelayProfile``, rc2's ``workloads/``); only delay profiles here."""
+    """``path`` in rc2's workload format (delay profiles only).
+
+    rc2 names profile types after batprotocol's tables: ``delay`` is ``DelayProfile``
+    (rc2's ``workloads/``).
+    """
     workload = json.loads(path.read_text())
     for name, profile in workload["profiles"].items():
         if profile.get("type") != "delay":
@@ -204,9 +207,11 @@ def compare(cases: list[str]) -> int:
 
 
 def record(out_dir: Path, cases: list[str]) -> None:
-    """Write ``edc-POLICY-CASE.jsonl`` (Batsim 5's own EDC) and ``serve-POLICY-CASE.jsonl``
-    (``batpolicy serve --batsim 5``): one exchange a line, hellos included, with the
-    jobs.csv Batsim wrote."""
+    """Write the conversations of Batsim 5's own EDCs and of ``serve --batsim 5``.
+
+    ``edc-POLICY-CASE.jsonl`` and ``serve-POLICY-CASE.jsonl``: one exchange a line,
+    hellos included, with the jobs.csv Batsim wrote.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for case in cases:

@@ -20,7 +20,6 @@ import io
 from pathlib import Path
 
 import pytest
-
 from batsim5 import live
 
 pytestmark = pytest.mark.batsim5

@@ -219,8 +219,10 @@ def test_a_walltime_kill_s_return_code_is_minus_one_as_in_batsim4() -> None:
 
 
 def test_rc2_s_shorter_opening_gets_flags_and_hello_then_spaced_host_sets() -> None:
-    """v5.0.0-rc2 (src/edc.cpp): init is size + data; the answer is flags + EDCHelloEvent;
-    its src/protocol.cpp reads host sets with spaces again."""
+    """v5.0.0-rc2's opening (src/edc.cpp): init is size + data, the answer flags + hello.
+
+    Its src/protocol.cpp reads host sets with spaces again.
+    """
     wire = Batsim5Wire(EdcIdentity.of("batpolicy fcfs", "1"))
     answer = wire.greet(b"\x03\x00\x00\x00a=1")
     assert answer[:4] == FORMAT_JSON.to_bytes(4, sys.byteorder) and wire.init_data == b"a=1"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from batsim5.edc_easy import Batsim5EdcEasy
 
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol.batprotocol.codec import Batsim5Codec
@@ -25,7 +26,6 @@ from batpolicy.protocol.wires import make_wire
 from batpolicy.scheduler.daemon import ServeOptions, serve
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.state import ClusterState
-from batsim5.edc_easy import Batsim5EdcEasy
 
 from clirun import free_port
 
@@ -94,9 +94,11 @@ def test_our_recorded_replies_are_byte_for_byte_the_codec_s() -> None:
 
 
 def test_serve_batsim5_answers_a_recorded_batsim_over_zeromq() -> None:
-    """``serve`` with the Batsim 5 wire, on a real socket, against Batsim's recorded side:
-    the initialisation message is acknowledged empty, the hello answered, every reply the
-    one Batsim got, and the daemon exits 0 after SimulationEndsEvent."""
+    """``serve`` with the Batsim 5 wire, on a real socket, against Batsim's recorded side.
+
+    The initialisation message is acknowledged empty, the hello answered, every reply is
+    the one Batsim got, and the daemon exits 0 after SimulationEndsEvent.
+    """
     recorded = exchanges("serve-fcfs-samesubmit")
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     options = ServeOptions(endpoint=endpoint, timeout_s=20,
