@@ -16,7 +16,8 @@ BatsimHelloEvent. :func:`parse_init` tells the two apart (a snapshot message is 
 In the snapshot, Batsim then sends a message holding one BatsimHelloEvent and the EDC
 answers with one EDCHelloEvent naming itself and the simulation features it wants;
 these features are what Batsim 4 took on its command line (``--enable-dynamic-jobs`` and
-the like). Only then does Batsim send SimulationBeginsEvent (``src/server.cpp``, ``server_on_edc_hello``).
+the like). Only then does Batsim send SimulationBeginsEvent (``src/server.cpp``,
+``server_on_edc_hello``).
 """
 
 from __future__ import annotations
