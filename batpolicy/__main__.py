@@ -1,5 +1,5 @@
 """``python -m batpolicy`` runs the command line."""
 
-from batpolicy.scheduler.app.cli import console
+from batpolicy.app.cli import console
 
 console()

@@ -1,7 +1,7 @@
 """Names of a package loaded from its submodules on first access (PEP 562).
 
 The packages that the command line imports (:mod:`batpolicy.protocol`,
-:mod:`batpolicy.platforms`, :mod:`batpolicy.scheduler.io`, :mod:`batpolicy.scheduler.sim`)
+:mod:`batpolicy.platforms`, :mod:`batpolicy.io`, :mod:`batpolicy.simulator`)
 export their public names this way, so that ``batpolicy --help`` loads no model, reader
 or simulator.
 """

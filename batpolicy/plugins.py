@@ -2,7 +2,7 @@
 
 One mechanism for the two registries open to plug-ins, the policies
 (:mod:`batpolicy.policies.registry`, group ``batpolicy.policies``) and the simulator's job
-models (:mod:`batpolicy.scheduler.sim.registry`, group ``batpolicy.job_models``).
+models (:mod:`batpolicy.simulator.jobmodels.registry`, group ``batpolicy.job_models``).
 """
 
 from __future__ import annotations

@@ -30,8 +30,7 @@ __all__ = ["file_record", "provenance", "source_revision", "utc_now"]
 
 log = logging.getLogger(__name__)
 
-#: The folder holding batpolicy's sources when it runs from a checkout (setup.py maps
-#: ``protocol/``, ``scheduler/``... under ``batpolicy``): the parent of this package.
+#: The checkout's root when batpolicy runs from a checkout: the parent of this package.
 SOURCE_ROOT = Path(__file__).resolve().parents[1]
 #: Longest wait for one git command: provenance never holds a run up for long.
 GIT_TIMEOUT_S = 5.0
@@ -67,11 +66,20 @@ def source_revision() -> dict[str, Any]:
     commit = dirty = None
     top, _, head = (_git("rev-parse", "--show-toplevel", "HEAD") or "").partition("\n")
     if top and head and Path(top).resolve() == SOURCE_ROOT \
-            and (SOURCE_ROOT / "setup.py").is_file():
+            and _is_batpolicy_project(SOURCE_ROOT / "pyproject.toml"):
         commit = head.strip()
         status = _git("status", "--porcelain", "--untracked-files=no")
         dirty = None if status is None else bool(status)
     return {"version": __version__, "commit": commit, "dirty": dirty}
+
+
+def _is_batpolicy_project(pyproject: Path) -> bool:
+    """Whether ``pyproject`` declares the project ``batpolicy`` (our own checkout)."""
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return '\nname = "batpolicy"\n' in text
 
 
 def file_record(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -42,8 +42,8 @@ from batpolicy.platforms.model import Platform
 from batpolicy.policies.base import Policy
 from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
-from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.io.result import JobRecord
+from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.result import JobRecord
 
 __all__ = ["Schedule", "decision_key", "run_policy", "simulate"]
 
@@ -109,7 +109,7 @@ def _platform(machines: int | Platform | str | PathLike[str]) -> Platform:
 
 def _read_jobs(jobs: Sequence[JobLike] | str | PathLike[str]) -> Workload:
     if isinstance(jobs, str | PathLike):  # a file, read as `simulate -w FILE` reads it
-        from batpolicy.scheduler.io.inputs import InputSpec, read_workload
+        from batpolicy.io.inputs import InputSpec, read_workload
 
         return read_workload(str(jobs), "w0", InputSpec())
     return _workload(jobs)
@@ -145,7 +145,7 @@ def simulate(policy: str | Policy | Any, jobs: Sequence[JobLike] | str | PathLik
     """Run ``policy`` on ``jobs`` over ``machines`` identical machines (or a platform).
 
     ``policy``: a registered name, a :class:`Policy`, or a pybatsim scheduler
-    (``"pybatsim:..."``, an object or class; :mod:`.scheduler.sim.pybatsim_testing`).
+    (``"pybatsim:..."``, an object or class; :mod:`.simulator.pybatsim_testing`).
     ``jobs``: inline jobs or a workload file; ``machines``: a count, a
     :class:`Platform` or a platform file. Invalid decisions raise
     :class:`~batpolicy.errors.InvalidDecision` naming the policy, job and machines, as
@@ -155,9 +155,9 @@ def simulate(policy: str | Policy | Any, jobs: Sequence[JobLike] | str | PathLik
     from batpolicy.policies.registry import make_policy
     from batpolicy.policies.toolkit.outcomes import JobOutcome, compute_metrics
     from batpolicy.scheduler.dispatch import Dispatcher
-    from batpolicy.scheduler.sim.engine import Simulator
-    from batpolicy.scheduler.sim.options import SimOptions
-    from batpolicy.scheduler.sim.pybatsim_testing import pybatsim_driver
+    from batpolicy.simulator.engine.simulator import Simulator
+    from batpolicy.simulator.options import SimOptions
+    from batpolicy.simulator.pybatsim.testing import pybatsim_driver
     from batpolicy.scheduler.state import ClusterState
 
     platform = _platform(machines)

@@ -82,8 +82,8 @@ def simulate(run: Run) -> Outcome:
     from batpolicy.platforms.xml import read_platform
     from batpolicy.policies.registry import make_policy
     from batpolicy.scheduler.dispatch import Dispatcher
-    from batpolicy.scheduler.io.coalloc_traces import coalloc_workload, preset
-    from batpolicy.scheduler.sim import SimOptions, Simulator
+    from batpolicy.io.coalloc_traces import coalloc_workload, preset
+    from batpolicy.simulator import SimOptions, Simulator
 
     began = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,7 +5,7 @@ own bandwidth-centric model (§3.3-§3.7, ``--job-model bandwidth``); no paper c
 with an independent network model. Here the same jobs (preset
 ``coalloc-6.1`` with ``profiles=simgrid``: parallel tasks of computation and all-to-all
 communication sized from ``T_P``, ``T_C`` and ``PPBW``, see
-``scheduler/io/coalloc_simgrid.py``) run
+``io/coalloc_simgrid.py``) run
 
 - beside real Batsim 4.2.1 (SimGrid's ptask_L07 model slows them on the uplinks of a
   generated multi-cluster), against ``batpolicy serve --policy coalloc``;
@@ -13,7 +13,7 @@ communication sized from ``T_P``, ``T_C`` and ``PPBW``, see
   (no slowdown), on the same workload and platform files;
 - with ``--offline``: no Batsim; the SimGrid column is the embedded simulator's
   ``ptask`` job model (SimGrid's ptask_L07 model, fair-bottleneck sharing, as Batsim runs
-  it: ``scheduler/sim/ptask``), and ``--compare FILE`` (a table this script wrote with
+  it: ``simulator/ptask``), and ``--compare FILE`` (a table this script wrote with
   real Batsim) adds how many rows give the same figures.
 
 For each module and BSBW: the average turnaround (s), the mean co-allocation penalty
@@ -110,8 +110,8 @@ def run_case(case: Case) -> Row:
     from batpolicy.policies.registry import make_policy
     from batpolicy.scheduler.daemon import ServeOptions, serve
     from batpolicy.scheduler.dispatch import Dispatcher
-    from batpolicy.scheduler.io.batsim_json import read_batsim_workload
-    from batpolicy.scheduler.sim.coalloc_models import profile_runtime
+    from batpolicy.io.batsim_json import read_batsim_workload
+    from batpolicy.simulator.jobmodels.coalloc import profile_runtime
 
     began = time.perf_counter()
     params = {"module": case.module}
@@ -161,8 +161,8 @@ def _simulated(workload: object, platform: object, params: dict[str, str], model
     """The embedded simulator (message latencies as Batsim's if any) with job model ``model``."""
     from batpolicy.policies.registry import make_policy
     from batpolicy.scheduler.dispatch import Dispatcher
-    from batpolicy.scheduler.sim import SimOptions
-    from batpolicy.scheduler.sim.latency import make_simulator
+    from batpolicy.simulator import SimOptions
+    from batpolicy.simulator.latency.driver import make_simulator
 
     sim = make_simulator([workload], platform,  # type: ignore[list-item, arg-type]
                          options=SimOptions(default_job_model=model))
@@ -176,8 +176,8 @@ def _simulated(workload: object, platform: object, params: dict[str, str], model
 def _inputs(args: argparse.Namespace, folder: Path) -> list[Case]:
     """The platform and, per BSBW, the workload files (through the product's generators)."""
     from batpolicy.platforms.generators import multicluster, write_platform
-    from batpolicy.scheduler.io.presets import build_workload, preset
-    from batpolicy.scheduler.io.writer import write_batsim_workload
+    from batpolicy.io.presets import build_workload, preset
+    from batpolicy.io.writer import write_batsim_workload
 
     platform = write_platform(multicluster(args.clusters, args.nodes,
                                            link_bandwidth=args.link_bandwidth),

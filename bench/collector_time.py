@@ -1,6 +1,6 @@
 """Time CPython's cyclic garbage collector spends inside ``batpolicy simulate``.
 
-Runs the command itself (``batpolicy.scheduler.app.cli.main``, outputs to a temporary
+Runs the command itself (``batpolicy.app.cli.main``, outputs to a temporary
 folder) once per (trace, young threshold, round), each in a fresh process, and reports
 the collector's time (from :data:`gc.callbacks`: each collection's start to its stop)
 and number of collections per generation, the command's wall time and the process's
@@ -42,7 +42,7 @@ def run_one(task: tuple[str, str, int]) -> dict[str, Any]:
     """In a fresh process: ``batpolicy simulate`` on one trace with one young threshold."""
     trace, policy, young = task
     import batpolicy.scheduler.steady_gc as steady
-    from batpolicy.scheduler.app.cli import main
+    from batpolicy.app.cli import main
 
     steady.YOUNG_THRESHOLD = young
     spent = [0.0, 0.0, 0.0]

@@ -1,6 +1,6 @@
 """Klusáček, Matyska & Rudová 2007, Fig. 4 and 5: late jobs per load, and decision times.
 
-Setting (§4, :mod:`batpolicy.scheduler.io.deadline_grid`, ``TABU4``): 150 machines of
+Setting (§4, :mod:`batpolicy.io.deadline_grid`, ``TABU4``): 150 machines of
 random CPU count and speed, 1,500 jobs (parallel and sequential) with deadlines, 7 load
 levels (1 = busiest) × ``--seeds`` data sets, run on the embedded simulator (profiles are
 ``parallel_homogeneous``: run time = work / machine speed). Policies: ``fcfs``, ``edf``,
@@ -74,8 +74,8 @@ def run_one(task: tuple[str, int, int, int, float]) -> dict[str, Any]:
     from batpolicy.policies.registry import make_policy
     from batpolicy.protocol import types as t
     from batpolicy.scheduler.dispatch import Dispatcher
-    from batpolicy.scheduler.io.deadline_grid import TABU4, grid_platform, grid_workload
-    from batpolicy.scheduler.sim import Simulator
+    from batpolicy.io.deadline_grid import TABU4, grid_platform, grid_workload
+    from batpolicy.simulator import Simulator
 
     name, level, seed, rounds, bound = task
     platform = grid_platform(TABU4, seed)

@@ -7,7 +7,7 @@ to +145 %), DPSAp better on half. Here: every trace in the shared traces folder,
 four policies ``easy``, ``dpsa-p``, ``dpsa-n``, ``dpsa-w`` (exact search), and besides the
 slowdown change, each policy's mean wait and utilisation.
 
-Jobs are read by the product's SWF reader (``batpolicy.scheduler.io.swf.read_swf``, the
+Jobs are read by the product's SWF reader (``batpolicy.io.swf.read_swf``, the
 one ``batpolicy simulate`` uses) with ``size="allocated"``: size = allocated processors,
 else requested ones; walltime = requested time, else the run time (NASA and the
 synthetic traces have no request); a job running past its walltime is stopped there, as
@@ -17,7 +17,7 @@ MaxNodes, else the largest job) identical machines; submissions start at 0.
 ``--max-jobs`` keeps the first jobs of each trace (in Batsim's submission order:
 submit time, then job id as a string) to bound run time.
 
-Simulation: the embedded simulator (``batpolicy.scheduler.sim``) when it is available,
+Simulation: the embedded simulator (``batpolicy.simulator``) when it is available,
 else a delay-job driver below that talks to the same ``Dispatcher`` as Batsim would
 (submissions before completions at one instant, one message per instant). Runs go on a
 process pool over all cores, with a progress bar.
@@ -46,9 +46,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import header, pool_map, write_results  # noqa: E402  (bench/harness.py)
 
-from batpolicy.scheduler.io.model import Workload  # noqa: E402
-from batpolicy.scheduler.io.swf import read_swf  # noqa: E402
-from batpolicy.scheduler.io.transform import drop_larger, head  # noqa: E402
+from batpolicy.io.model import Workload  # noqa: E402
+from batpolicy.io.swf import read_swf  # noqa: E402
+from batpolicy.io.transform import drop_larger, head  # noqa: E402
 
 log = logging.getLogger("dpsa_vs_easy")
 
@@ -70,9 +70,9 @@ def read_trace(path: Path, max_jobs: int | None = None) -> Workload:
 
 
 def embedded_simulator_available() -> bool:
-    """True once ``batpolicy.scheduler.sim`` provides ``Simulator`` and ``SimOptions``."""
+    """True once ``batpolicy.simulator`` provides ``Simulator`` and ``SimOptions``."""
     try:
-        from batpolicy.scheduler.sim import SimOptions, Simulator  # noqa: F401
+        from batpolicy.simulator import SimOptions, Simulator  # noqa: F401
     except ImportError:
         return False
     return True
@@ -132,7 +132,7 @@ def simulate(policy_name: str, m: int, workload: Workload, driver: str) -> dict[
     began = time.perf_counter()
     if driver == "sim":
         from batpolicy.platforms.model import Platform
-        from batpolicy.scheduler.sim import SimOptions, Simulator
+        from batpolicy.simulator import SimOptions, Simulator
 
         Simulator([workload], Platform.homogeneous(m), options=SimOptions()).run(
             dispatcher.handle)

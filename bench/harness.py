@@ -90,7 +90,7 @@ def header() -> str:
         commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
                                 capture_output=True, text=True, check=True).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--",
-                                "batpolicy", "protocol", "scheduler", "policies", "platforms"],
+                                "batpolicy"],
                                capture_output=True, text=True).stdout.strip()
         commit += " (+uncommitted changes)" if dirty else ""
     except (OSError, subprocess.CalledProcessError):

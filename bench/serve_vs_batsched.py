@@ -5,7 +5,7 @@ Builds nothing: it runs the Batsim, batsched and pybatsim found under ``--prefix
 ``batpolicy`` of the Python running this script.
 
 Inputs, written once to ``--workdir``: each SWF trace is read with our reader
-(:func:`batpolicy.scheduler.io.swf.read_swf`, ``--max-jobs`` as ``simulate`` takes it)
+(:func:`batpolicy.io.swf.read_swf`, ``--max-jobs`` as ``simulate`` takes it)
 and written as a Batsim JSON workload (every job's JSON as we would forward it, profiles
 as read); the platform is a zero-latency homogeneous cluster of the trace header's size
 (KTH-SP2: 100 hosts) plus Batsim's master host, like the bundled
@@ -163,7 +163,7 @@ PLATFORM = """<?xml version='1.0'?>
 
 def prepare(trace: str, max_jobs: int | None, workdir: Path) -> tuple[Path, Path, int]:
     """Write the Batsim JSON workload and the platform of a trace; return them and the jobs."""
-    from batpolicy.scheduler.io.swf import read_swf
+    from batpolicy.io.swf import read_swf
 
     tag = f"{trace}-{max_jobs or 'all'}"
     workload_path, platform_path = workdir / f"{tag}.json", workdir / f"{tag}.xml"

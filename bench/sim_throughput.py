@@ -1,7 +1,7 @@
 """Throughput of the embedded simulator on whole PWA traces (issue 3's speed goal).
 
 What ``batpolicy simulate`` does, timed: every SWF trace of the shared traces folder is
-read with :func:`batpolicy.scheduler.io.swf.read_swf` (the platform is
+read with :func:`batpolicy.io.swf.read_swf` (the platform is
 ``Platform.homogeneous(workload.nb_res)``, the header's MaxProcs, else MaxNodes, as the
 reader reports it), then each policy runs through
 ``Simulator([workload], platform).run(Dispatcher(make_policy(name)).handle)`` with the
@@ -63,8 +63,8 @@ def run_one(path: str, policy_name: str, max_jobs: int | None) -> dict[str, Any]
     from batpolicy.platforms.model import Platform
     from batpolicy.policies.registry import make_policy
     from batpolicy.scheduler.dispatch import Dispatcher
-    from batpolicy.scheduler.io.swf import read_swf
-    from batpolicy.scheduler.sim import SimOptions, Simulator
+    from batpolicy.io.swf import read_swf
+    from batpolicy.simulator import SimOptions, Simulator
 
     logging.getLogger("batpolicy").setLevel(logging.WARNING)
     began = time.perf_counter()

@@ -1,6 +1,6 @@
 """Helpers for the tests that run the ``batpolicy`` commands end to end.
 
-The commands are called in-process through :func:`batpolicy.scheduler.app.cli.main`, which
+The commands are called in-process through :func:`batpolicy.app.cli.main`, which
 installs its own logging handlers on the root logger: :func:`restore_logging` puts the
 root logger back after each test (import it into a test module to make it autouse there).
 """

@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from batpolicy.scheduler.app.campaign.runner import _cell
-from batpolicy.scheduler.app.campaign.spec import load_campaign
-from batpolicy.scheduler.app.campaign.task import _is_timing, run_task
+from batpolicy.app.campaign.runner import _cell
+from batpolicy.app.campaign.spec import load_campaign
+from batpolicy.app.campaign.task import _is_timing, run_task
 
 CAMPAIGNS = Path(__file__).resolve().parents[1] / "bench" / "campaigns"
 #: Columns that depend on where the campaign ran (the run id hashes absolute paths).

@@ -6,7 +6,7 @@ from typing import Any
 
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
-from batpolicy.scheduler.sim.engine import Simulator
+from batpolicy.simulator.engine.simulator import Simulator
 
 
 def simulator_begins(platform: Platform) -> t.SimulationBegins:

@@ -17,7 +17,7 @@ import pytest
 from batpolicy import __version__
 from batpolicy.platforms.generators import read_machines_csv
 from batpolicy.policies.registry import POLICIES
-from batpolicy.scheduler.app.cli import build_parser
+from batpolicy.app.cli import build_parser
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -44,7 +44,7 @@ def test_version_names_the_interpreter_and_its_build() -> None:
 
 _PROBE = """
 import sys
-from batpolicy.scheduler.app.cli import main
+from batpolicy.app.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit:
@@ -55,9 +55,9 @@ print(sorted(m for m in sys.modules if m in {HEAVY}), file=sys.stderr)
 #: the policies behind it, the simulator, ZeroMQ, the codec, the protocol's types, the
 #: workload readers and generators, the platform model, the plug-in scan's metadata.
 _HEAVY = {"numpy", "zmq", "orjson", "batpolicy.policies.easy", "batpolicy.policies.dpsa",
-          "batpolicy.scheduler.sim.engine", "batpolicy.protocol", "batpolicy.protocol.codec",
-          "batpolicy.scheduler.io.model", "batpolicy.scheduler.io.presets",
-          "batpolicy.scheduler.io.swf", "batpolicy.platforms.model",
+          "batpolicy.simulator.engine.simulator", "batpolicy.protocol", "batpolicy.protocol.codec",
+          "batpolicy.io.model", "batpolicy.io.presets",
+          "batpolicy.io.swf", "batpolicy.platforms.model",
           "batpolicy.platforms.generators", "importlib.metadata"}
 
 
@@ -79,7 +79,7 @@ def test_serve_fcfs_starts_without_numpy() -> None:
 
 _BLAS_PROBE = """
 import os, sys
-from batpolicy.scheduler.app.cli import console
+from batpolicy.app.cli import console
 sys.argv = ["batpolicy", *sys.argv[1:]]
 try:
     console()
@@ -109,8 +109,8 @@ def test_the_command_runs_openblas_on_one_thread_unless_told(preset: str | None)
 
 def test_transform_size_choices_are_the_readers() -> None:
     # the parser names them without importing the SWF reader
-    from batpolicy.scheduler.app.io_cli import SIZES
-    from batpolicy.scheduler.io.swf import SIZE_FIELDS
+    from batpolicy.app.io_cli import SIZES
+    from batpolicy.io.swf import SIZE_FIELDS
 
     assert SIZES == SIZE_FIELDS
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from batpolicy.platforms.xml import parse_time, read_platform
-from batpolicy.scheduler.sim.latency import message_delays
+from batpolicy.simulator.latency.driver import message_delays
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from harness import free_port  # noqa: E402  (bench/harness.py)

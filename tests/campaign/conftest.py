@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.io.inputs import DEFAULT_WORKLOAD, bundled
+from batpolicy.io.inputs import DEFAULT_WORKLOAD, bundled
 
 
 @pytest.fixture

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.app.campaign import checks
-from batpolicy.scheduler.app.campaign.executors import LocalPool
-from batpolicy.scheduler.app.campaign.runner import run_campaign
-from batpolicy.scheduler.app.campaign.spec import load_campaign
-from batpolicy.scheduler.app.campaign.task import CODE_FILE, run_dir
-from batpolicy.scheduler.app.cli import main
+from batpolicy.app.campaign import checks
+from batpolicy.app.campaign.executors import LocalPool
+from batpolicy.app.campaign.runner import run_campaign
+from batpolicy.app.campaign.spec import load_campaign
+from batpolicy.app.campaign.task import CODE_FILE, run_dir
+from batpolicy.app.cli import main
 
 from clirun import restore_logging  # noqa: F401  (autouse: the CLI's handlers removed)
 

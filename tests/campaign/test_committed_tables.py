@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.app.campaign.spec import load_campaign
+from batpolicy.app.campaign.spec import load_campaign
 
 from committed_tables import CAMPAIGNS, differences
 

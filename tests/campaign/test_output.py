@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.app.campaign.spec import load_campaign
-from batpolicy.scheduler.app.cli import main
-from batpolicy.scheduler.io.inputs import DEFAULT_WORKLOAD, bundled
+from batpolicy.app.campaign.spec import load_campaign
+from batpolicy.app.cli import main
+from batpolicy.io.inputs import DEFAULT_WORKLOAD, bundled
 
 REPO = Path(__file__).resolve().parents[2]
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")

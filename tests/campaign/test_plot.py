@@ -11,10 +11,10 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from batpolicy.scheduler.app.campaign.executors import LocalPool  # noqa: E402
-from batpolicy.scheduler.app.campaign.runner import run_campaign  # noqa: E402
-from batpolicy.scheduler.app.campaign.spec import load_campaign  # noqa: E402
-from batpolicy.scheduler.app.plot import gantt_boxes  # noqa: E402
+from batpolicy.app.campaign.executors import LocalPool  # noqa: E402
+from batpolicy.app.campaign.runner import run_campaign  # noqa: E402
+from batpolicy.app.campaign.spec import load_campaign  # noqa: E402
+from batpolicy.app.plot import gantt_boxes  # noqa: E402
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def finished(small_campaign: Path) -> Path:
 
 def run_cli(args: list[str]) -> subprocess.CompletedProcess[str]:
     """``batpolicy ARGS`` as a user runs it."""
-    return subprocess.run([sys.executable, "-m", "batpolicy.scheduler.app.cli", *args],
+    return subprocess.run([sys.executable, "-m", "batpolicy.app.cli", *args],
                           capture_output=True, text=True, timeout=120)
 
 
@@ -86,7 +86,7 @@ def test_bars_against_a_baseline(finished: Path, tmp_path: Path) -> None:
 
 def test_line_by_a_column_with_flat_references() -> None:
     """Seed 003 Figs. 9-11: one line per label; a baseline without the x is flat."""
-    from batpolicy.scheduler.app.plot import select, sweep_series
+    from batpolicy.app.plot import select, sweep_series
 
     rows = [{"label": "first-fit", "preset.bsbw_mbps": "250", "param.lslt": "1.0",
              "mean_turnaround_time": "300"},
@@ -148,7 +148,7 @@ def _tradeoff_tables(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_tradeoff_scatter_of_a_campaign_and_a_batsched_table(tmp_path: Path) -> None:
-    from batpolicy.scheduler.app.plot import _merged_results, tradeoff_series
+    from batpolicy.app.plot import _merged_results, tradeoff_series
 
     campaign, batsched = _tradeoff_tables(tmp_path)
     rows = _merged_results([campaign, batsched])

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.app.cli import main
-from batpolicy.scheduler.io.outputs import JOBS_COLUMNS
+from batpolicy.app.cli import main
+from batpolicy.io.outputs import JOBS_COLUMNS
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)
 
@@ -21,7 +21,7 @@ from clirun import restore_logging  # noqa: F401  (autouse fixture)
 _WITHOUT_MATPLOTLIB = """
 import sys
 sys.modules["matplotlib"] = None  # `import matplotlib` (and its submodules) now fails
-from batpolicy.scheduler.app.cli import main
+from batpolicy.app.cli import main
 raise SystemExit(main(sys.argv[1:]))
 """
 

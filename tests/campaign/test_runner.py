@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.app.campaign.executors import LocalPool
-from batpolicy.scheduler.app.campaign.runner import run_campaign
-from batpolicy.scheduler.app.campaign.spec import load_campaign
+from batpolicy.app.campaign.executors import LocalPool
+from batpolicy.app.campaign.runner import run_campaign
+from batpolicy.app.campaign.spec import load_campaign
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -76,7 +76,7 @@ def test_a_campaign_killed_midway_resumes_without_redoing_finished_runs(
         tmp_path: Path) -> None:
     interrupted = _slow_campaign(tmp_path, "killed")
     out = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "batpolicy.scheduler.app.cli", "campaign", str(interrupted),
+    cmd = [sys.executable, "-m", "batpolicy.app.cli", "campaign", str(interrupted),
            "-j", "1", "--no-progress"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -113,7 +113,7 @@ def test_the_same_campaign_on_a_dask_cluster_gives_the_identical_table(
     pytest.importorskip("distributed")
     from distributed import Client
 
-    from batpolicy.scheduler.app.campaign.executors import DaskCluster
+    from batpolicy.app.campaign.executors import DaskCluster
 
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
@@ -149,7 +149,7 @@ def test_the_same_campaign_on_a_dask_cluster_gives_the_identical_table(
 
 def test_a_campaign_run_writes_the_jobs_csv_of_simulate(tmp_path: Path) -> None:
     """Same inputs, same job model: the run's jobs.csv is `simulate`'s, model columns included."""
-    from batpolicy.scheduler.app.cli import main
+    from batpolicy.app.cli import main
 
     platform, workload = tmp_path / "mc2.xml", tmp_path / "w.json"
     assert main(["platform", "multicluster", "--clusters", "2", "--nodes", "100",

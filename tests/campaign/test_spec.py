@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from batpolicy.errors import InputError
-from batpolicy.scheduler.app.campaign.spec import load_campaign
+from batpolicy.app.campaign.spec import load_campaign
 
 
 def test_grids_expand_to_the_cartesian_product_in_file_order(small_campaign: Path) -> None:
@@ -58,8 +58,8 @@ def test_bad_campaign_files_give_one_error_naming_file_and_key(
 
 
 def test_a_preset_run_generates_its_workload_with_the_run_seed(tmp_path: Path) -> None:
-    from batpolicy.scheduler.app.campaign.executors import LocalPool
-    from batpolicy.scheduler.app.campaign.runner import run_campaign
+    from batpolicy.app.campaign.executors import LocalPool
+    from batpolicy.app.campaign.runner import run_campaign
 
     path = tmp_path / "c.toml"
     path.write_text('[[grid]]\npolicy = "fcfs"\npreset = "uniform"\nnb_res = 8\n'
@@ -151,9 +151,9 @@ def test_a_tabu_4_run_without_platform_gets_the_machines_its_workload_was_drawn_
 
     from batpolicy.platforms.xml import read_platform
     from batpolicy.protocol.intervals import MachineSet
-    from batpolicy.scheduler.app.campaign.executors import LocalPool
-    from batpolicy.scheduler.app.campaign.runner import run_campaign
-    from batpolicy.scheduler.app.cli import main
+    from batpolicy.app.campaign.executors import LocalPool
+    from batpolicy.app.campaign.runner import run_campaign
+    from batpolicy.app.cli import main
 
     path = tmp_path / "c.toml"
     path.write_text('[[run]]\npolicy = "easy"\nparams = { one_group = true }\n'

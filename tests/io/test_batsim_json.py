@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from batpolicy.errors import InputError
-from batpolicy.scheduler.io import read_workload
-from batpolicy.scheduler.io.batsim_json import full_job_id, read_batsim_workload
+from batpolicy.io import read_workload
+from batpolicy.io.batsim_json import full_job_id, read_batsim_workload
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 TRANSCRIPTS = SHARED / "transcripts"

@@ -18,10 +18,10 @@ from batpolicy.platforms.xml import read_platform
 from batpolicy.policies.registry import make_policy
 from batpolicy.policies.toolkit.bandwidth import ppbw_from_bsbw, required_bandwidth
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.scheduler.io.coalloc_simgrid import job_profiles, simgrid_profiles
-from batpolicy.scheduler.io.presets import build_workload, parse_overrides, preset
-from batpolicy.scheduler.sim import SimOptions, Simulator
-from batpolicy.scheduler.sim.coalloc_models import profile_runtime
+from batpolicy.io.coalloc_simgrid import job_profiles, simgrid_profiles
+from batpolicy.io.presets import build_workload, parse_overrides, preset
+from batpolicy.simulator import SimOptions, Simulator
+from batpolicy.simulator.jobmodels.coalloc import profile_runtime
 
 SPEED = 2e9
 

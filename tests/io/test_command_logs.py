@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.app import cli
+from batpolicy.app import cli
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)
 

@@ -14,7 +14,7 @@ evalys_jobset = pytest.importorskip("evalys.jobset")
 
 
 def test_evalys_reads_a_simulate_run(tmp_path: Path) -> None:
-    from batpolicy.scheduler.app.cli import main
+    from batpolicy.app.cli import main
 
     out = tmp_path / "out"
     assert main(["simulate", "--policy", "easy", "-o", str(out), "--no-progress", "-q"]) == 0

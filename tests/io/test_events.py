@@ -9,7 +9,7 @@ import pytest
 
 from batpolicy.errors import InputError
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.io.events import ExternalEvent, read_events
+from batpolicy.io.events import ExternalEvent, read_events
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 INPUTS = SHARED / "transcripts" / "inputs"

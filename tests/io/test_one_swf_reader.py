@@ -16,8 +16,8 @@ from types import ModuleType
 
 import pytest
 
-from batpolicy.scheduler.io.swf import read_swf
-from batpolicy.scheduler.io.transform import WEEK, drop_larger, weeks
+from batpolicy.io.swf import read_swf
+from batpolicy.io.transform import WEEK, drop_larger, weeks
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 SCRIPTS = ("dpsa_vs_easy",)
@@ -68,8 +68,8 @@ def test_the_sweep_campaign_reads_the_week_and_grows_the_platform(tmp_path: Path
 
     Allocated sizes, wide jobs dropped, the loaded week, exact walltimes, m + ceil(a*m).
     """
-    from batpolicy.scheduler.io.inputs import InputSpec, load_inputs
-    from batpolicy.scheduler.io.transform import TransformSpec
+    from batpolicy.io.inputs import InputSpec, load_inputs
+    from batpolicy.io.transform import TransformSpec
 
     spec = InputSpec(workloads=(str(_trace(tmp_path)),), lenient=True, size="allocated",
                      transform=TransformSpec(weeks=1, min_util=0.7, exact_walltime=True),
@@ -87,7 +87,7 @@ def test_the_sweep_campaign_reads_the_week_and_grows_the_platform(tmp_path: Path
 
 def test_growing_a_platform_file_is_an_error(tmp_path: Path) -> None:
     from batpolicy.errors import ConfigError
-    from batpolicy.scheduler.io.inputs import InputSpec, load_inputs
+    from batpolicy.io.inputs import InputSpec, load_inputs
 
     with pytest.raises(ConfigError, match="extra-machines"):
         load_inputs(InputSpec(extra_machines=0.1))  # the bundled workload's platform file

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.io.batsim_json import read_batsim_workload
-from batpolicy.scheduler.io.rapidjson_number import rapidjson_float
+from batpolicy.io.batsim_json import read_batsim_workload
+from batpolicy.io.rapidjson_number import rapidjson_float
 
 #: text -> the double rapidjson gives (where it is not Python's float(text), said so)
 RAPIDJSON = [

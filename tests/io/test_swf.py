@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from batpolicy.errors import InputError
-from batpolicy.scheduler.io import read_workload
-from batpolicy.scheduler.io.swf import SWF_FIELDS, read_swf
+from batpolicy.io import read_workload
+from batpolicy.io.swf import SWF_FIELDS, read_swf
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 TRACES = SHARED / "traces"

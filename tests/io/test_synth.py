@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from batpolicy.errors import ConfigError
-from batpolicy.scheduler.app import cli
-from batpolicy.scheduler.io import read_batsim_workload
-from batpolicy.scheduler.io.presets import PRESETS, parse_overrides, preset
-from batpolicy.scheduler.io.synth import GroupSpec, JobType, SynthSpec, generate
-from batpolicy.scheduler.io.transform import inter_arrival_times
-from batpolicy.scheduler.io.writer import workload_to_json
+from batpolicy.app import cli
+from batpolicy.io import read_batsim_workload
+from batpolicy.io.presets import PRESETS, parse_overrides, preset
+from batpolicy.io.synth import GroupSpec, JobType, SynthSpec, generate
+from batpolicy.io.transform import inter_arrival_times
+from batpolicy.io.writer import workload_to_json
 
 from clirun import read_jobs, restore_logging  # noqa: F401  (autouse fixture)
 

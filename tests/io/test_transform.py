@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from batpolicy.errors import ConfigError, InputError
-from batpolicy.scheduler.io import read_batsim_workload, read_swf
-from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.io.transform import (
+from batpolicy.io import read_batsim_workload, read_swf
+from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.transform import (
     WEEK,
     TransformSpec,
     apply,
@@ -23,7 +23,7 @@ from batpolicy.scheduler.io.transform import (
     time_window,
     weeks,
 )
-from batpolicy.scheduler.io.writer import write_batsim_workload
+from batpolicy.io.writer import write_batsim_workload
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 KTH = SHARED / "traces" / "KTH-SP2-1996-2.swf.gz"

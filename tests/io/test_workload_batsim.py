@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.app import cli
+from batpolicy.app import cli
 
 from clirun import free_port, restore_logging  # noqa: F401  (autouse fixture)
 from conftest import VENDORED_TRANSCRIPTS

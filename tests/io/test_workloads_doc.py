@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.app.cli import build_parser, main
+from batpolicy.app.cli import build_parser, main
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)
 from conftest import SHARED_DATA

@@ -16,7 +16,7 @@ from batpolicy.platforms import generators as gen
 from batpolicy.platforms.begins import platform_from_begins
 from batpolicy.platforms.power import HostPower, SleepPState, host_power, pstate_speeds
 from batpolicy.platforms.xml import read_platform
-from batpolicy.scheduler.app.cli import main
+from batpolicy.app.cli import main
 from batpolicy.scheduler.state import ClusterState
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)
@@ -88,7 +88,7 @@ def test_machines_of_a_preset_are_those_its_workload_was_drawn_for(tmp_path: Pat
     """``--preset tabu-4 --seed S``: the hosts, speeds and machines of ``grid_platform``."""
     from dataclasses import replace
 
-    from batpolicy.scheduler.io.deadline_grid import TABU4, grid_platform
+    from batpolicy.io.deadline_grid import TABU4, grid_platform
 
     drawn = grid_platform(replace(TABU4, nb_machines=12), 5)
     platform = read_platform(_cli(tmp_path, "machines", "--preset", "tabu-4", "--seed", "5",

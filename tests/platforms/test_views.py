@@ -190,7 +190,7 @@ def _seen_platforms(monkeypatch: pytest.MonkeyPatch) -> list[Platform]:
 
 def test_simulate_gives_the_policy_the_files_speeds(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from batpolicy.scheduler.app.cli import main
+    from batpolicy.app.cli import main
 
     path = _shared("heterogeneous_platform.xml")
     seen = _seen_platforms(monkeypatch)
@@ -206,7 +206,7 @@ def test_simulate_gives_the_policy_the_files_speeds(tmp_path: Path,
 
 def test_serve_platform_option_reads_the_file(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from batpolicy.scheduler.app import cli
+    from batpolicy.app import cli
 
     captured: list[ClusterState] = []
     monkeypatch.setattr("batpolicy.scheduler.daemon.serve",

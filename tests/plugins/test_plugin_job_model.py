@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.io.inputs import DEFAULT_WORKLOAD, bundled
+from batpolicy.io.inputs import DEFAULT_WORKLOAD, bundled
 
 PACKAGE = {
     "pyproject.toml": """
@@ -35,7 +35,7 @@ PACKAGE = {
     "slowdown_model.py": '''
         """Every job runs its delay times a factor (a user's own job model)."""
         from batpolicy.protocol.types import JobState
-        from batpolicy.scheduler.sim.models import JobModel
+        from batpolicy.simulator.jobmodels.base import JobModel
 
 
         class Slowdown(JobModel):
@@ -86,7 +86,7 @@ def _env(site: Path) -> dict[str, str]:
 def test_an_installed_job_model_runs_with_job_model_slowdown(installed: Path,
                                                              tmp_path: Path) -> None:
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-m", "batpolicy.scheduler.app.cli", "simulate",
+    run = subprocess.run([sys.executable, "-m", "batpolicy.app.cli", "simulate",
                           "--policy", "fcfs", "--job-model", "slowdown:3", "-o", str(out),
                           "--no-progress", "--quiet"],
                          capture_output=True, text=True, env=_env(installed), timeout=120)
@@ -103,7 +103,7 @@ def test_an_installed_job_model_runs_with_job_model_slowdown(installed: Path,
 
 
 def test_without_the_package_the_name_is_one_clear_error(tmp_path: Path) -> None:
-    run = subprocess.run([sys.executable, "-m", "batpolicy.scheduler.app.cli", "simulate",
+    run = subprocess.run([sys.executable, "-m", "batpolicy.app.cli", "simulate",
                           "--job-model", "slowdown", "-o", str(tmp_path / "out"),
                           "--no-progress"], capture_output=True, text=True, timeout=60)
     assert run.returncode != 0

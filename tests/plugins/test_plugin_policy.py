@@ -77,11 +77,11 @@ def _env(site: Path) -> dict[str, str]:
 
 
 def test_an_installed_plugin_runs_with_policy_mine(installed: Path, tmp_path: Path) -> None:
-    listed = subprocess.run([sys.executable, "-m", "batpolicy.scheduler.app.cli", "policies"],
+    listed = subprocess.run([sys.executable, "-m", "batpolicy.app.cli", "policies"],
                             capture_output=True, text=True, env=_env(installed), timeout=60)
     assert "mine\n    Start the widest waiting jobs" in listed.stdout
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-m", "batpolicy.scheduler.app.cli", "simulate",
+    run = subprocess.run([sys.executable, "-m", "batpolicy.app.cli", "simulate",
                           "--policy", "mine", "--paranoid", "-o", str(out), "--no-progress"],
                          capture_output=True, text=True, env=_env(installed), timeout=120)
     assert run.returncode == 0, run.stderr

@@ -20,9 +20,9 @@ from batpolicy.platforms.xml import read_platform
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.scheduler.io.coalloc_traces import coalloc_workload, preset
-from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.sim import SimOptions, Simulator
+from batpolicy.io.coalloc_traces import coalloc_workload, preset
+from batpolicy.io.model import JobSpec, Workload
+from batpolicy.simulator import SimOptions, Simulator
 
 OK = JobState.COMPLETED_SUCCESSFULLY
 
@@ -173,8 +173,8 @@ def test_parameters_are_checked() -> None:
 
 
 def test_simulate_command_with_the_bandwidth_model(tmp_path: Path) -> None:
-    from batpolicy.scheduler.app.cli import main
-    from batpolicy.scheduler.io.coalloc_traces import write_workload_json
+    from batpolicy.app.cli import main
+    from batpolicy.io.coalloc_traces import write_workload_json
 
     from clirun import read_jobs, restore_logging  # noqa: F401  (autouse fixture)
 

@@ -8,7 +8,7 @@ must equal the embedded simulator's for the same policy (delay profiles on a
 zero-latency platform: Batsim's own model is the ``profile`` job model), so the
 policy sees the same clusters from Batsim's SIMULATION_BEGINS as from the file.
 
-With ``profiles=simgrid`` (:mod:`batpolicy.scheduler.io.coalloc_simgrid`) the jobs are
+With ``profiles=simgrid`` (:mod:`batpolicy.io.coalloc_simgrid`) the jobs are
 parallel tasks whose all-to-all traffic crosses the uplinks, and SimGrid's own network
 model slows the co-allocated ones: a lone co-allocated job runs exactly eq. 5-7's
 ``T_P + T_C / sd`` (as the embedded ``bandwidth`` model says), a job inside one cluster
@@ -33,14 +33,14 @@ from batpolicy.policies.toolkit.bandwidth import ppbw_from_bsbw
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.daemon import ServeOptions, serve
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.scheduler.io.batsim_json import read_batsim_workload
-from batpolicy.scheduler.io.coalloc_simgrid import job_profiles
-from batpolicy.scheduler.io.coalloc_traces import coalloc_workload, preset, write_workload_json
-from batpolicy.scheduler.io.presets import build_workload
-from batpolicy.scheduler.io.presets import preset as workload_preset
-from batpolicy.scheduler.io.writer import write_batsim_workload
-from batpolicy.scheduler.sim import SimOptions, Simulator
-from batpolicy.scheduler.sim.coalloc_models import profile_runtime
+from batpolicy.io.batsim_json import read_batsim_workload
+from batpolicy.io.coalloc_simgrid import job_profiles
+from batpolicy.io.coalloc_traces import coalloc_workload, preset, write_workload_json
+from batpolicy.io.presets import build_workload
+from batpolicy.io.presets import preset as workload_preset
+from batpolicy.io.writer import write_batsim_workload
+from batpolicy.simulator import SimOptions, Simulator
+from batpolicy.simulator.jobmodels.coalloc import profile_runtime
 
 from clirun import free_port
 

@@ -32,8 +32,8 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.clock import MockClock
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.sim import SimOptions, Simulator
+from batpolicy.io.model import JobSpec, Workload
+from batpolicy.simulator import SimOptions, Simulator
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)
 
@@ -327,7 +327,7 @@ def test_simulate_tabu_from_the_command_line(tmp_path: Path) -> None:
 
     Machines are clusters whose hosts carry ``group`` and ``speed`` properties.
     """
-    from batpolicy.scheduler.app.cli import main
+    from batpolicy.app.cli import main
 
     clusters = "\n".join(CLUSTER.format(name=f"m{i}", last=cpus - 1, speed=speed)
                          for i, (cpus, speed) in enumerate([(2, 1e9), (4, 2e9), (1, 3e9)]))
@@ -379,7 +379,7 @@ def test_simulate_metrics_count_late_jobs_and_tardiness_of_deadline_policies(
     Machines m0 (1 CPU, 1 GFlop/s) and m1 (1 CPU, 2 GFlop/s); at t=0 a (10 s of work at
     1 GFlop/s, deadline 6), b (4 s, 3.5) and c (2 s, 20); d (1 s, no deadline) at 100.
     """
-    from batpolicy.scheduler.app.cli import main
+    from batpolicy.app.cli import main
 
     clusters = "\n".join(CLUSTER.format(name=f"m{i}", last=0, speed=speed)
                          for i, speed in enumerate([1e9, 2e9]))

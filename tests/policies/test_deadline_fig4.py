@@ -13,7 +13,7 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from batpolicy.scheduler.app.campaign.spec import load_campaign
+from batpolicy.app.campaign.spec import load_campaign
 
 CAMPAIGNS = Path(__file__).resolve().parents[2] / "bench" / "campaigns"
 POLICIES = ("fcfs", "edf", "easy", "mt-edf", "tabu")

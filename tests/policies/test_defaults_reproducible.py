@@ -20,8 +20,8 @@ import pytest
 
 from batpolicy.policies.registry import POLICIES
 from batpolicy.scheduler import contract  # where Policy gets its wall clock
-from batpolicy.scheduler.app.campaign.spec import RunSpec
-from batpolicy.scheduler.app.campaign.task import run_dir, run_task
+from batpolicy.app.campaign.spec import RunSpec
+from batpolicy.app.campaign.task import run_dir, run_task
 from batpolicy.scheduler.clock import MockClock
 
 INPUTS = Path(__file__).resolve().parents[2] / "bench" / "campaigns" / "inputs"

@@ -286,7 +286,7 @@ def test_stats_start_at_zero() -> None:
 
 
 def test_simulate_writes_the_stats_into_metrics_json(tmp_path: Path) -> None:
-    from batpolicy.scheduler.app.cli import main
+    from batpolicy.app.cli import main
 
     out = tmp_path / "out"
     assert main(["simulate", "--policy", "dpsa-n", "--param", "search=exhaustive",
@@ -383,9 +383,9 @@ def test_dpsa_never_uses_fewer_machines_at_a_decision_than_easy_would() -> None:
 # ----------------------------------------------------- through the embedded simulator
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_random_workload_on_the_embedded_simulator(variant: str) -> None:
-    sim = pytest.importorskip("batpolicy.scheduler.sim")
+    sim = pytest.importorskip("batpolicy.simulator")
     from batpolicy.platforms.model import Platform
-    from batpolicy.scheduler.io.model import JobSpec, Workload
+    from batpolicy.io.model import JobSpec, Workload
 
     rng = random.Random(variant)
     specs, profiles, at = [], {}, 0

@@ -11,7 +11,7 @@ import csv
 import subprocess
 from pathlib import Path
 
-from batpolicy.scheduler.app.cli import main
+from batpolicy.app.cli import main
 
 from clirun import free_port
 

@@ -161,7 +161,7 @@ def test_branch_and_bound_visits_fewer_nodes_overall() -> None:
 
 
 def test_searches_run_on_snapshots_and_stats_reach_metrics(tmp_path: Path) -> None:
-    from batpolicy.scheduler.app.cli import main
+    from batpolicy.app.cli import main
 
     platform = tmp_path / "racks.xml"
     assert main(["platform", "racks", "--racks", "4", "--nodes", "6", "--gpu-racks", "1",
@@ -176,8 +176,8 @@ def test_searches_run_on_snapshots_and_stats_reach_metrics(tmp_path: Path) -> No
 
 
 def test_nstep_presets_load_their_streams_as_asked() -> None:
-    from batpolicy.scheduler.io.presets import preset
-    from batpolicy.scheduler.io.synth import generate
+    from batpolicy.io.presets import preset
+    from batpolicy.io.synth import generate
 
     workload = generate(preset("nstep-exp1"), seed=3)
     kinds = [j.raw["job_type"] for j in workload.jobs]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.app.cli import main
+from batpolicy.app.cli import main
 
 from clirun import serve_beside_batsim
 

@@ -21,11 +21,11 @@ from batpolicy.platforms.model import Platform
 from batpolicy.platforms.xml import read_platform
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol.types import JobState
-from batpolicy.scheduler.app.cli import main
+from batpolicy.app.cli import main
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.io.result import SimResult
-from batpolicy.scheduler.sim import SimOptions, Simulator
+from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.result import SimResult
+from batpolicy.simulator import SimOptions, Simulator
 from batpolicy.scheduler.state import ClusterState
 
 from clirun import free_port, restore_logging  # noqa: F401  (autouse: the CLI's handlers removed)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.app.cli import main
+from batpolicy.app.cli import main
 
 #: The hand-made workload of test_redirection_sim.py (see there): w0!0 is redirected at 30.
 PROFILES = {"long": {"type": "delay", "delay": 900.0}, "wide": {"type": "delay", "delay": 100.0},

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from batpolicy.platforms.xml import read_platform
-from batpolicy.scheduler.app.cli import main
+from batpolicy.app.cli import main
 
 from clirun import serve_beside_batsim
 

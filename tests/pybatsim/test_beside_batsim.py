@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.app import cli
+from batpolicy.app import cli
 
 from clirun import free_port, restore_logging  # noqa: F401
 from conftest import SHARED_DATA

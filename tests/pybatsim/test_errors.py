@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.app import cli
+from batpolicy.app import cli
 
 from clirun import read_jobs, recorded_inputs, restore_logging  # noqa: F401
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from batpolicy.protocol.transcript import read_transcript
-from batpolicy.scheduler.app import cli
+from batpolicy.app import cli
 
 from clirun import (  # noqa: F401  (restore_logging is an autouse fixture)
     free_port,

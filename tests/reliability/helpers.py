@@ -25,10 +25,10 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.scheduler.io.events import ExternalEvent
-from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.io.outputs import JobsCsvWriter
-from batpolicy.scheduler.sim import JobRecord, SimOptions, Simulator
+from batpolicy.io.events import ExternalEvent
+from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.outputs import JobsCsvWriter
+from batpolicy.simulator import JobRecord, SimOptions, Simulator
 
 REPO = Path(__file__).resolve().parents[2]
 

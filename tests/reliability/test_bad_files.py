@@ -21,11 +21,11 @@ import pytest
 from batpolicy.errors import InputError
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.registry import make_policy
-from batpolicy.scheduler.app import cli
+from batpolicy.app import cli
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.scheduler.io.batsim_json import read_batsim_workload
-from batpolicy.scheduler.io.events import read_events
-from batpolicy.scheduler.sim import Simulator
+from batpolicy.io.batsim_json import read_batsim_workload
+from batpolicy.io.events import read_events
+from batpolicy.simulator import Simulator
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)
 

@@ -38,7 +38,7 @@ from batpolicy.protocol.transcript import read_transcript
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.daemon import EXIT_ERROR, ServeOptions, serve
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.scheduler.sim import SimOptions, Simulator
+from batpolicy.simulator import SimOptions, Simulator
 
 from clirun import free_port, recorded_inputs
 from conftest import TRANSCRIPTS

@@ -41,8 +41,8 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import decode_reply, decode_request, encode_request, request_to_obj
 from batpolicy.scheduler.daemon import EXIT_ERROR, EXIT_OK, ServeOptions, serve
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.scheduler.io.events import ExternalEvent
-from batpolicy.scheduler.sim import SimOptions, Simulator
+from batpolicy.io.events import ExternalEvent
+from batpolicy.simulator import SimOptions, Simulator
 
 from conftest import TRANSCRIPTS
 

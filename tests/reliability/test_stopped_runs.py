@@ -27,7 +27,7 @@ DRIVER = textwrap.dedent('''
     import os, signal, sys
     from batpolicy.policies import registry
     from batpolicy.policies.fcfs import Fcfs
-    from batpolicy.scheduler.app.cli import main
+    from batpolicy.app.cli import main
 
     first, second = (getattr(signal, name) for name in sys.argv[1:3])
     signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal

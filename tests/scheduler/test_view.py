@@ -24,7 +24,7 @@ from batpolicy.policies.base import Policy
 from batpolicy.policies.fcfs import Fcfs
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.app import cli
+from batpolicy.app import cli
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.view import PolicyView
 

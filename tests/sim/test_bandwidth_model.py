@@ -32,12 +32,12 @@ from batpolicy.policies.toolkit.bandwidth import (
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
-from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.io.outputs import OutputPaths
-from batpolicy.scheduler.sim import SimOptions, Simulator
-from batpolicy.scheduler.sim.coalloc_models import EXTRA_COLUMNS
-from batpolicy.scheduler.sim.registry import make_job_model
-from batpolicy.scheduler.sim.run import run_simulation
+from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.outputs import OutputPaths
+from batpolicy.simulator import SimOptions, Simulator
+from batpolicy.simulator.jobmodels.coalloc import EXTRA_COLUMNS
+from batpolicy.simulator.jobmodels.registry import make_job_model
+from batpolicy.simulator.run import run_simulation
 
 
 # ------------------------------------------------------------------------------ eq. 1-5, 8

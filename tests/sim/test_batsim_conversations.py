@@ -11,7 +11,7 @@ Batsim 4.2.1 and batsched 1.4 on ``zero_lat_cluster32.xml`` and ``walltime_mix_1
 - ``submitter-walltime120`` (``--enable-dynamic-jobs --acknowledge-dynamic-jobs``): the
   acknowledgement of a REGISTER_JOB carries the full id and comes after the instant's
   static submissions (case 2); at t = 57.25 a completion comes before a submission of its
-  instant (the job went to sleep before the submitter did, ``scheduler/sim/core.py``).
+  instant (the job went to sleep before the submitter did, ``simulator/core.py``).
 
 ``pybatsim-wakeorder`` was recorded the same way between real Batsim 4.2.1 and a pybatsim
 3.2.1 scheduler (``wake_order_scheduler.py.txt``: each job started on the lowest free
@@ -37,10 +37,10 @@ import pytest
 from sim.test_transcript_fidelity import RecordedScheduler
 
 from batpolicy.platforms.xml import read_platform
-from batpolicy.scheduler.io.batsim_json import read_batsim_workload
-from batpolicy.scheduler.io.events import read_events
-from batpolicy.scheduler.io.outputs import format_job_row
-from batpolicy.scheduler.sim import SimOptions, Simulator
+from batpolicy.io.batsim_json import read_batsim_workload
+from batpolicy.io.events import read_events
+from batpolicy.io.outputs import format_job_row
+from batpolicy.simulator import SimOptions, Simulator
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "batsim421"
 #: name -> (workload, platform, Batsim flags as SimOptions)

@@ -30,10 +30,10 @@ import pytest
 from sim.test_transcript_fidelity import RecordedScheduler
 
 from batpolicy.platforms.xml import read_platform
-from batpolicy.scheduler.io.batsim_json import read_batsim_workload
-from batpolicy.scheduler.io.outputs import format_job_row, schedule_fields
-from batpolicy.scheduler.io.result import SimResult
-from batpolicy.scheduler.sim import SimOptions, Simulator
+from batpolicy.io.batsim_json import read_batsim_workload
+from batpolicy.io.outputs import format_job_row, schedule_fields
+from batpolicy.io.result import SimResult
+from batpolicy.simulator import SimOptions, Simulator
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "batsim421_energy"
 PLATFORM = "energy_platform_homogeneous_no_net_128.xml"

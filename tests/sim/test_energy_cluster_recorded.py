@@ -8,7 +8,7 @@ Batsim's ``simulator.log``, Batsim's outputs as written):
 
 - ``sleeper-mixed-cluster``: ``test_various_profile_types.json``, jobs that move data
   (parallel tasks sharing links, a sequence): the ``ptask`` model's per-host loads as
-  SimGrid's host-energy plugin reads them (:class:`~batpolicy.scheduler.sim.host_energy.TaskPower`);
+  SimGrid's host-energy plugin reads them (:class:`~batpolicy.simulator.energy.host_energy.TaskPower`);
 - ``idlesleeper-energymini50-cluster``: ``energy_bf_idle_sleeper`` with
   ``test_energy_minimal``'s options: machines switched off, woken, a communicating job
   on them;
@@ -21,7 +21,7 @@ Batsim's ``simulator.log``, Batsim's outputs as written):
 
 and three cases of ``bench/energy_own_cases.py`` (``energy_bf_idle_sleeper``, idle
 timeout 0) that need Batsim's own messages inside the parallel-task solver
-(:meth:`~batpolicy.scheduler.sim.ptask.jobmodel.PtaskModel.message_network`):
+(:meth:`~batpolicy.simulator.jobmodels.ptask.jobmodel.PtaskModel.message_network`):
 
 - ``idlesleeper-random2-cluster``: SimGrid's host-energy plugin reads a host's load
   when a job's 1-byte JOB_COMPLETED message ends, with that message still sharing the
@@ -50,7 +50,7 @@ timeout 0) that need Batsim's own messages inside the parallel-task solver
   killed at its walltime ends at the update its timer does (the solver's clock, not
   start + walltime a few ulps later).
 
-and two runs of ``usage_trace`` profiles (:mod:`~batpolicy.scheduler.sim.ptask.usage_trace`):
+and two runs of ``usage_trace`` profiles (:mod:`~batpolicy.simulator.jobmodels.ptask.usage_trace`):
 
 - ``usagetrace-fcfs-smallusage``: Batsim's own ``test_usage_trace`` case
   (``test_usage_trace.json`` and its ``usage-trace/`` files on
@@ -78,11 +78,11 @@ from sim.test_batsim_suite_recorded import MessageForMessage
 from sim.test_energy_batsim import assert_energy_schedule
 
 from batpolicy.platforms.xml import read_platform
-from batpolicy.scheduler.io.batsim_json import read_batsim_workload
-from batpolicy.scheduler.io.machine_states import HEADER, format_row
-from batpolicy.scheduler.io.outputs import format_job_row
-from batpolicy.scheduler.sim import SimOptions
-from batpolicy.scheduler.sim.latency import LatencySimulator, make_simulator
+from batpolicy.io.batsim_json import read_batsim_workload
+from batpolicy.io.machine_states import HEADER, format_row
+from batpolicy.io.outputs import format_job_row
+from batpolicy.simulator import SimOptions
+from batpolicy.simulator.latency.driver import LatencySimulator, make_simulator
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "batsim421_energy"
 #: recording -> its workload and platform

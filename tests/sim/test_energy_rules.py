@@ -18,8 +18,8 @@ from batpolicy.platforms.power import host_power
 from batpolicy.platforms.xml import read_platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.sim import SimOptions, Simulator
+from batpolicy.io.model import JobSpec, Workload
+from batpolicy.simulator import SimOptions, Simulator
 
 WATTS = "100:200, 10:10, 50:50, 150:150"
 SPEEDS = "100f, 1e-9f, 0.5f, 0.25f"

@@ -22,10 +22,10 @@ from batpolicy.protocol.codec import encode_reply, encode_request
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.sim import EventQueue, SimOptions, Simulator
-from batpolicy.scheduler.sim.bookkeeping import SimJob
-from batpolicy.scheduler.sim.core import CALL, COMPLETION, EXTERNAL, SUBMISSION
+from batpolicy.io.model import JobSpec, Workload
+from batpolicy.simulator import EventQueue, SimOptions, Simulator
+from batpolicy.simulator.bookkeeping import SimJob
+from batpolicy.simulator.core import CALL, COMPLETION, EXTERNAL, SUBMISSION
 
 
 def workload(jobs: Iterable[tuple], profiles: dict[str, dict] | None = None,

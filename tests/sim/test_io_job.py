@@ -22,10 +22,10 @@ from batpolicy.errors import InvalidDecision
 from batpolicy.platforms.xml import read_platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.io.batsim_json import read_batsim_workload
-from batpolicy.scheduler.io.outputs import format_job_row
-from batpolicy.scheduler.sim import SimOptions
-from batpolicy.scheduler.sim.latency import make_simulator
+from batpolicy.io.batsim_json import read_batsim_workload
+from batpolicy.io.outputs import format_job_row
+from batpolicy.simulator import SimOptions
+from batpolicy.simulator.latency.driver import make_simulator
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "batsim421"
 

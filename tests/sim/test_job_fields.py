@@ -13,9 +13,9 @@ from batpolicy.errors import InputError, ProtocolError
 from batpolicy.policies.toolkit.outcomes import JobOutcome, compute_metrics, merge_copies
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.app import cli
-from batpolicy.scheduler.io import read_batsim_workload
-from batpolicy.scheduler.io.outputs import JOBS_COLUMNS
+from batpolicy.app import cli
+from batpolicy.io import read_batsim_workload
+from batpolicy.io.outputs import JOBS_COLUMNS
 from batpolicy.scheduler.state import ClusterState
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)

@@ -12,9 +12,9 @@ from batpolicy.platforms.model import Machine, Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
-from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.sim import JobModel, SimOptions, Simulator
-from batpolicy.scheduler.sim.models import ProfileModel
+from batpolicy.io.model import JobSpec, Workload
+from batpolicy.simulator import JobModel, SimOptions, Simulator
+from batpolicy.simulator.jobmodels.base import ProfileModel
 
 
 def one_job(profile: dict[str, Any], *, res: int = 1, walltime: float | None = None,
@@ -84,7 +84,7 @@ def test_a_parallel_task_ending_exactly_at_its_walltime() -> None:
     zero_lat_cluster128, tests/data/batsched_walltime).
     """
     from batpolicy.platforms.xml import read_platform
-    from batpolicy.scheduler.sim.latency import make_simulator
+    from batpolicy.simulator.latency.driver import make_simulator
 
     ptask = {"type": "parallel_homogeneous", "cpu": 1e10, "com": 0}
     assert end(run(one_job(ptask, walltime=10.0), platform(1e9), MachineSet.of(0))) == \
@@ -339,7 +339,7 @@ def test_an_unknown_job_model_field_names_the_job_and_field() -> None:
 
 
 def test_the_one_registry_holds_every_model_under_its_own_name() -> None:
-    from batpolicy.scheduler.sim.registry import JOB_MODELS, make_job_model
+    from batpolicy.simulator.jobmodels.registry import JOB_MODELS, make_job_model
 
     assert sorted(JOB_MODELS) == ["bandwidth", "fixed-penalty", "ideal", "placement",
                                   "profile", "ptask", "speed"]

@@ -30,12 +30,12 @@ from sim.test_transcript_fidelity import RecordedScheduler
 
 from batpolicy.errors import InvalidDecision
 from batpolicy.platforms.xml import read_platform
-from batpolicy.scheduler.app import cli
-from batpolicy.scheduler.io.batsim_json import read_batsim_workload
-from batpolicy.scheduler.io.outputs import format_job_row
-from batpolicy.scheduler.sim import SimOptions, Simulator
-from batpolicy.scheduler.sim.latency import LatencySimulator, make_simulator, message_delays
-from batpolicy.scheduler.sim.routes import UnsupportedRoute, read_routes
+from batpolicy.app import cli
+from batpolicy.io.batsim_json import read_batsim_workload
+from batpolicy.io.outputs import format_job_row
+from batpolicy.simulator import SimOptions, Simulator
+from batpolicy.simulator.latency.driver import LatencySimulator, make_simulator, message_delays
+from batpolicy.platforms.routes import UnsupportedRoute, read_routes
 
 from clirun import free_port
 

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.sim import bookkeeping
-from batpolicy.scheduler.sim.bookkeeping import MachineBooks
+from batpolicy.simulator import bookkeeping
+from batpolicy.simulator.bookkeeping import MachineBooks
 
 
 @pytest.mark.parametrize("fold_every", [1, 3, 4096])

@@ -12,9 +12,9 @@ from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
-from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.sim import SimOptions, Simulator
-from batpolicy.scheduler.sim.instant import InstantModel
+from batpolicy.io.model import JobSpec, Workload
+from batpolicy.simulator import SimOptions, Simulator
+from batpolicy.simulator.instant import InstantModel
 
 _OK = JobState.COMPLETED_SUCCESSFULLY
 _WALLTIME = JobState.COMPLETED_WALLTIME_REACHED

@@ -19,8 +19,8 @@ from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
-from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.io.outputs import (
+from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.outputs import (
     JOBS_COLUMNS,
     SCHEDULE_COLUMNS,
     JobsCsvWriter,
@@ -29,7 +29,7 @@ from batpolicy.scheduler.io.outputs import (
     write_jobs_csv,
     write_schedule_csv,
 )
-from batpolicy.scheduler.sim import JobRecord, SimResult, Simulator
+from batpolicy.simulator import JobRecord, SimResult, Simulator
 
 from conftest import TRANSCRIPTS
 

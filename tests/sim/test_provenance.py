@@ -22,12 +22,12 @@ import pytest
 
 from batpolicy import __version__
 from batpolicy.provenance import SOURCE_ROOT, source_revision
-from batpolicy.scheduler.app.campaign.executors import LocalPool
-from batpolicy.scheduler.app.campaign.runner import run_campaign
-from batpolicy.scheduler.app.campaign.spec import load_campaign
-from batpolicy.scheduler.app.campaign.task import TIMING_KEYS
-from batpolicy.scheduler.app.cli import main
-from batpolicy.scheduler.io.inputs import DEFAULT_PLATFORM, DEFAULT_WORKLOAD, bundled
+from batpolicy.app.campaign.executors import LocalPool
+from batpolicy.app.campaign.runner import run_campaign
+from batpolicy.app.campaign.spec import load_campaign
+from batpolicy.app.campaign.task import TIMING_KEYS
+from batpolicy.app.cli import main
+from batpolicy.io.inputs import DEFAULT_PLATFORM, DEFAULT_WORKLOAD, bundled
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)
 

@@ -18,10 +18,10 @@ import pytest
 from batpolicy.platforms.xml import read_platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.app import cli
-from batpolicy.scheduler.io.model import JobSpec, Workload
-from batpolicy.scheduler.sim import SimOptions
-from batpolicy.scheduler.sim.latency import make_simulator
+from batpolicy.app import cli
+from batpolicy.io.model import JobSpec, Workload
+from batpolicy.simulator import SimOptions
+from batpolicy.simulator.latency.driver import make_simulator
 
 from clirun import read_jobs, restore_logging  # noqa: F401  (autouse fixture)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.scheduler.app.cli import main
+from batpolicy.app.cli import main
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)
 

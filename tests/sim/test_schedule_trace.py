@@ -28,12 +28,12 @@ import pytest
 from sim.test_batsim_suite_recorded import DATA, RUNS, MessageForMessage
 
 from batpolicy.platforms.xml import read_platform
-from batpolicy.scheduler.app import cli
-from batpolicy.scheduler.app.sim_cli import _paths
-from batpolicy.scheduler.io.batsim_json import read_batsim_workload
-from batpolicy.scheduler.io.paje import PajeTraceWriter
-from batpolicy.scheduler.sim import SimOptions
-from batpolicy.scheduler.sim.latency import make_simulator
+from batpolicy.app import cli
+from batpolicy.app.sim_cli import _paths
+from batpolicy.io.batsim_json import read_batsim_workload
+from batpolicy.io.paje import PajeTraceWriter
+from batpolicy.simulator import SimOptions
+from batpolicy.simulator.latency.driver import make_simulator
 
 from batsim_suite import mask_colours
 from clirun import read_jobs, recorded_inputs, restore_logging  # noqa: F401

@@ -1,6 +1,6 @@
 """``batpolicy simulate`` as a user runs it: the command's outputs, its errors, its recording.
 
-Every command runs in-process through ``batpolicy.scheduler.app.cli.main`` and writes to
+Every command runs in-process through ``batpolicy.app.cli.main`` and writes to
 ``tmp_path``. The reference for the schedules is what real Batsim 4.2.1 wrote for
 batsched 1.4 (``easy_bf`` and ``fcfs``) on the same inputs: our ``easy`` and ``fcfs``
 reproduce batsched decision for decision, so the jobs.csv files must be equal.
@@ -19,7 +19,7 @@ from batpolicy.policies.fcfs import Fcfs
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol.codec import reply_to_obj, request_from_obj
 from batpolicy.protocol.transcript import read_transcript
-from batpolicy.scheduler.app import cli
+from batpolicy.app import cli
 from batpolicy.scheduler.dispatch import Dispatcher
 
 from clirun import (  # noqa: F401  (restore_logging is an autouse fixture)

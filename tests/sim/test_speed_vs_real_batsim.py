@@ -37,7 +37,7 @@ import pytest
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import request_from_obj
 from batpolicy.protocol.transcript import read_transcript
-from batpolicy.scheduler.app import cli
+from batpolicy.app import cli
 from batpolicy.scheduler.state import ClusterState
 
 from clirun import free_port, read_jobs, restore_logging  # noqa: F401

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from batpolicy.errors import InputError
-from batpolicy.scheduler.app import cli
-from batpolicy.scheduler.sim.ptask.usage_trace import (
+from batpolicy.app import cli
+from batpolicy.simulator.jobmodels.ptask.usage_trace import (
     UsageTrace,
     check_trace_field,
     read_usage_trace,

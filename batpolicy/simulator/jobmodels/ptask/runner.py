@@ -1,0 +1,375 @@
+"""Jobs as Batsim runs them on SimGrid: one task after another on the ``ptask_L07`` model.
+
+Batsim's job actor (``src/jobs_execution.cpp``, ``execute_task``) runs a profile's tasks
+in order: a sequence's ``seq`` ``repeat`` times, each leaf a parallel task
+(``execute_parallel_task``) or a sleep (``do_delay_task``); the next task starts at the
+instant the previous one ends, and a task whose ``ret`` is not 0 ends the job with it.
+:class:`JobRunner` keeps every running job's position in its program on one
+:class:`~.l07.L07Model` and moves them all together from event to event. The walltime
+is the caller's (the engine kills at ``start + walltime``).
+
+Messages (:meth:`JobRunner.send`): Batsim's protocol messages as SimGrid communications
+on the same model (:meth:`~.l07.L07Model.communicate`); a message done is handed back
+by :meth:`JobRunner.arrived`, in the order the messages were sent.
+
+A sleep is SimGrid's sleep action (``CpuL07::sleep``): a countdown of its duration,
+decreased by every update's delta (``Action::update_max_duration``: ``double_update``
+with ``sg_surf_precision``) and done once it reaches 0; with another action ending
+within ``sg_surf_precision`` of it, both end together. Which of two actions due a few
+ulps apart ends first depends on these countdowns and on the clock SimGrid sums over the
+updates (``EngineImpl::solve``: ``now_ += time_delta``), so the runner keeps both as
+SimGrid does. :meth:`JobRunner.sleep` runs an actor's sleep (a submitter, a reply or a
+waiter actor of Batsim) the same way.
+
+A usage trace (a leaf with ``ranks``, :mod:`.usage_trace`) is Batsim's
+``execute_task`` for ``USAGE_TRACE``: one actor per rank, each running its one-host tasks
+one after the other, then putting a 4-byte message on the job actor's mailbox; the job
+actor receives them one at a time (a communication starts once both the put and the
+job actor's next get are there, in the order of the puts) and the leaf ends with the
+last one received. Its walltime reached, the job actor kills the rank actors: their
+tasks and message leave the model at once.
+
+Time: :meth:`JobRunner.next_time` is the soonest instant something changes (a task ends,
+a latency is paid, a sleep ends); the caller must call :meth:`JobRunner.advance_to` at
+that instant and at every instant it starts or kills a job, before doing so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from batpolicy.simulator.jobmodels.ptask.l07 import L07Model
+from batpolicy.simulator.jobmodels.ptask.lmm import SURF_PRECISION, double_update
+from batpolicy.simulator.jobmodels.ptask.tasks import Leaf
+from batpolicy.simulator.jobmodels.ptask.usage_ranks import RankActors
+
+__all__ = ["JobRunner"]
+
+_INF = float("inf")
+
+Path = tuple[tuple[str, int], ...]
+
+
+@dataclass(slots=True, eq=False)
+class _Run:
+    """A running job: its leaves (lazily made), where it is, since when."""
+
+    job_id: str
+    leaves: list[tuple[Path, Leaf]]
+    index: int = 0
+    since: float = 0.0
+    #: What is left of its current sleep (SimGrid's ``max_duration`` countdown).
+    sleep_left: float | None = None
+    task: Hashable | None = None
+    seq: int = field(default=0)
+    #: When its current task or sleep began, in the runner's count of actions started.
+    serial: int = 0
+    #: start + walltime (None: no walltime); set once the walltime is reached.
+    deadline: float | None = None
+    timed_out: bool = False
+    #: Its current sleep is cut by the walltime (``do_delay_task``: delay >= remaining).
+    sleep_to_deadline: bool = False
+    #: Batsim's ``remaining_time`` (None: no walltime): the walltime less each delay
+    #: task's length and each parallel task's elapsed time (``do_delay_task``,
+    #: ``execute_parallel_task``), what a delay task is compared with.
+    remaining: float | None = None
+    #: Its current leaf's rank actors when that leaf is a usage trace.
+    usage: RankActors | None = None
+
+
+def _first(entry: tuple[int, Any, Any]) -> int:
+    """An entry's serial: when its action began, in the runner's count of actions."""
+    return entry[0]
+
+
+class JobRunner:
+    """Running jobs on one :class:`L07Model`; see the module docstring."""
+
+    def __init__(self, model: L07Model, now: float = 0.0) -> None:
+        self.model = model
+        self.now = now
+        self._runs: dict[str, _Run] = {}  # start order
+        self._planned: tuple[float, float] | None = None  # (absolute time, delta)
+        self._serial = 0
+        self._messages: dict[Hashable, Callable[[], None]] = {}  # in flight, by task key
+        #: Actors' sleeps, by serial: [time left, called back on its end].
+        self._sleeps: dict[int, list[Any]] = {}
+        self._arrived: list[tuple[Callable[[], None], bool]] = []
+        self._timed_out: list[str] = []
+        #: Told the job id when one of its sleeps (a delay task) ends: SimGrid's sleep
+        #: action on the job actor's host changes state then (a power model listens).
+        self.on_sleep_end: Callable[[str], None] | None = None
+
+    def _next_serial(self) -> int:
+        """One more action started: its serial (the order actions began in)."""
+        self._serial += 1
+        return self._serial
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self._runs
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def start(self, job_id: str, leaves: list[tuple[Path, Leaf]],
+              deadline: float | None = None,
+              walltime: float | None = None) -> list[tuple[str, int]]:
+        """Start a job at :attr:`now`; the jobs done at once ((id, ret) if it has no task).
+
+        ``deadline``: the job's start + walltime, reported by :meth:`timed_out` once
+        reached before its tasks end.
+        """
+        run = _Run(job_id, leaves, since=self.now, deadline=deadline, remaining=walltime)
+        self._runs[job_id] = run
+        self._planned = None
+        done: list[tuple[str, int]] = []
+        self._begin(run, done)
+        return done
+
+    def cancel(self, job_id: str) -> None:
+        """Forget a job (killed, or its walltime reached): its task leaves the model."""
+        run = self._runs.pop(job_id, None)
+        if run is not None and run.task is not None:
+            self.model.cancel(run.task)
+        if run is not None and run.usage is not None:
+            self._kill_ranks(run)
+        self._planned = None
+
+    def send(self, src: int, dst: int, size: float, on_arrival: Callable[[], None]) -> None:
+        """Start a ``size``-byte message from host ``src`` to ``dst`` at :attr:`now`.
+
+        ``on_arrival`` is handed back by :meth:`arrived` once the message is done.
+        """
+        self._serial += 1
+        key = ("message", self._serial)
+        self._messages[key] = on_arrival
+        self.model.communicate(key, src, dst, size)
+        self._planned = None
+
+    def sleep(self, duration: float, on_end: Callable[[], None]) -> None:
+        """Start an actor's ``duration``-second sleep at :attr:`now` (``CpuL07::sleep``).
+
+        ``on_end`` is handed back by :meth:`arrived` once its countdown is done.
+        """
+        self._serial += 1
+        self._sleeps[self._serial] = [duration, on_end]
+        self._planned = None
+
+    def execute(self, host: int, flops: float, speed: float,
+                on_end: Callable[[], None]) -> None:
+        """Compute ``flops`` on ``host`` at ``speed`` from :attr:`now` (``this_actor::execute``).
+
+        A one-host task of the model (``CpuL07::execution_start``); ``on_end`` is handed
+        back by :meth:`arrived` once it is done, like a message's.
+        """
+        self._serial += 1
+        key = ("message", self._serial)
+        self._messages[key] = on_end
+        self.model.start(key, (host,), (flops,), None, (speed,))
+        self._planned = None
+
+    def arrived(self) -> list[tuple[Callable[[], None], bool]]:
+        """The messages, executions and actors' sleeps done since the last call, in start order.
+
+        Each as (``on_arrival``, whether a job's task ended before it at that date: SimGrid
+        ends the actions of one date in their creation order).
+        """
+        out, self._arrived = self._arrived, []
+        return out
+
+    def timed_out(self) -> list[str]:
+        """The jobs whose walltime was reached since the last call, in start order.
+
+        Their task keeps running (SimGrid cancels it when the job's actor ends: the
+        caller's :meth:`cancel`); it ends nothing more.
+        """
+        out, self._timed_out = self._timed_out, []
+        return out
+
+    def _begin(self, run: _Run, done: list[tuple[str, int]]) -> None:
+        """Start ``run``'s current leaf, or end the job when none is left."""
+        if run.index >= len(run.leaves):
+            del self._runs[run.job_id]
+            done.append((run.job_id, 0))
+            return
+        leaf = run.leaves[run.index][1]
+        run.since = self.now
+        run.task = None
+        run.sleep_left = None
+        self._serial += 1
+        run.serial = self._serial
+        if leaf.ranks is not None:
+            run.usage = RankActors(leaf, self.model, run.job_id, self._next_serial)
+            if run.usage.start():
+                self._finish_leaf(run, done)
+        elif leaf.delay is not None:
+            remaining = run.remaining if run.remaining is not None else (
+                None if run.deadline is None else run.deadline - self.now)
+            run.sleep_to_deadline = remaining is not None and leaf.delay >= remaining
+            run.sleep_left = (remaining if run.sleep_to_deadline  # type: ignore[assignment]
+                              else leaf.delay)
+        else:
+            run.task = (run.job_id, self._serial)
+            self.model.start(run.task, leaf.hosts, leaf.flops, leaf.bytes)
+
+    def _usage_event(self, run: _Run, key: Hashable, done: list[tuple[str, int]]) -> None:
+        """One of a usage trace's actions ended: a rank's task or a message received."""
+        usage = run.usage
+        if usage is not None and not run.timed_out and usage.on_event(key):
+            self._finish_leaf(run, done)
+
+    def _kill_ranks(self, run: _Run) -> None:
+        """The rank actors are killed: their tasks and message leave the model."""
+        usage, run.usage = run.usage, None
+        if usage is not None:
+            usage.kill()
+
+    def _finish_leaf(self, run: _Run, done: list[tuple[str, int]]) -> None:
+        leaf = run.leaves[run.index][1]
+        if run.remaining is not None:
+            run.remaining -= leaf.delay if leaf.delay is not None else self.now - run.since
+        run.task = None
+        run.sleep_left = None
+        run.usage = None
+        if leaf.ret != 0:
+            del self._runs[run.job_id]
+            done.append((run.job_id, leaf.ret))
+            return
+        run.index += 1
+        self._begin(run, done)
+
+    def next_time(self) -> float:
+        """The soonest instant a task ends, a latency is paid or a sleep ends (inf: none)."""
+        delta = self.model.next_event()
+        for left, _ in self._sleeps.values():
+            delta = min(delta, left)
+        for run in self._runs.values():
+            if run.sleep_left is not None:
+                delta = min(delta, run.sleep_left)
+            if run.deadline is not None and not run.timed_out:
+                delta = min(delta, max(run.deadline - self.now, 0.0))
+        if delta == _INF:
+            self._planned = None
+            return _INF
+        at = self.now + delta
+        self._planned = (at, delta)
+        return at
+
+    def advance_to(self, now: float) -> list[tuple[str, int]]:
+        """Move to ``now``: the jobs that ended, (id, return code), in start order.
+
+        The delta is the one :meth:`next_time` planned when ``now`` is that instant (no
+        rounding from ``now - self.now``), as SimGrid adds its deltas to its clock.
+        """
+        if now < self.now:
+            raise ValueError(f"time goes back: {now} < {self.now}")
+        planned = self._planned
+        delta = planned[1] if planned is not None and planned[0] == now else now - self.now
+        ended = self.model.advance(delta) if self.model.tasks else []
+        slept: set[str] = set()
+        for run in self._runs.values():
+            if run.sleep_left is not None:
+                run.sleep_left = double_update(run.sleep_left, delta, SURF_PRECISION)
+                if run.sleep_left <= 0.0:
+                    slept.add(run.job_id)
+        woken: list[tuple[int, Callable[[], None]]] = []
+        sleeps = self._sleeps
+        for serial, entry in list(sleeps.items()):
+            entry[0] = double_update(entry[0], delta, SURF_PRECISION)
+            if entry[0] <= 0.0:
+                del sleeps[serial]
+                woken.append((serial, entry[1]))
+        messages = self._messages
+        finished = set(ended)
+        # SimGrid ends the actions of one update in their creation order (its started
+        # set), so the jobs whose task or sleep ends now go on in that order; a usage
+        # trace's actions each in its place
+        entries: list[tuple[int, _Run, Hashable | None]] = []
+        for run in self._runs.values():
+            usage = run.usage
+            hits = [] if usage is None or not finished else [
+                key for key in usage.keys() if key in finished]
+            if hits:
+                entries.extend((key[1], run, key) for key in hits)  # type: ignore[index]
+            else:
+                entries.append((run.serial, run, None))
+        entries.sort(key=_first)
+        if woken or messages:
+            # the oldest action of a job (task or sleep) that ends now
+            oldest = min((serial for serial, run, key in entries
+                          if key is not None or (run.task is not None and run.task in finished)
+                          or run.job_id in slept), default=None)
+            woken.extend((key[1], messages.pop(key)) for key in ended if key in messages)
+            woken.sort(key=lambda item: item[0])
+            self._arrived.extend((callback, oldest is not None and oldest < serial)
+                                 for serial, callback in woken)
+        self.now = now
+        self._planned = None
+        done: list[tuple[str, int]] = []
+        usages: list[_Run] = []
+        for _, run, key in entries:
+            if key is not None or run.usage is not None:
+                if key is not None:
+                    self._usage_event(run, key, done)
+                usages.append(run)
+            elif run.timed_out:  # nobody waits for its task any more
+                if run.task is not None and run.task in finished:
+                    run.task = None
+            elif run.task is not None and run.task in finished:
+                # the task ends before the walltime's timer, an action started after it,
+                # when both end at one update (real Batsim: success)
+                self._finish_leaf(run, done)
+            elif run.job_id in slept:
+                if self.on_sleep_end is not None:
+                    self.on_sleep_end(run.job_id)
+                if run.sleep_to_deadline:
+                    run.sleep_left = None
+                    self._time_out(run)
+                else:
+                    self._finish_leaf(run, done)
+            elif run.deadline is not None and run.deadline - now < SURF_PRECISION:
+                self._time_out(run)  # the timer is a sleep: it ends up to 1e-9 s early
+        for run in dict.fromkeys(usages):
+            # a usage trace still receiving when its get's timer ends: walltime reached
+            if (run.usage is not None and not run.timed_out and run.job_id in self._runs
+                    and run.deadline is not None and run.deadline - now < SURF_PRECISION):
+                self._time_out(run)
+        return done
+
+    def _time_out(self, run: _Run) -> None:
+        run.timed_out = True
+        self._timed_out.append(run.job_id)
+        if run.usage is not None:
+            self._kill_ranks(run)
+
+    def progress(self, job_id: str, name: str, now: float) -> dict[str, Any]:
+        """Batsim's ``job_progress`` entry of a job killed at ``now``.
+
+        ``BatTask``'s tree: a sequence's ``current_task_index`` and ``current_task``, a
+        leaf's ``progress``: ``1 - remaining ratio`` of its parallel task, or the share
+        of its sleep done.
+        """
+        run = self._runs[job_id]
+        path, leaf = run.leaves[min(run.index, len(run.leaves) - 1)]
+        if leaf.ranks is not None:
+            value = 0.0  # BatTask::compute_leaf_progress: not implemented for usage traces
+        elif run.task is not None:
+            task = self.model.tasks.get(run.task)
+            remains = 0.0 if task is None else task.remains - task.variable.value * (
+                now - self.now)
+            value = 1.0 - max(remains, 0.0)
+        elif leaf.delay:
+            value = min((now - run.since) / leaf.delay, 1.0)
+        else:
+            value = 1.0
+        entry: dict[str, Any] = {"profile_name": leaf.name, "progress": value}
+        for seq_name, index in reversed(path):
+            entry = {"profile_name": seq_name, "current_task_index": index,
+                     "current_task": entry}
+        return entry
+
+    def runs(self) -> Mapping[str, _Run]:
+        """The running jobs, in start order."""
+        return self._runs

@@ -1,0 +1,142 @@
+"""Batsim's server actor over a platform with latencies: its mailbox and the scheduler talk.
+
+``server_process`` (``server.cpp``) receives one message at a time on its mailbox; every
+other actor's message is a blocking put (:class:`~.latency_actors.Put`) that waits while
+the server receives earlier ones. :class:`ServerProcess` is that mailbox and loop for
+:class:`~.latency.LatencyDriver`: what the server does with each message is the
+:class:`~.server.Server` part's, shared with the zero-latency driver; the server sends
+the scheduler what it gathered once the scheduler is ready *and its mailbox looks
+empty* (:meth:`ServerProcess._serve`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from batpolicy.protocol import types as t
+from batpolicy.simulator.latency.actors import SAME_DATE, Actor, ActorHost, Put
+from batpolicy.simulator.engine.server import Scheduler
+from batpolicy.simulator.wire import wire_time
+
+if TYPE_CHECKING:
+    from batpolicy.simulator.engine.parts import Parts
+
+__all__ = ["ServerProcess"]
+
+
+class ServerProcess:
+    """``server_process``: the server's mailbox, one message at a time (module docstring)."""
+
+    def __init__(self, driver: ActorHost, parts: Parts) -> None:
+        self._driver = driver
+        self._queue = parts.queue
+        self._books = parts.books
+        self._server = parts.server
+        self._outbox = parts.books.outbox
+        self.mailbox: deque[Put] = deque()
+        #: The server waits on its mailbox (the next put is received at once).
+        self.waiting = False
+        #: The scheduler's reply ended (SCHED_READY received): it may be sent a message.
+        self.sched_ready = False
+        #: SIMULATION_ENDS was sent.
+        self.ended = False
+        #: Job ends, kills and switches put or about to be, not yet received: the
+        #: server must not end meanwhile.
+        self.reports_in_flight = 0
+        self.scheduler: Scheduler | None = None
+        #: Sends a message from a machine (None: the master) through the parallel-task
+        #: model, calling back on arrival; None: messages in closed form (their delays).
+        self.network: Callable[[int | None, Callable[[], None]], None] | None = None
+
+    def post(self, put: Put) -> None:
+        """A blocking put on the server's mailbox: received at once if the server waits."""
+        put.posted = self._queue.now
+        if self.waiting:
+            self.waiting = False
+            put.server_was_waiting = True
+            self._transfer(put)
+        else:
+            self.mailbox.append(put)
+
+    def _transfer(self, put: Put) -> None:
+        """The message moves to the server: on the job model's network, or in closed form."""
+        network = self.network
+        if network is not None:
+            network(put.src, lambda: self._received(put))
+            return
+        latency, transfer = put.delay
+        self._driver.at((self._queue.now + latency) + transfer, lambda: self._received(put))
+
+    def _received(self, put: Put) -> None:
+        """The message is in: its sender and the server go on, in SimGrid's order."""
+        sender = put.sender
+        if put.server_was_waiting:
+            if sender is not None:  # the sender goes on after the server, this instant
+                self._driver.at(self._queue.now, sender.step)
+            self._serve(put)
+        else:
+            if sender is not None:
+                sender.step()
+            self._serve(put)
+
+    def _serve(self, put: Put) -> None:
+        """server_process: handle one message, maybe talk to the scheduler, receive again.
+
+        The server talks to a ready scheduler only if its mailbox looks empty. SimGrid runs
+        the actors woken at one date in sub-rounds: each runs until its next simcall, and
+        the simcalls (a put's isend among them) are handled after all of them ran
+        (``EngineImpl::run``); ``mailbox_empty`` is no simcall. So the server, woken in the
+        date's first sub-round, does not see the puts made at its own date (by the sender
+        of the message it got, a job that ended, a waiter): it looks as if these were not
+        there, unless its handler made a simcall (created an actor) and so looks one
+        sub-round later, after the first sub-round's puts were handled.
+
+        "Its own date": within 1e-9 s for dates computed apart in closed form; exactly for
+        a put dated by the parallel-task solver (a job whose task ended there) when the
+        messages go through it too: its updates are SimGrid's, and a put made at an
+        update even 1e-12 s earlier is seen.
+        """
+        put.on_receive()
+        mailbox = self.mailbox
+        seen = bool(mailbox) and (put.spawns or mailbox[0].posted < self._queue.now - (
+            0.0 if mailbox[0].exact and self.network is not None else SAME_DATE))
+        if self.sched_ready and not seen and not self.ended:
+            if self._outbox:
+                self._send()
+            elif not self.reports_in_flight and self._books.can_end():
+                # Batsim counts a job running until the server receives its completion
+                # (is_simulation_finished: nb_running_jobs), even one put at this date
+                self._server.end(self.scheduler)  # type: ignore[arg-type]
+                self.ended = True
+        if mailbox:
+            self._transfer(mailbox.popleft())
+        else:
+            self.waiting = True
+
+    def _send(self) -> None:
+        """generate_and_send_message, then the REQ-REP actor with the scheduler's reply."""
+        events = tuple(self._outbox)
+        self._outbox.clear()
+        self.sched_ready = False
+        reply = self._server.ask(self.scheduler,  # type: ignore[arg-type]
+                                 t.Request(wire_time(self._queue.now), events))
+        self._reply_actor(reply)
+
+
+    def start(self) -> None:
+        """server_process: SIMULATION_BEGINS first, then receive."""
+        begins = self._server.simulation_begins()
+        reply = self._server.ask(self.scheduler,  # type: ignore[arg-type]
+                                 t.Request(0.0, (begins,)))
+        self._reply_actor(reply)
+        if self.mailbox:
+            self._transfer(self.mailbox.popleft())
+        else:
+            self.waiting = True
+
+    def _reply_actor(self, reply: t.Reply) -> None:
+        """The REQ-REP actor that hands the scheduler's reply to the server, from now on."""
+        driver = self._driver
+        driver.at(self._queue.now, Actor(driver, driver.reply_program(reply)).step)
