@@ -198,7 +198,7 @@ def test_the_wire_is_chosen_once_and_batsim4_s_is_the_codec_itself() -> None:
 
 def test_serve_refuses_a_batsim5_feature_for_batsim4_before_binding(
         capsys: pytest.CaptureFixture[str]) -> None:
-    from batpolicy.scheduler.app import cli
+    from batpolicy.app import cli
 
     from clirun import free_port
 

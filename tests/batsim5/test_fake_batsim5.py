@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from batpolicy.app import cli
 from batpolicy.errors import ProtocolError
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol.batprotocol.peer import Batsim5Peer
 from batpolicy.protocol.wires import make_wire
-from batpolicy.scheduler.app import cli
 from batpolicy.scheduler.daemon import ServeOptions, serve
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.state import ClusterState
