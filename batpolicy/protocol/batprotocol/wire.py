@@ -17,7 +17,8 @@ import msgspec
 
 from batpolicy.errors import ProtocolError
 from batpolicy.protocol import types as t
-from batpolicy.protocol.batprotocol.codec import Batsim5Codec, _strip_nul
+from batpolicy.protocol.batprotocol._fields import strip_nul
+from batpolicy.protocol.batprotocol.codec import Batsim5Codec
 from batpolicy.protocol.batprotocol.handshake import (
     EdcIdentity,
     check_json_format,
@@ -88,5 +89,5 @@ class Batsim5Wire:
                reply: t.Reply | None) -> tuple[Any, Any]:
         """The transcript record of one exchange: both messages as Batsim 5's JSON objects."""
         del request, reply
-        return (msgspec.json.decode(_strip_nul(raw)),
-                None if data is None else msgspec.json.decode(_strip_nul(data)))
+        return (msgspec.json.decode(strip_nul(raw)),
+                None if data is None else msgspec.json.decode(strip_nul(data)))
