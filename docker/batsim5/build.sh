@@ -160,6 +160,7 @@ fi
 cat "$OUT/easy/batout/jobs.csv"
 
 # ---- 7. Batsim's own tests: internal gtest, then its pytest suite ---------------------------
+# (Debian's python3, whose pytest and pandas step 1 installed, whatever python3 PATH finds)
 if [[ "$RUN_TESTS" == 1 ]]; then
   log "batsim-func-tests"
   "$PREFIX/bin/batsim-func-tests" | tee "$OUT/func-tests.txt" | tail -1
@@ -168,7 +169,7 @@ if [[ "$RUN_TESTS" == 1 ]]; then
   (cd "$SRC/batsim/test" &&
     PATH="$PREFIX/bin:$PATH" PLATFORM_DIR="$SRC/batsim/platforms" WORKLOAD_DIR="$SRC/batsim/workloads" \
     EXTERNAL_EVENTS_DIR="$SRC/batsim/events" EDC_LD_LIBRARY_PATH="$PREFIX/lib" TEST_INSTANCE_TIMEOUT=60 \
-    python3 -m pytest -q -p no:cacheprovider -rf --test-output-dir="$OUT/pytest") \
+    /usr/bin/python3 -m pytest -q -p no:cacheprovider -rf --test-output-dir="$OUT/pytest") \
     | tee "$OUT/pytest.txt" | tail -3 || status=$?
   if [[ $status != 0 ]]; then echo "build.sh: some of Batsim's tests failed (see $OUT/pytest.txt)" >&2; exit 1; fi
 fi
