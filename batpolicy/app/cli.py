@@ -62,8 +62,17 @@ def _serve(args: argparse.Namespace) -> int:
     options = ServeOptions(endpoint=args.socket_endpoint, timeout_s=args.timeout,
                            record=Path(args.record) if args.record else None,
                            max_message_bytes=args.max_message_size,
-                           heartbeat_s=args.heartbeat)
+                           heartbeat_s=args.heartbeat,
+                           wire=_wire(args))
     return serve(Dispatcher(policy, state, paranoid=args.paranoid), options)
+
+
+def _wire(args: argparse.Namespace) -> object:
+    """The wire format of ``--batsim`` (Batsim 5's hello names us and the policy)."""
+    from batpolicy.protocol.wires import make_wire
+
+    return make_wire(args.batsim, name=f"batpolicy {args.policy}", version=__version__,
+                     features=tuple(args.edc_feature))
 
 
 def _policies(args: argparse.Namespace) -> int:
@@ -101,8 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     serve = sub.add_parser("serve", help="answer Batsim over ZeroMQ",
-                           description="Bind a ZeroMQ REP socket and answer Batsim 4.2 until "
-                                       "SIMULATION_ENDS.")
+                           description="Bind a ZeroMQ REP socket and answer Batsim 4.2 (or "
+                                       "Batsim 5 with --batsim 5) until the simulation ends.")
     add_policy_options(serve)
     serve.add_argument("--socket-endpoint", "-s", default=DEFAULT_BIND,
                        help=f"endpoint to bind (default: {DEFAULT_BIND}, this host only, "
@@ -115,6 +124,14 @@ def build_parser() -> argparse.ArgumentParser:
                        "for files not written by `batpolicy platform`")
     serve.add_argument("--timeout", type=float, default=None, metavar="S",
                        help="exit non-zero if Batsim sends nothing for S seconds")
+    serve.add_argument("--batsim", choices=("4", "5", "auto"), default="4",
+                       help="protocol: Batsim 4.2's JSON (default), Batsim 5's batprotocol "
+                       "(FlatBuffers JSON; give Batsim '--edc-socket-str ENDPOINT 1 \"\"'), "
+                       "or told apart by Batsim's first message")
+    serve.add_argument("--edc-feature", action="append", default=[], metavar="NAME",
+                       help="Batsim 5: a simulation feature to request in the hello "
+                       "(dynamic_registration, profile_reuse, acknowledge_dynamic_jobs), "
+                       "repeatable; Batsim 4 takes these on its own command line")
     from batpolicy.app.transport_cli import add_transport_options
 
     add_transport_options(serve, "Batsim")

@@ -359,10 +359,19 @@ def _fake_batsim(args: argparse.Namespace) -> int:
     if args.platform:  # Batsim aborts on a platform without a master host; so do we
         from batpolicy.platforms.xml import require_master
         require_master(args.platform)
-    scheduler = _SocketScheduler(args.socket_endpoint, args.timeout, args.max_message_size,
-                                 args.heartbeat)
+    scheduler: Any
+    if args.batsim == "5":  # batprotocol: the EDC's hello sets the dynamic-job flags
+        from batpolicy.protocol.batprotocol.peer import Batsim5Peer
+
+        scheduler = Batsim5Peer(args.socket_endpoint, args.timeout)
+    else:
+        scheduler = _SocketScheduler(args.socket_endpoint, args.timeout, args.max_message_size,
+                                     args.heartbeat)
     log.info("fake-batsim: connecting to the scheduler at %s", args.socket_endpoint)
     try:
+        if args.batsim == "5":
+            for flag, wanted in scheduler.open().batsim4_flags().items():
+                setattr(args, flag, getattr(args, flag) or wanted)
         return _run(args, scheduler, _sim_options(args),
                     {"scheduler": f"external at {args.socket_endpoint}"})
     finally:
@@ -398,6 +407,9 @@ def add_commands(sub: Any, add_policy_options: Callable[[argparse.ArgumentParser
                       help="the scheduler's endpoint (default: tcp://localhost:28000)")
     fake.add_argument("--timeout", type=float, default=None, metavar="S",
                       help="exit non-zero if the scheduler does not answer within S seconds")
+    fake.add_argument("--batsim", choices=("4", "5"), default="4",
+                      help="protocol to play: Batsim 4.2's JSON (default) or Batsim 5's "
+                      "batprotocol in FlatBuffers JSON (initialisation and hellos first)")
     from batpolicy.app.transport_cli import add_transport_options
 
     add_transport_options(fake, "scheduler")

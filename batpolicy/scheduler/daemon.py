@@ -24,13 +24,7 @@ from pathlib import Path
 from batpolicy import __version__
 from batpolicy.errors import BatpolicyError, PeerTimeout
 from batpolicy.interpreter import describe
-from batpolicy.protocol.codec import (
-    decode_request,
-    encode_reply,
-    refusal_reply,
-    reply_to_obj,
-    request_to_obj,
-)
+from batpolicy.protocol.codec import refusal_reply
 from batpolicy.protocol.transcript import TranscriptWriter
 from batpolicy.protocol.transport import (
     DEFAULT_BIND,
@@ -38,6 +32,7 @@ from batpolicy.protocol.transport import (
     HEARTBEAT_TIMEOUT_S,
     ReplySocket,
 )
+from batpolicy.protocol.wires import Batsim4Wire, Wire
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.steady_gc import steady_gc
 
@@ -58,6 +53,8 @@ class ServeOptions:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE
     #: Batsim silent (no ZeroMQ heartbeat answered) this long is gone; None: no heartbeats
     heartbeat_s: float | None = HEARTBEAT_TIMEOUT_S
+    #: The wire format (:func:`batpolicy.protocol.wires.make_wire`); None: Batsim 4's JSON.
+    wire: Wire | None = None
 
 
 def serve(dispatcher: Dispatcher, options: ServeOptions) -> int:
@@ -67,6 +64,8 @@ def serve(dispatcher: Dispatcher, options: ServeOptions) -> int:
     stays on disk.
     """
     recorder: TranscriptWriter | None = None
+    wire = options.wire if options.wire is not None else Batsim4Wire()
+    greet, decode, encode = wire.greet, wire.decode, wire.encode
     exchanged = 0
     sock: ReplySocket | None = None
     try:
@@ -82,7 +81,10 @@ def serve(dispatcher: Dispatcher, options: ServeOptions) -> int:
                 raw = sock.recv()
                 number = exchanged + 1
                 try:
-                    request = decode_request(raw)
+                    if greet is not None and (answer := greet(raw)) is not None:
+                        sock.send(answer)  # the protocol's own opening (Batsim 5's hellos)
+                        continue
+                    request = decode(raw)
                 except BatpolicyError as exc:  # one line: what is wrong, then where
                     log.error("refused message #%d from Batsim: %s (it starts with %r)",
                               number, exc, raw[:120])
@@ -92,15 +94,15 @@ def serve(dispatcher: Dispatcher, options: ServeOptions) -> int:
                     reply = dispatcher.handle(request)
                 except BatpolicyError as exc:
                     if recorder is not None:
-                        recorder.write(request_to_obj(request), None)
+                        recorder.write(*wire.record(raw, request, None, None))
                     log.error("refused message #%d from Batsim (t=%r): %s", number,
                               request.now, exc)
                     _send_refusal(sock, f"message #{number} (t={request.now!r}): {exc}",
                                   request.now)
                     return EXIT_ERROR
-                data = encode_reply(reply, checked=True)  # the dispatcher's checker passed it
+                data = encode(reply)  # checked: the dispatcher's checker passed it
                 if recorder is not None:
-                    recorder.write(request_to_obj(request), reply_to_obj(reply))
+                    recorder.write(*wire.record(raw, request, data, reply))
                 sock.send(data)
                 exchanged += 1
                 if dispatcher.state.ended:
