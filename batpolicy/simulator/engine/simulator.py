@@ -145,6 +145,12 @@ class Simulator:
 
         attach(self.parts, writer)
 
+    def forget_records(self) -> None:
+        """Hand each job's record to ``on_record`` and keep none (``result().records`` stays
+        empty): a run's memory is then that of the jobs alive, whatever the trace's length.
+        ``result()``'s totals and ``schedule.csv``'s figures are kept as the jobs end."""
+        self.parts.accounting.keep_records = False
+
     def job_model_stats(self) -> dict[str, Any]:
         """Statistics of the job models that keep some (co-allocation penalty...)."""
         return self.parts.models.stats()
