@@ -382,7 +382,11 @@ def _platform_size(header: dict[str, int], rows: list[tuple[Any, ...]], where: s
 def _build_jobs(rows: list[tuple[Any, ...]], shift_to_zero: bool, nb_res: int | None,
                 skipped: Counter[str], fallback_key: str = "kept_res_from_allocated"
                 ) -> tuple[list[JobSpec], dict[str, dict[str, Any]]]:
-    """JobSpecs and delay profiles of the selected rows (already in submission order)."""
+    """JobSpecs and delay profiles of the selected rows (already in submission order).
+
+    Each row is dropped from ``rows`` once its job is built, so that the rows and the
+    jobs are not both held whole (``rows`` is left all None).
+    """
     origin = rows[0][0] if rows and shift_to_zero else 0.0
     profiles: dict[str, dict[str, Any]] = {}
     names: dict[float, str] = {}
@@ -390,8 +394,9 @@ def _build_jobs(rows: list[tuple[Any, ...]], shift_to_zero: bool, nb_res: int | 
     jobs: list[JobSpec] = []
     append = jobs.append
     wide = from_alloc_n = from_run_n = reach_n = 0
-    for (submit, full, run, res, walltime, from_alloc, from_run, status, user, queue,
-         partition, wait) in rows:
+    for i, (submit, full, run, res, walltime, from_alloc, from_run, status, user, queue,
+            partition, wait) in enumerate(rows):
+        rows[i] = None  # type: ignore[call-overload]
         pname = names.get(run)
         if pname is None:
             pname = names[run] = delay_profile_name(run)
