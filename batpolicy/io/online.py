@@ -5,8 +5,8 @@ values, whatever their order: Shewchuk's partials as :func:`math.fsum` keeps the
 Python's ``Modules/mathmodule.c``), in O(1) memory; a mean is that sum over a count.
 :class:`ScheduleStats` is what Batsim's ``schedule.csv`` needs of the jobs (its means
 and maxima, ``export.cpp``); :class:`OnlineMetrics` is ``metrics.json``'s schedule part
-(:func:`~batpolicy.policies.toolkit.outcomes.compute_metrics`'s figures, the copies of a
-killed job merged as :func:`~batpolicy.policies.toolkit.outcomes.merge_copies` does),
+(:func:`~batpolicy.scheduler.outcomes.compute_metrics`'s figures, the copies of a
+killed job merged as :func:`~batpolicy.scheduler.outcomes.merge_copies` does),
 fed one :class:`~batpolicy.io.result.JobRecord` at a time.
 
 Memory: O(1) per run, plus the machines (utilisation per group) and, with dynamic jobs,
@@ -23,6 +23,7 @@ from typing import Any
 
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.outcomes import parent_of
 
 __all__ = ["ExactSum", "OnlineMetrics", "ScheduleStats"]
 
@@ -121,7 +122,7 @@ class OnlineMetrics:
     ``copies``: a later record may be a copy of this one (metadata ``parent=<id>``, a
     job killed and registered again: only with dynamic jobs); the records that did not
     succeed are then held until :meth:`metrics` and a copy replaces its original as
-    :func:`~batpolicy.policies.toolkit.outcomes.merge_copies` does. An original already
+    :func:`~batpolicy.scheduler.outcomes.merge_copies` does. An original already
     counted when its copy ends (one that succeeded, or any without ``copies``) stays
     counted beside its copy: no policy copies such a job.
     """
@@ -163,7 +164,7 @@ class OnlineMetrics:
                    r.requested_resources, state is _SUCCESS, state in _KILLED, deadline,
                    r.alloc)
         metadata = r.metadata
-        parent = _parent(metadata) if metadata and "parent" in metadata else None
+        parent = parent_of(metadata) if metadata and "parent" in metadata else None
         job_id = r.job_id
         if parent is None and not self._replaced and (not self.copies or state is _SUCCESS):
             self._fold(*outcome)  # the common case
@@ -255,7 +256,7 @@ class OnlineMetrics:
 
     # ------------------------------------------------------------------ reading
     def metrics(self) -> dict[str, Any]:
-        """The figures so far, as :func:`~batpolicy.policies.toolkit.outcomes.compute_metrics`.
+        """The figures so far, as :func:`~batpolicy.scheduler.outcomes.compute_metrics`.
 
         Folds the held records first (a run that stopped early counts them as they are).
         """
@@ -295,7 +296,7 @@ class OnlineMetrics:
         return out
 
     def _per_group(self, span: float) -> dict[str, float]:
-        """Utilisation inside each group (:func:`~batpolicy.policies.toolkit.outcomes.utilization_per_group`)."""
+        """Utilisation inside each group (:func:`~batpolicy.scheduler.outcomes.utilization_per_group`)."""
         if span <= 0:
             return {name: 0.0 for name in self.groups}
         import numpy as np
@@ -313,8 +314,3 @@ class OnlineMetrics:
         """Rejected records by reason (docs/metrics.md ``rejected_by_reason``), sorted."""
         return dict(sorted(self.rejected.items()))
 
-
-def _parent(metadata: str) -> str | None:
-    from batpolicy.policies.toolkit.outcomes import parent_of
-
-    return parent_of(metadata)
