@@ -97,19 +97,20 @@ def run_metrics(result: SimResult, wall: float, tau: float, error: BaseException
         for record in result.records:
             online.add(record)
     scheduler_time = result.scheduling_time
+    nb_records = result.nb_records or len(result.records)
     metrics.update(online.metrics())
     metrics.update({
         "scheduler_time_s": scheduler_time,
         "decisions_per_second": decisions / scheduler_time if scheduler_time > 0 else None,
         "nb_machines": result.nb_machines,
-        "nb_job_records": result.nb_records,
+        "nb_job_records": nb_records,
         # submitted or registered but not ended: 0 unless the run stopped early
-        "nb_jobs_open": result.nb_jobs - result.nb_records,
+        "nb_jobs_open": result.nb_jobs - nb_records,
         "nb_messages": result.nb_messages,
         "nb_decisions": decisions,
         "simulated_time_s": result.end_time,
         "wall_time_s": wall,
-        "jobs_per_second": result.nb_records / wall if wall > 0 else None,
+        "jobs_per_second": nb_records / wall if wall > 0 else None,
         "complete": result.complete and error is None,
         "stopped_by": stopped_by(error),
     })

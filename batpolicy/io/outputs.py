@@ -33,6 +33,7 @@ from typing import IO, Self
 from batpolicy.errors import ConfigError
 from batpolicy.protocol.intervals import format_intervals
 from batpolicy.protocol.types import JobState
+from batpolicy.io.online import ScheduleStats
 from batpolicy.io.result import NULL_RUNTIME, JobRecord, SimResult
 
 __all__ = ["JOBS_COLUMNS", "SCHEDULE_COLUMNS", "JobsCsvWriter", "OutputPaths", "format_job_row",
@@ -252,6 +253,11 @@ def schedule_fields(result: SimResult) -> dict[str, str]:
     ('0.000000', '2')
     """
     stats = result.schedule  # summed exactly as the jobs ended (io.online)
+    if not stats.count and result.records:  # a result built from records
+        stats = ScheduleStats()
+        for record in result.records:
+            if record.start is not None:
+                stats.add(record.start, record.runtime, record.submission_time)  # type: ignore[arg-type]
     nb_jobs = result.nb_jobs
 
     def _mean(total: float) -> float:
