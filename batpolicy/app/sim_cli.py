@@ -199,10 +199,14 @@ def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
                 "platform": platform.source or f"{platform.nb_machines} identical machines",
                 "provenance": _provenance(args, workloads, platform, describe, started_at)}
     paths = _paths(args)
+    # handed over to the simulator, which drops the jobs it submitted: nothing else
+    # holds a long trace's jobs
+    held = [workloads]
+    del workloads
 
     def simulator(on_record: Callable[[Any], None]) -> Simulator:
         """The run's simulator; with ``end_hint``, moved ends reach the policy's state."""
-        sim = make_simulator(workloads, platform, events=events, options=options,
+        sim = make_simulator(held.pop(), platform, events=events, options=options,
                              on_record=on_record, zero_latency=args.zero_latency)
         if hint is not None:
             sim.set_end_hint(hint)

@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics, merge_copies, parent_of
+from batpolicy.io.online import OnlineMetrics
+from batpolicy.scheduler.outcomes import JobOutcome, merge_copies, parent_of
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.io.result import JobRecord, SimResult
@@ -55,41 +56,67 @@ def job_outcomes(records: Sequence[JobRecord]) -> list[JobOutcome]:
                          for r, outcome in zip(records, outcomes, strict=True)])
 
 
+def simulated_groups(groups: Mapping[str, MachineSet] | None, nb_machines: int
+                     ) -> dict[str, MachineSet] | None:
+    """The groups cut to the simulated machines (``--mmax``); empty ones dropped."""
+    if groups and nb_machines:
+        simulated = MachineSet.span(0, nb_machines - 1)
+        return {name: g & simulated for name, g in groups.items() if g & simulated}
+    return dict(groups) if groups else None
+
+
+def online_metrics(result: SimResult, tau: float, groups: Mapping[str, MachineSet] | None,
+                   copies: bool) -> OnlineMetrics:
+    """An empty :class:`OnlineMetrics` for a run whose totals are ``result``'s.
+
+    Feed it each record as it ends (``copies``: a later record may replace an earlier
+    one, with dynamic jobs) and give it to :func:`run_metrics`.
+    """
+    return OnlineMetrics(nb_machines=result.nb_machines, tau=tau,
+                         groups=simulated_groups(groups, result.nb_machines), copies=copies)
+
+
 def run_metrics(result: SimResult, wall: float, tau: float, error: BaseException | None,
              describe: Mapping[str, Any] | None,
              policy_stats: Callable[[], dict[str, Any]] | None,
              nb_decisions: Callable[[], int] | None,
-             groups: Mapping[str, MachineSet] | None = None) -> dict[str, Any]:
+             groups: Mapping[str, MachineSet] | None = None,
+             online: OnlineMetrics | None = None) -> dict[str, Any]:
     """``metrics.json``'s content for ``result`` (keys: docs/metrics.md).
 
     ``describe`` (policy, params, inputs...) comes first; ``groups`` (name -> machines)
     adds utilisation per group; ``policy_stats`` and ``nb_decisions`` are read from the
-    driver. Runtime complexity: O(records).
+    driver. ``online``: the figures gathered as the jobs ended (:func:`online_metrics`,
+    when the run does not keep its records); else they are taken from
+    ``result.records``. Runtime complexity: O(1) with ``online``, else O(records).
     """
     decisions = nb_decisions() if nb_decisions is not None else 0
     metrics: dict[str, Any] = dict(describe or {})
-    if groups and result.nb_machines:  # --mmax: only the simulated machines count
-        simulated = MachineSet.span(0, result.nb_machines - 1)
-        groups = {name: g & simulated for name, g in groups.items() if g & simulated}
-    metrics.update(compute_metrics(job_outcomes(result.records), nb_machines=result.nb_machines,
-                                   tau=tau, scheduler_time_s=result.scheduling_time,
-                                   nb_decisions=decisions, groups=groups))
+    if online is None:
+        online = online_metrics(result, tau, groups, copies=True)
+        for record in result.records:
+            online.add(record)
+    scheduler_time = result.scheduling_time
+    nb_records = result.nb_records or len(result.records)
+    metrics.update(online.metrics())
     metrics.update({
+        "scheduler_time_s": scheduler_time,
+        "decisions_per_second": decisions / scheduler_time if scheduler_time > 0 else None,
         "nb_machines": result.nb_machines,
-        "nb_job_records": len(result.records),
+        "nb_job_records": nb_records,
         # submitted or registered but not ended: 0 unless the run stopped early
-        "nb_jobs_open": result.nb_jobs - len(result.records),
+        "nb_jobs_open": result.nb_jobs - nb_records,
         "nb_messages": result.nb_messages,
         "nb_decisions": decisions,
         "simulated_time_s": result.end_time,
         "wall_time_s": wall,
-        "jobs_per_second": len(result.records) / wall if wall > 0 else None,
+        "jobs_per_second": nb_records / wall if wall > 0 else None,
         "complete": result.complete and error is None,
         "stopped_by": stopped_by(error),
     })
     if result.energy:  # Batsim's -E totals, as its schedule.csv states them
         metrics.update({key: getattr(result, key) for key in ENERGY_KEYS})
-    rejected = rejection_reasons(result.records, result.nb_machines)
+    rejected = online.rejection_reasons()
     if rejected:
         metrics["rejected_by_reason"] = rejected
     if policy_stats is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from batpolicy.io.online import ScheduleStats
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import EMPTY_FIELDS, JobFields
@@ -102,12 +103,18 @@ class JobRecord:
 class SimResult:
     """Records in completion order, counts, machine-time totals and the run's costs.
 
+    ``records`` holds every job's record unless the run forgets them once written
+    (``Simulator.forget_records``, what ``simulate`` does: memory then stays that of the
+    jobs alive); ``nb_records`` counts them either way and ``schedule`` keeps
+    ``schedule.csv``'s means and maxima as they end.
     Counts follow Batsim's ``schedule.csv`` (PROTOCOL.md §1.11): ``nb_jobs`` counts every
     submitted or registered job, rejected ones included; ``nb_jobs_killed`` every
     finished job that did not succeed (walltime and failures included).
     """
 
     records: list[JobRecord] = field(default_factory=list)
+    nb_records: int = 0
+    schedule: ScheduleStats = field(default_factory=ScheduleStats)
     nb_machines: int = 0
     #: Storage hosts (``role="storage"``): Batsim counts them in ``nb_computing_machines``.
     nb_storage_machines: int = 0
@@ -137,7 +144,7 @@ class SimResult:
     time_switching_on: float = 0.0
 
     def job(self, job_id: str) -> JobRecord:
-        """The record of ``job_id``. Runtime complexity: O(n)."""
+        """The record of ``job_id`` (records kept). Runtime complexity: O(n)."""
         for record in self.records:
             if record.job_id == job_id:
                 return record

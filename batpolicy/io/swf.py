@@ -82,10 +82,12 @@ from __future__ import annotations
 
 import gc
 import gzip
+import io
 import logging
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -122,16 +124,19 @@ def delay_profile_name(runtime: float) -> str:
     return f"delay_{int(runtime)}" if runtime.is_integer() else f"delay_{runtime!r}"
 
 
-def _read_text(path: Path) -> str:
+def _read_lines(path: Path) -> Iterator[str]:
+    """The trace's lines, read (and gunzipped) as they are asked for: the whole text is
+    never held. An unreadable or truncated file is an :class:`InputError` naming it."""
     try:
-        with path.open("rb") as f:
-            data = f.read()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-    except (OSError, EOFError) as exc:
+        with path.open("rb") as raw:
+            gzipped = raw.read(2) == b"\x1f\x8b"
+            raw.seek(0)
+            binary = gzip.GzipFile(fileobj=raw) if gzipped else raw
+            # PWA headers may hold non-ASCII notes; latin-1 never fails, keeps digits as is
+            with io.TextIOWrapper(binary, encoding="latin-1", newline="\n") as text:  # type: ignore[arg-type]
+                yield from text
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise InputError(f"cannot read the trace: {exc}", path=str(path)) from None
-    # PWA headers may hold non-ASCII notes; latin-1 never fails and keeps digits as is.
-    return data.decode("latin-1")
 
 
 class _BadLine(Exception):
@@ -209,7 +214,9 @@ def read_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
     if size not in SIZE_FIELDS:
         raise InputError(f"size must be one of {', '.join(SIZE_FIELDS)}, got {size!r}",
                          path=where)
-    text = _read_text(path)
+    if not path.is_file():
+        raise InputError("cannot read the trace: no such file", path=where)
+    lines = _read_lines(path)
 
     skipped: Counter[str] = Counter()
     header: dict[str, int] = {}
@@ -218,7 +225,7 @@ def read_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        rows, first_submit = _parse(text, name, where, lenient, status_filter, header, skipped,
+        rows, first_submit = _parse(lines, name, where, lenient, status_filter, header, skipped,
                                     size == "allocated", keep_wait)
     finally:
         if gc_was_enabled:
@@ -262,7 +269,7 @@ def _kept_summary(kept: int, skipped: Counter[str]) -> str:
     return text + (f", adjusted: {listed(adjusted)}" if adjusted else "")
 
 
-def _parse(text: str, name: str, where: str, lenient: bool, status_filter: set[int] | None,
+def _parse(lines: Iterable[str], name: str, where: str, lenient: bool, status_filter: set[int] | None,
            header: dict[str, int], skipped: Counter[str], allocated_first: bool = False,
            keep_wait: bool = False) -> tuple[list[tuple[Any, ...]], float]:
     """Rows of the jobs that pass the per-job cleaning, and the trace's first submit time.
@@ -277,7 +284,7 @@ def _parse(text: str, name: str, where: str, lenient: bool, status_filter: set[i
     first_submit = math.inf
     isfinite = math.isfinite
     prefix = f"{name}!"
-    for lineno, line in enumerate(text.split("\n"), 1):
+    for lineno, line in enumerate(lines, 1):
         parts = line.split()
         if not parts:
             continue
@@ -375,7 +382,11 @@ def _platform_size(header: dict[str, int], rows: list[tuple[Any, ...]], where: s
 def _build_jobs(rows: list[tuple[Any, ...]], shift_to_zero: bool, nb_res: int | None,
                 skipped: Counter[str], fallback_key: str = "kept_res_from_allocated"
                 ) -> tuple[list[JobSpec], dict[str, dict[str, Any]]]:
-    """JobSpecs and delay profiles of the selected rows (already in submission order)."""
+    """JobSpecs and delay profiles of the selected rows (already in submission order).
+
+    Each row is dropped from ``rows`` once its job is built, so that the rows and the
+    jobs are not both held whole (``rows`` is left all None).
+    """
     origin = rows[0][0] if rows and shift_to_zero else 0.0
     profiles: dict[str, dict[str, Any]] = {}
     names: dict[float, str] = {}
@@ -383,8 +394,9 @@ def _build_jobs(rows: list[tuple[Any, ...]], shift_to_zero: bool, nb_res: int | 
     jobs: list[JobSpec] = []
     append = jobs.append
     wide = from_alloc_n = from_run_n = reach_n = 0
-    for (submit, full, run, res, walltime, from_alloc, from_run, status, user, queue,
-         partition, wait) in rows:
+    for i, (submit, full, run, res, walltime, from_alloc, from_run, status, user, queue,
+            partition, wait) in enumerate(rows):
+        rows[i] = None  # type: ignore[call-overload]
         pname = names.get(run)
         if pname is None:
             pname = names[run] = delay_profile_name(run)

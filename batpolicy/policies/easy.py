@@ -58,6 +58,7 @@ class EasyBackfilling(Policy):
     """EASY backfilling with a reservation for the queue head only."""
 
     name = "easy"
+    reads_finished_jobs = False  # waiting and running jobs only
     parameters = (Parameter("order", str, "fcfs", "queue order", choices=tuple(ORDERS)),
                   Parameter("on_unavailable", str, "keep", "jobs running on machines that "
                             "become unavailable: keep, kill, or kill and requeue a copy "

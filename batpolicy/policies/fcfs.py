@@ -51,6 +51,7 @@ class Fcfs(Policy):
     """Strict first come, first served, on the lowest free ids unless ``allocator`` says."""
 
     name = "fcfs"
+    reads_finished_jobs = False  # waiting and running jobs only
     parameters = (Parameter("order", str, "fcfs", "queue order (the head blocks the rest)",
                             choices=tuple(ORDERS)), *PLACEMENT_PARAMETERS)
 

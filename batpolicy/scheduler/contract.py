@@ -107,6 +107,10 @@ class Policy:
     #: Batsim refuses without ``-E``: ``batpolicy simulate`` and campaigns refuse to run
     #: it without the energy model instead of failing at its first switch.
     needs_energy: bool = False
+    #: Whether the policy reads jobs once they completed or were rejected
+    #: (``state.jobs``, ``state.job(id)``). A policy that does not says False: the state
+    #: then forgets a job as it ends, and a run's memory is that of the jobs alive.
+    reads_finished_jobs: bool = True
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
         #: Wall clock for time-bounded searches; drivers or tests may replace it.

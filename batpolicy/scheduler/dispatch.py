@@ -37,6 +37,8 @@ class Dispatcher:
                  paranoid: bool = False) -> None:
         self.policy = policy
         self.state = state if state is not None else ClusterState()
+        # a policy that never reads finished jobs lets the state forget them
+        self.state.forget_finished = not getattr(policy, "reads_finished_jobs", True)
         #: What the policy sees of :attr:`state`: read-only, built once.
         self.view = view = PolicyView(self.state)
         self.paranoid = paranoid

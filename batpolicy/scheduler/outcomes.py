@@ -17,6 +17,10 @@ late when it finishes after its deadline; its tardiness is ``max(finish - deadli
 ``mean_tardiness`` (over the jobs that have a deadline) count jobs that ran; a rejected
 job with a deadline is counted apart in ``nb_rejected_with_deadline``.
 
+Sums are exact (``math.fsum``: the correctly rounded sum, the same in any order), so the
+figures computed here from a list and those :mod:`batpolicy.io.online` gathers as the
+jobs end are equal.
+
 Resubmitted jobs count once. A policy that kills a job and registers a copy of it (the
 redirection policy, pybatsim's ``resubmit_job``) marks the copy with the metadata
 ``parent=<original id>`` (:data:`PARENT_KEY`); :func:`merge_copies` then counts the user
@@ -25,6 +29,7 @@ job once: submitted as the original, started and ended as its last copy.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -187,7 +192,10 @@ def compute_metrics(outcomes: Sequence[JobOutcome], *, nb_machines: int, tau: fl
     tardiness = [max(x, 0.0) for x in late]
 
     def _stat(values: np.ndarray, fn: str) -> float:
-        return float(getattr(values, fn)()) if len(values) else 0.0
+        """A mean (of the exact sum, math.fsum: any order gives it) or a maximum; 0 if none."""
+        if not len(values):
+            return 0.0
+        return math.fsum(values.tolist()) / len(values) if fn == "mean" else float(values.max())
 
     return {
         "nb_jobs": len(outcomes),
@@ -203,13 +211,13 @@ def compute_metrics(outcomes: Sequence[JobOutcome], *, nb_machines: int, tau: fl
         "mean_bounded_slowdown": _stat(bsld, "mean"),
         "max_bounded_slowdown": _stat(bsld, "max"),
         "bsld_tau": tau,
-        "utilization": float((res * run).sum() / (nb_machines * span))
+        "utilization": math.fsum((res * run).tolist()) / (nb_machines * span)
         if span > 0 and nb_machines else 0.0,
         "nb_jobs_with_deadline": len(late),
         "nb_late_jobs": sum(1 for x in late if x > 0),
-        "total_tardiness": float(sum(tardiness)),
+        "total_tardiness": math.fsum(tardiness),
         "max_tardiness": float(max(tardiness, default=0.0)),
-        "mean_tardiness": float(sum(tardiness)) / len(tardiness) if tardiness else 0.0,
+        "mean_tardiness": math.fsum(tardiness) / len(tardiness) if tardiness else 0.0,
         "nb_rejected_with_deadline": sum(1 for o in outcomes
                                          if o.start is None and o.deadline is not None),
         "scheduler_time_s": scheduler_time_s,

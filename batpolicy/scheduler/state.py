@@ -127,6 +127,10 @@ class ClusterState:
         self.profiles: dict[str, dict[str, Any]] = {}
         self.workloads: dict[str, str] = {}
         self._jobs: dict[str, Job] = {}
+        #: Forget a job once it completed or was rejected (the dispatcher sets it for a
+        #: policy that declares ``reads_finished_jobs = False``): :attr:`jobs` then holds
+        #: the waiting and running jobs only, and memory stays that of the jobs alive.
+        self.forget_finished = False
         self._waiting: dict[str, Job] = {}
         self._running: dict[str, Job] = {}
         self._running_by_end: list[Job] = []  # sorted by _END_KEY
@@ -174,7 +178,8 @@ class ClusterState:
 
     @property
     def jobs(self) -> Mapping[str, Job]:
-        """Every job ever submitted or registered, by full id. Runtime complexity: O(1)."""
+        """Every job submitted or registered, by full id (finished ones unless
+        :attr:`forget_finished`). Runtime complexity: O(1)."""
         return MappingProxyType(self._jobs)
 
     @property
@@ -297,6 +302,8 @@ class ClusterState:
         _set_status(job, JobStatus.COMPLETED)
         _set_finish(job, at)
         _set_final_state(job, final_state)
+        if self.forget_finished:
+            self._jobs.pop(job.id, None)
 
     def _on_killed(self, ev: t.JobKilled) -> None:
         for job_id in ev.job_ids:
@@ -372,6 +379,8 @@ class ClusterState:
         job = self._waiting.pop(d.job_id)
         _set_status(job, JobStatus.REJECTED)
         _set_final_state(job, t.JobState.REJECTED)
+        if self.forget_finished:
+            self._jobs.pop(job.id, None)
 
     def _do_kill(self, d: t.KillJob) -> None:
         for job_id in d.job_ids:

@@ -178,7 +178,8 @@ class PolicyView:
     # ------------------------------------------------------------------------- jobs
     @property
     def jobs(self) -> Mapping[str, Job]:
-        """Every job ever submitted or registered, by id, read-only. Runtime complexity: O(1)."""
+        """Every job submitted or registered, by id, read-only; finished ones only for a
+        policy that declares ``reads_finished_jobs`` (the default). Runtime complexity: O(1)."""
         return MappingProxyType(self.__state._jobs)  # noqa: SLF001
 
     @property

@@ -39,7 +39,7 @@ from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.io.machine_states import MachineStatesCsvWriter
-from batpolicy.io.metrics import run_metrics, write_json
+from batpolicy.io.metrics import online_metrics, run_metrics, write_json
 from batpolicy.io.model import Workload
 from batpolicy.io.outputs import JobsCsvWriter, OutputPaths, write_schedule_csv
 from batpolicy.io.result import JobRecord, SimResult
@@ -182,12 +182,19 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
     # The collector tuned for the whole run, the records' metrics included: after the loop
     # they build one outcome per job, which default thresholds rescan the heap for.
     with JobsCsvWriter(paths.jobs, extra_columns=extra_columns) as jobs, steady_gc():
+        online: Any = None
+
         def on_record(r: JobRecord) -> None:
-            """Append the job's row, advance the progress."""
+            """Append the job's row, count it in the metrics, advance the progress."""
             jobs.write(r)
+            online.add(r)
             bar.job_ended(r.finish if r.finish is not None else r.submission_time)
 
         simulator = simulator_factory(on_record)
+        # each record is written, counted and forgotten: memory is the jobs alive
+        simulator.forget_records()
+        online = online_metrics(simulator.parts.accounting.result_so_far, tau, groups,
+                                copies=simulator.options.dynamic_jobs)
         states = MachineStatesCsvWriter(paths.machine_states) \
             if paths.machine_states is not None else None
         if states is not None:
@@ -225,7 +232,7 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
                 if energy is not None:  # Batsim's -E traces, beside jobs.csv
                     energy.write(str(final.jobs)[:-len("jobs.csv")])
                 metrics = run_metrics(result, wall, tau, error, describe, policy_stats,
-                                      nb_decisions, groups)
+                                      nb_decisions, groups, online)
                 model_stats = simulator.job_model_stats()
                 if model_stats:  # e.g. the co-allocation models' mean penalty
                     metrics["job_model_stats"] = model_stats

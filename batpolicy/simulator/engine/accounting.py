@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from batpolicy.io.online import ExactSum
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.io.result import NULL_RUNTIME, JobRecord, SimResult
 from batpolicy.simulator.bookkeeping import SimJob
@@ -68,9 +70,16 @@ _KILLED = JobState.COMPLETED_KILLED
 
 
 class Accounting:
-    """Job records and run totals (:attr:`result`, kept up to date as jobs end)."""
+    """Job records and run totals (:attr:`result`, kept up to date as jobs end).
 
-    __slots__ = ("_books", "_ends", "_messages", "result_so_far", "on_record", "energy")
+    ``keep_records`` (default): every record stays in ``result_so_far.records``; without
+    it a record is handed to ``on_record`` and forgotten, and what the totals need of it
+    (``schedule.csv``'s means, the machine time it spent on unavailable machines) is
+    taken as it ends.
+    """
+
+    __slots__ = ("_books", "_ends", "_messages", "result_so_far", "on_record", "energy",
+                 "keep_records", "_overlap", "_down_pending", "_windows_seen")
 
     def __init__(self, books: Books, ends: MovingEnds, messages: InstantMessages,
                  result: SimResult, on_record: Callable[[JobRecord], None] | None) -> None:
@@ -82,6 +91,14 @@ class Accounting:
         self.on_record = on_record
         #: The energy part with Batsim's -E (:mod:`.energy`), else None.
         self.energy: EnergyPart | None = None
+        self.keep_records = True
+        #: Machine-seconds jobs computed on unavailable machines (schedule.csv's
+        #: time_computing leaves them out), summed as windows and records meet.
+        self._overlap = ExactSum()
+        #: Records that ended on machines still unavailable: (start, finish, machines),
+        #: met by the windows that close later.
+        self._down_pending: list[tuple[float, float, MachineSet]] = []
+        self._windows_seen = 0
 
     def finish(self, job: SimJob, now: float) -> None:
         """Bookkeeping of a job that stopped running (completed, killed, changed)."""
@@ -116,7 +133,9 @@ class Accounting:
         cells = job.model.record_extra
         if cells is not None:
             record.model_cells = cells(job, runtime)
-        result.records.append(record)
+        if self.keep_records:
+            result.records.append(record)
+        result.nb_records += 1
         if state is _REJECTED:
             result.nb_jobs_rejected += 1
         else:
@@ -125,14 +144,68 @@ class Accounting:
                 result.nb_jobs_success += 1
             else:
                 result.nb_jobs_killed += 1
-            end = job.start + runtime  # type: ignore[operator]
+            start = record.start
+            end = start + runtime  # type: ignore[operator]
             if end > result.makespan:
                 result.makespan = end
+            result.schedule.add(start, runtime, job.subtime)  # type: ignore[arg-type]
+            machines = self._books.machines
+            if machines.windows or machines.unavailable:
+                self._meet_windows(record)
         books = self._books
         books.nb_open -= 1
         books.to_delete.append(job)
         if self.on_record is not None:
             self.on_record(record)
+
+    def _meet_windows(self, record: JobRecord) -> None:
+        """Count the time ``record`` computed on machines while they were unavailable.
+
+        Each (unavailability window, record) pair counts once, when the later of the two
+        ends: the windows closed so far now (the last ones, those that closed after the
+        job started), the windows still open once they close (:meth:`_new_windows`).
+        Runtime complexity: O(windows met), the intervals of the allocation.
+        """
+        alloc, start, finish = record.alloc, record.start, record.finish
+        if alloc is None or start is None or finish is None:
+            return
+        self._new_windows()
+        windows = self._books.machines.windows
+        add = self._overlap.add
+        for i in range(len(windows) - 1, -1, -1):
+            begin, end, down = windows[i]
+            if end <= start:
+                break  # windows close in time order: the earlier ones ended before
+            lo, hi = max(begin, start), min(end, finish)
+            if hi > lo:
+                common = alloc & down
+                if common:
+                    add((hi - lo) * len(common))
+        unavailable = self._books.machines.unavailable
+        if unavailable and not alloc.isdisjoint(unavailable):
+            self._down_pending.append((start, finish, alloc & MachineSet(unavailable)))
+        self._overlap.maybe_fold()
+
+    def _new_windows(self) -> None:
+        """Meet the windows closed since the last call with the records pending on them."""
+        windows = self._books.machines.windows
+        if self._windows_seen == len(windows):
+            return
+        new, self._windows_seen = windows[self._windows_seen:], len(windows)
+        pending = self._down_pending
+        if not pending:
+            return
+        add = self._overlap.add
+        for begin, end, down in new:
+            for start, finish, machines in pending:
+                lo, hi = max(begin, start), min(end, finish)
+                if hi > lo:
+                    common = machines & down
+                    if common:
+                        add((hi - lo) * len(common))
+        unavailable = self._books.machines.unavailable
+        self._down_pending = [p for p in pending if not p[2].isdisjoint(unavailable)]
+        self._overlap.fold()
 
     def result(self) -> SimResult:
         """Totals of what was simulated so far (complete once the run returned).
@@ -143,18 +216,9 @@ class Accounting:
         result = self.result_so_far
         books = self._books
         machines = books.machines
-        overlap = 0.0
-        for begin, end, down in machines.windows:
-            for record in result.records:
-                if record.alloc is None or record.start is None or record.finish is None:
-                    continue
-                lo, hi = max(begin, record.start), min(end, record.finish)
-                if hi > lo:
-                    common = record.alloc & down
-                    if common:
-                        overlap += (hi - lo) * len(common)
+        self._new_windows()
         busy = union_busy_time(result.records) if machines.shared else machines.busy_time
-        result.time_computing = busy - overlap
+        result.time_computing = busy - self._overlap.value()
         result.time_unavailable = machines.unavailable_time
         result.time_idle = max(machines.last_change_sum() - result.time_computing
                                - machines.unavailable_time, 0.0)
@@ -170,6 +234,6 @@ class Accounting:
             result.time_switching_on = times["switching_on"]
             result.time_idle = times["idle"]
             result.time_computing = times["computing"]
-        result.nb_jobs = len(result.records) + books.nb_open
+        result.nb_jobs = result.nb_records + books.nb_open
         result.end_time = books.queue.now
         return result

@@ -145,6 +145,17 @@ class Simulator:
 
         attach(self.parts, writer)
 
+    def forget_records(self) -> None:
+        """Hand each job's record to ``on_record`` and keep none (``result().records`` stays
+        empty): a run's memory is then that of the jobs alive, whatever the trace's length.
+        ``result()``'s totals and ``schedule.csv``'s figures are kept as the jobs end.
+
+        With compute sharing the records stay: Batsim's ``time_computing`` is then each
+        machine's union of its jobs' runs (:func:`~.accounting.union_busy_time`), taken
+        from them at the end."""
+        if not self.options.compute_sharing:
+            self.parts.accounting.keep_records = False
+
     def job_model_stats(self) -> dict[str, Any]:
         """Statistics of the job models that keep some (co-allocation penalty...)."""
         return self.parts.models.stats()

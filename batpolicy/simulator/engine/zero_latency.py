@@ -204,6 +204,7 @@ class ZeroLatencyDriver:
     def _sleep(self) -> None:
         """The job submitter, its batch sent, sleeps until the next one or says goodbye."""
         books, queue = self._books, self._queue
+        books.forget_submitted()  # a long trace's submitted jobs are not held
         if books.cursor < len(books.static):
             queue.schedule(Submitter(self), SUBMISSION, at=books.static[books.cursor].subtime)
         else:

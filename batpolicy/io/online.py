@@ -1,0 +1,316 @@
+"""Figures of a run computed as its jobs end, so that no job is kept once written.
+
+:class:`ExactSum` adds floats exactly (the result is the correctly rounded sum of the
+values, whatever their order: Shewchuk's partials as :func:`math.fsum` keeps them,
+Python's ``Modules/mathmodule.c``), in O(1) memory; a mean is that sum over a count.
+:class:`ScheduleStats` is what Batsim's ``schedule.csv`` needs of the jobs (its means
+and maxima, ``export.cpp``); :class:`OnlineMetrics` is ``metrics.json``'s schedule part
+(:func:`~batpolicy.scheduler.outcomes.compute_metrics`'s figures, the copies of a
+killed job merged as :func:`~batpolicy.scheduler.outcomes.merge_copies` does),
+fed one :class:`~batpolicy.io.result.JobRecord` at a time.
+
+Memory: O(1) per run, plus the machines (utilisation per group) and, with dynamic jobs,
+the records a later copy may replace (those that did not succeed), held until the end.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from batpolicy.protocol.intervals import MachineSet
+from batpolicy.protocol.types import JobState
+from batpolicy.scheduler.outcomes import parent_of
+
+__all__ = ["ExactSum", "OnlineMetrics", "ScheduleStats"]
+
+log = logging.getLogger(__name__)
+
+_fsum = math.fsum
+_KILLED = (JobState.COMPLETED_KILLED, JobState.COMPLETED_WALLTIME_REACHED)
+_SUCCESS = JobState.COMPLETED_SUCCESSFULLY
+
+
+class ExactSum:
+    """The exact sum of floats added one at a time; :meth:`value` rounds it once.
+
+    Values are buffered and folded every 512 into a few non-overlapping partials whose
+    sum is exactly that of everything added (each fold: the correctly rounded remainder,
+    then what that rounding left, until nothing is left), so :meth:`value` equals
+    ``math.fsum`` of every value added, in any order.
+
+    >>> s = ExactSum()
+    >>> for x in [1e100, 1.0, -1e100, 1e-3] * 300:
+    ...     s.add(x)
+    >>> s.value() == math.fsum([1e100, 1.0, -1e100, 1e-3] * 300)
+    True
+    """
+
+    __slots__ = ("_partials", "_buffer", "add")
+
+    def __init__(self) -> None:
+        self._partials: list[float] = []
+        self._buffer: list[float] = []
+        self.add = self._buffer.append  # O(1); folded in value() and every 512 values
+
+    def fold(self) -> None:
+        """Replace the buffer and partials by an exact, short list of partials."""
+        items = self._partials + self._buffer
+        self._buffer.clear()
+        partials: list[float] = []
+        rest = _fsum(items)
+        while rest != 0.0 and math.isfinite(rest):
+            partials.append(rest)
+            items.append(-rest)
+            rest = _fsum(items)
+        self._partials = partials
+
+    def value(self) -> float:
+        """The correctly rounded sum of every value added. Runtime complexity: O(buffer)."""
+        return _fsum(self._partials + self._buffer)
+
+    def maybe_fold(self) -> None:
+        """Fold when the buffer holds 512 values (called by the owners after adding)."""
+        if len(self._buffer) >= 512:
+            self.fold()
+
+
+class ScheduleStats:
+    """``schedule.csv``'s means and maxima over the jobs that ran (Batsim's slowdown).
+
+    The means' sums are exact (:class:`ExactSum`): ``schedule.csv`` divides them by every
+    job, rejected ones included (``export.cpp``, ``JobsTracer::finalize``).
+    """
+
+    __slots__ = ("waits", "turnarounds", "slowdowns", "max_wait", "max_turnaround",
+                 "max_slowdown", "count")
+
+    def __init__(self) -> None:
+        self.waits = ExactSum()
+        self.turnarounds = ExactSum()
+        self.slowdowns = ExactSum()
+        self.max_wait = self.max_turnaround = self.max_slowdown = 0.0
+        self.count = 0
+
+    def add(self, start: float, runtime: float, submitted: float) -> None:
+        """One job that ran: its wait, turnaround and plain slowdown."""
+        wait = start - submitted
+        turnaround = start + runtime - submitted
+        slowdown = turnaround / runtime
+        self.waits.add(wait)
+        self.turnarounds.add(turnaround)
+        self.slowdowns.add(slowdown)
+        if wait > self.max_wait:
+            self.max_wait = wait
+        if turnaround > self.max_turnaround:
+            self.max_turnaround = turnaround
+        if slowdown > self.max_slowdown:
+            self.max_slowdown = slowdown
+        self.count += 1
+        if not self.count & 511:
+            self.waits.fold()
+            self.turnarounds.fold()
+            self.slowdowns.fold()
+
+
+class OnlineMetrics:
+    """``metrics.json``'s schedule figures, one job record at a time (docs/metrics.md).
+
+    ``copies``: a later record may be a copy of this one (metadata ``parent=<id>``, a
+    job killed and registered again: only with dynamic jobs); the records that did not
+    succeed are then held until :meth:`metrics` and a copy replaces its original as
+    :func:`~batpolicy.scheduler.outcomes.merge_copies` does. An original already
+    counted when its copy ends (one that succeeded, or any without ``copies``) stays
+    counted beside its copy: no policy copies such a job.
+    """
+
+    def __init__(self, *, nb_machines: int, tau: float = 10.0,
+                 groups: Mapping[str, MachineSet] | None = None, copies: bool = False) -> None:
+        self.nb_machines = nb_machines
+        self.tau = tau
+        self.copies = copies
+        self.groups = dict(groups) if groups else {}
+        self._top = max((g.max() for g in self.groups.values() if g), default=-1) + 2
+        self._diff = [0.0] * (self._top + 1) if self.groups else None
+        self.nb_records = 0
+        self.nb_jobs = self.nb_finished = self.nb_success = self.nb_killed = 0
+        self.nb_rejected = self.nb_rejected_with_deadline = 0
+        self.first_submit = math.inf
+        self.last_end = -math.inf
+        self.waits, self.turnarounds, self.bslds = ExactSum(), ExactSum(), ExactSum()
+        self.busy = ExactSum()  # allocated machine-seconds: res × run
+        self.tardiness = ExactSum()
+        self.max_wait = self.max_turnaround = self.max_bsld = self.max_tardiness = -math.inf
+        self.nb_with_deadline = self.nb_late = 0
+        self.rejected: Counter[str] = Counter()
+        #: copies: held records, id -> (outcome fields, root submit, root deadline)
+        self._held: dict[str, tuple[tuple[Any, ...], float, float | None]] = {}
+        self._replaced: set[str] = set()  # originals named before their record came
+
+    # ------------------------------------------------------------------ feeding
+    def add(self, r: Any) -> None:
+        """One :class:`~batpolicy.io.result.JobRecord`, in completion order. O(1)."""
+        self.nb_records += 1
+        start = r.start
+        if start is None:
+            self._rejection(r)
+        deadline = r.fields.deadline
+        state = r.final_state
+        outcome = (r.submission_time, start,
+                   None if start is None else start + r.runtime,
+                   r.requested_resources, state is _SUCCESS, state in _KILLED, deadline,
+                   r.alloc)
+        metadata = r.metadata
+        parent = parent_of(metadata) if metadata and "parent" in metadata else None
+        job_id = r.job_id
+        if parent is None and not self._replaced and (not self.copies or state is _SUCCESS):
+            self._fold(*outcome)  # the common case
+            return
+        if job_id in self._replaced:
+            self._replaced.discard(job_id)
+            return  # a copy of it came first and replaced it
+        root_submit, root_deadline = outcome[0], None
+        if parent is not None:
+            held = self._held.pop(parent, None)
+            if held is not None:
+                root_submit, root_deadline = held[1], held[2]
+            else:  # its record comes later (dropped then), or it succeeded and counts
+                self._replaced.add(parent)
+            outcome = (min(root_submit, outcome[0]), *outcome[1:6],
+                       deadline if deadline is not None else root_deadline, outcome[7])
+        if self.copies and state is not _SUCCESS:
+            self._held[job_id] = (outcome, root_submit if parent is not None else outcome[0],
+                                  root_deadline if parent is not None else deadline)
+        else:
+            self._fold(*outcome)
+
+    def _rejection(self, r: Any) -> None:
+        """Count a rejected record by its reason (:func:`~batpolicy.io.metrics.rejection_reasons`)."""
+        res = r.requested_resources
+        if res <= 0:
+            self.rejected["no_machine"] += 1
+        elif res > self.nb_machines:
+            self.rejected["too_large"] += 1
+        elif r.walltime is None or r.walltime <= 0:
+            self.rejected["no_walltime"] += 1
+        else:
+            self.rejected["policy"] += 1
+
+    def _fold(self, submit: float, start: float | None, finish: float | None, res: int,
+              success: bool, killed: bool, deadline: float | None,
+              alloc: MachineSet | None) -> None:
+        """Count one user job (compute_metrics's figures)."""
+        self.nb_jobs += 1
+        if submit < self.first_submit:
+            self.first_submit = submit
+        if start is None or finish is None:
+            self.nb_rejected += start is None
+            if start is None and deadline is not None:
+                self.nb_rejected_with_deadline += 1
+            return
+        self.nb_finished += 1
+        self.nb_success += success
+        self.nb_killed += killed
+        wait = start - submit
+        run = finish - start
+        turnaround = finish - submit
+        bsld = (wait + run) / (run if run > self.tau else self.tau)
+        if bsld < 1.0:
+            bsld = 1.0
+        self.waits.add(wait)
+        self.turnarounds.add(turnaround)
+        self.bslds.add(bsld)
+        self.busy.add(float(res) * run)
+        if wait > self.max_wait:
+            self.max_wait = wait
+        if turnaround > self.max_turnaround:
+            self.max_turnaround = turnaround
+        if bsld > self.max_bsld:
+            self.max_bsld = bsld
+        if finish > self.last_end:
+            self.last_end = finish
+        if deadline is not None:
+            self.nb_with_deadline += 1
+            late = finish - deadline
+            self.nb_late += late > 0
+            tardy = late if late > 0.0 else 0.0
+            self.tardiness.add(tardy)
+            if tardy > self.max_tardiness:
+                self.max_tardiness = tardy
+            self.tardiness.maybe_fold()
+        diff = self._diff
+        if diff is not None and alloc is not None:
+            top = self._top
+            for inf, sup in alloc.intervals():
+                if inf < top:
+                    diff[inf] += run
+                    diff[min(sup + 1, top)] -= run
+        if not self.nb_finished & 511:
+            self.waits.fold()
+            self.turnarounds.fold()
+            self.bslds.fold()
+            self.busy.fold()
+
+    # ------------------------------------------------------------------ reading
+    def metrics(self) -> dict[str, Any]:
+        """The figures so far, as :func:`~batpolicy.scheduler.outcomes.compute_metrics`.
+
+        Folds the held records first (a run that stopped early counts them as they are).
+        """
+        for outcome, _, _ in self._held.values():
+            self._fold(*outcome)
+        self._held.clear()
+        n = self.nb_finished
+        first = self.first_submit if self.nb_jobs else 0.0
+        last = self.last_end if n else first
+        span = last - first
+        tardy = self.tardiness.value()
+        out: dict[str, Any] = {
+            "nb_jobs": self.nb_jobs,
+            "nb_jobs_finished": n,
+            "nb_jobs_success": self.nb_success,
+            "nb_jobs_killed": self.nb_killed,
+            "nb_jobs_rejected": self.nb_rejected,
+            "makespan": last,
+            "mean_waiting_time": self.waits.value() / n if n else 0.0,
+            "max_waiting_time": self.max_wait if n else 0.0,
+            "mean_turnaround_time": self.turnarounds.value() / n if n else 0.0,
+            "max_turnaround_time": self.max_turnaround if n else 0.0,
+            "mean_bounded_slowdown": self.bslds.value() / n if n else 0.0,
+            "max_bounded_slowdown": self.max_bsld if n else 0.0,
+            "bsld_tau": self.tau,
+            "utilization": self.busy.value() / (self.nb_machines * span)
+            if span > 0 and self.nb_machines else 0.0,
+            "nb_jobs_with_deadline": self.nb_with_deadline,
+            "nb_late_jobs": self.nb_late,
+            "total_tardiness": tardy,
+            "max_tardiness": self.max_tardiness if self.nb_with_deadline else 0.0,
+            "mean_tardiness": tardy / self.nb_with_deadline if self.nb_with_deadline else 0.0,
+            "nb_rejected_with_deadline": self.nb_rejected_with_deadline,
+        }
+        if self.groups:
+            out["utilization_per_group"] = self._per_group(span)
+        return out
+
+    def _per_group(self, span: float) -> dict[str, float]:
+        """Utilisation inside each group (:func:`~batpolicy.scheduler.outcomes.utilization_per_group`)."""
+        if span <= 0:
+            return {name: 0.0 for name in self.groups}
+        import numpy as np
+
+        top = self._top
+        per_machine = np.cumsum(np.array(self._diff))[:top]
+        prefix = np.concatenate(([0.0], np.cumsum(per_machine)))
+        out = {}
+        for name, group in self.groups.items():
+            total = sum(float(prefix[sup + 1] - prefix[inf]) for inf, sup in group.intervals())
+            out[name] = total / (len(group) * span) if len(group) else 0.0
+        return out
+
+    def rejection_reasons(self) -> dict[str, int]:
+        """Rejected records by reason (docs/metrics.md ``rejected_by_reason``), sorted."""
+        return dict(sorted(self.rejected.items()))
+
