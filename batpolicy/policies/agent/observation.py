@@ -47,21 +47,23 @@ MACHINE_FEATURES = ("free", "available", "remaining", "gpu")
 CLUSTER_FEATURES = ("now", "nb_free", "nb_waiting", "nb_running", "waiting_res")
 
 _RES, _WALLTIME, _WAIT, _FITS, _SLACK, _HAS_DEADLINE = range(6)
+_NB = len(JOB_FEATURES)
 
 
 class Observer:
     """Builds observations and action masks for one platform; keeps the machines' ends.
 
-    ``fits(job, free)`` says whether a job can start on ``free`` now (the policy's
-    allocator). The caller tells :meth:`started` and :meth:`ended` so that each
-    machine's expected end is known without scanning the running jobs.
+    ``fits(job, free)`` says whether a job can start on ``free`` now (None: when it asks
+    for no more machines than are free, the lowest-ids allocator's rule, vectorised).
+    The caller tells :meth:`started` and :meth:`ended` so that each machine's expected
+    end and idleness are known without scanning the running jobs or the free set.
 
-    Runtime complexity: O(W + M) per observation (numpy fills), O(1) per job row after
-    its first observation.
+    Runtime complexity: O(W + M) per observation in numpy, plus O(W) Python work when
+    the window's jobs changed since the previous observation.
     """
 
     def __init__(self, window: int, view: PolicyView,
-                 fits: Callable[[Job, MachineSet], bool]) -> None:
+                 fits: Callable[[Job, MachineSet], bool] | None = None) -> None:
         if window < 1:
             raise ValueError(f"the window must hold at least one job, got {window}")
         self.window = window
@@ -70,11 +72,25 @@ class Observer:
         platform = view.platform
         self._groups = {name: i + 1 for i, name in enumerate(getattr(platform, "groups", {}))}
         self._ends = np.full(n, np.nan)  # each machine's running job's expected end
-        self._gpu = np.array([float(m.gpu) for m in platform.machines[:n]]) \
-            if len(platform.machines) >= n else np.zeros(n)
-        self._rows: dict[str, tuple[float, ...]] = {}
-        self._subtimes: dict[str, float] = {}
-        self._deadlines: dict[str, float] = {}
+        self._unavailable: MachineSet | None = None
+        gpu = [float(m.gpu) for m in platform.machines[:n]]
+        #: the machines' columns that change rarely: available, GPU
+        self._machines = np.zeros((n, len(MACHINE_FEATURES)))
+        self._machines[:, 1] = 1.0
+        self._machines[:, 3] = gpu if len(gpu) == n else 0.0
+        # static rows of the jobs seen waiting (JOB_FEATURES, subtime, deadline), by slot
+        self._bank = np.zeros((max(64, 2 * window), _NB + 2))
+        self._slots: dict[str, int] = {}
+        self._spare: list[int] = []
+        self._used = 0
+        self._nb_deadlines = 0
+        # the window of the previous observation: its jobs and their static columns
+        self._key: tuple[Job, ...] = ()
+        self._static = np.zeros((window, _NB))
+        self._present = np.zeros(window, dtype=np.int8)
+        self._subtimes = np.zeros(0)
+        self._deadlines: np.ndarray | None = None
+        self._res = np.zeros(0)
 
     # ------------------------------------------------------------ machines' ends
     def started(self, job: Job, alloc: MachineSet, now: float) -> None:
@@ -85,96 +101,101 @@ class Observer:
         self.forget(job)
 
     def ended(self, alloc: MachineSet | None) -> None:
-        """A job on ``alloc`` ended: its machines have no expected end any more."""
+        """A job on ``alloc`` ended: its machines are idle again."""
         if alloc is not None:
             for inf, sup in alloc.intervals():
                 self._ends[inf:sup + 1] = np.nan
 
-    def forget(self, job: Job) -> None:
-        """Drop the job's cached row (it left the queue)."""
-        self._rows.pop(job.id, None)
-
     # ------------------------------------------------------------ observation
-    def window_jobs(self, view: PolicyView, skip: set[str] | frozenset[str]) -> list[Job]:
-        """The first ``window`` waiting jobs in submission order, but those in ``skip``.
+    def _slot(self, job: Job) -> int:
+        """The job's row in the bank of static rows (filled on first sight). Amortised O(1)."""
+        slot = self._slots.get(job.id)
+        if slot is not None:
+            return slot
+        if self._spare:
+            slot = self._spare.pop()
+        else:
+            slot = self._used
+            self._used += 1
+            if slot == len(self._bank):
+                self._bank = np.concatenate([self._bank, np.zeros_like(self._bank)])
+        group = job.preferred or job.origin
+        self._bank[slot] = (
+            float(job.res), -1.0 if job.walltime is None else float(job.walltime),
+            0.0, 0.0, 0.0, 0.0 if job.deadline is None else 1.0,
+            1.0 if job.job_type == "gpu" else 0.0,
+            float(self._groups.get(group, 0)) if group is not None else 0.0,
+            -1.0 if job.comp_share is None else float(job.comp_share),
+            -1.0 if job.ppbw is None else float(job.ppbw),
+            job.subtime, np.nan if job.deadline is None else job.deadline)
+        if job.deadline is not None:
+            self._nb_deadlines += 1
+        self._slots[job.id] = slot
+        return slot
 
-        Runtime complexity: O(window + len(skip)).
-        """
-        out: list[Job] = []
-        size = self.window
-        for job in view.waiting.values():
-            if skip and job.id in skip:
-                continue
-            out.append(job)
-            if len(out) == size:
-                break
-        return out
+    def forget(self, job: Job) -> None:
+        """The job left the queue: its bank row is free again. O(1)."""
+        slot = self._slots.pop(job.id, None)
+        if slot is not None:
+            self._spare.append(slot)
+            if job.deadline is not None:
+                self._nb_deadlines -= 1
 
-    def _row(self, job: Job) -> tuple[float, ...]:
-        row = self._rows.get(job.id)
-        if row is None:
-            deadline = job.deadline
-            group = job.preferred or job.origin
-            row = (float(job.res), -1.0 if job.walltime is None else float(job.walltime),
-                   0.0, 0.0, 0.0, 0.0 if deadline is None else 1.0,
-                   1.0 if job.job_type == "gpu" else 0.0,
-                   float(self._groups.get(group, 0)) if group is not None else 0.0,
-                   -1.0 if job.comp_share is None else float(job.comp_share),
-                   -1.0 if job.ppbw is None else float(job.ppbw))
-            self._rows[job.id] = row
-            self._subtimes[job.id] = job.subtime
-            if deadline is not None:
-                self._deadlines[job.id] = deadline
-        return row
+    def _new_window(self, jobs: tuple[Job, ...]) -> None:
+        """The static columns of a window whose jobs changed. O(W)."""
+        k = len(jobs)
+        slot = self._slot
+        rows = self._bank[[slot(job) for job in jobs]]
+        static = self._static
+        static[:k] = rows[:, :_NB]
+        static[k:] = 0.0
+        self._subtimes = rows[:, _NB]
+        self._deadlines = rows[:, _NB + 1] if self._nb_deadlines else None
+        self._res = rows[:, _RES]
+        self._present = np.zeros(self.window, dtype=np.int8)
+        self._present[:k] = 1
+        self._key = jobs
 
-    def observe(self, now: float, view: PolicyView, free: MachineSet, jobs: list[Job],
+    def observe(self, now: float, view: PolicyView, free: MachineSet, jobs: tuple[Job, ...],
                 nb_waiting: int, waiting_res: float) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """The observation and action mask with ``jobs`` in the window and ``free`` idle.
 
         ``nb_waiting`` and ``waiting_res`` are the queue's totals (the caller's, which
         knows the jobs it already started in this message). Runtime complexity: O(W + M).
         """
+        if jobs != self._key:
+            self._new_window(jobs)
         w = self.window
-        table = np.zeros((w, len(JOB_FEATURES)))
+        k = len(jobs)
+        table = self._static.copy()
         mask = np.zeros(w + 1, dtype=np.int8)
         mask[w] = 1
-        present = np.zeros(w, dtype=np.int8)
-        k = len(jobs)
+        nfree = len(free)
         if k:
-            table[:k] = [self._row(job) for job in jobs]
-            present[:k] = 1
-            subtimes = self._subtimes
-            table[:k, _WAIT] = now - np.fromiter((subtimes[j.id] for j in jobs), float, k)
-            deadlines = self._deadlines
-            if deadlines:
-                table[:k, _SLACK] = [deadlines[j.id] - now if j.id in deadlines else 0.0
-                                     for j in jobs]
-            fits = self._fits
-            for i, job in enumerate(jobs):
-                if fits(job, free):
-                    mask[i] = 1
-            table[:k, _FITS] = mask[:k]
-        n = self.nb_machines
-        machines = np.zeros((n, len(MACHINE_FEATURES)))
-        for inf, sup in free.intervals():
-            machines[inf:sup + 1, 0] = 1.0
-        machines[:, 1] = 1.0
-        for inf, sup in view.unavailable.intervals():
-            machines[inf:sup + 1, 1] = 0.0
+            table[:k, _WAIT] = now - self._subtimes
+            if self._deadlines is not None:
+                slack = self._deadlines - now
+                table[:k, _SLACK] = np.where(np.isnan(slack), 0.0, slack)
+            if self._fits is None:
+                fits = self._res <= nfree
+            else:
+                fits = [self._fits(job, free) for job in jobs]
+            mask[:k] = fits
+            table[:k, _FITS] = fits
+        unavailable = view.unavailable
+        if unavailable is not self._unavailable:  # a machine (un)available: rare
+            self._machines[:, 1] = 1.0
+            for inf, sup in unavailable.intervals():
+                self._machines[inf:sup + 1, 1] = 0.0
+            self._unavailable = unavailable
+        machines = self._machines.copy()
+        ends = self._ends
+        np.multiply(np.isnan(ends), machines[:, 1], out=machines[:, 0])
         # a job past its expected end ends at this very instant: 0 s left, as EASY counts it
-        remaining = np.fmax(self._ends - now, 0.0)  # fmax: nan (no job) gives 0
-        remaining[np.isinf(remaining)] = -1.0
+        remaining = np.fmax(ends - now, 0.0)  # fmax: nan (no job) gives 0
+        remaining[remaining == math.inf] = -1.0
         machines[:, 2] = remaining
-        machines[:, 3] = self._gpu
-        cluster = np.array([now, float(len(free)), float(nb_waiting),
-                            float(len(view.running)), waiting_res])
-        return {"jobs": table, "job_mask": present, "machines": machines,
+        cluster = np.array([now, nfree, nb_waiting, len(view.running), waiting_res],
+                           dtype=np.float64)
+        return {"jobs": table, "job_mask": self._present.copy(), "machines": machines,
                 "cluster": cluster}, mask
-
-
-def spaces_bounds(window: int, nb_machines: int) -> Mapping[str, Any]:
-    """Shapes and dtypes of the observation's arrays (for Gymnasium's spaces)."""
-    return {"jobs": ((window, len(JOB_FEATURES)), np.float64),
-            "job_mask": ((window,), np.int8),
-            "machines": ((nb_machines, len(MACHINE_FEATURES)), np.float64),
-            "cluster": ((len(CLUSTER_FEATURES),), np.float64)}

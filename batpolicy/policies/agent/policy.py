@@ -24,6 +24,7 @@ The same class runs under ``batpolicy simulate``/``serve`` (``--policy agent:TAR
 from __future__ import annotations
 
 import operator
+from itertools import islice
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -81,6 +82,8 @@ class AgentPolicy(Policy):
         self.placement = Placement(self.params)
         self.observer: Observer | None = None
         self._rejected: list[Job] = []
+        #: Waiting jobs that can run, in submission order (the window is its head).
+        self._queue: dict[str, Job] = {}
         self._waiting_res = 0.0
         self.nb_asked = 0
         self.nb_invalid = 0
@@ -92,10 +95,10 @@ class AgentPolicy(Policy):
             observer = self.observer = Observer(self.window, view, self._fits_with(view))
         return observer
 
-    def _fits_with(self, view: PolicyView) -> Callable[[Job, MachineSet], bool]:
+    def _fits_with(self, view: PolicyView) -> Callable[[Job, MachineSet], bool] | None:
         placement = self.placement
         if placement.plain:
-            return lambda job, free: job.res <= len(free)
+            return None  # the observer's vectorised count test
         allocate, platform = placement.allocator.allocate, placement.platform(view)
         return lambda job, free: job.res <= len(free) and \
             allocate(free, job, platform) is not None
@@ -108,13 +111,14 @@ class AgentPolicy(Policy):
     def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
         """Queue it, or reject it in :meth:`decide` if it can never run."""
         if self.placement.can_ever_run(job, state):
+            self._queue[job.id] = job
             self._waiting_res += job.res
         else:
             self._rejected.append(job)
         return None
 
     def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
-        """Its machines have no expected end any more."""
+        """Its machines are idle again."""
         if self.observer is not None:
             self.observer.ended(job.allocation)
         return None
@@ -123,45 +127,42 @@ class AgentPolicy(Policy):
     def decide(self, now: float, state: PolicyView) -> list[Decision]:
         """Reject what can never run, then ask ``act`` while a job of the window fits."""
         out: list[Decision] = []
-        skip: set[str] = set()
         if self._rejected:
-            for job in self._rejected:
-                out.append(RejectJob(job.id))
-                skip.add(job.id)
+            out.extend(RejectJob(job.id) for job in self._rejected)
             self._rejected.clear()
-        observer = self._observer(state)
-        free = state.free
-        if not free or not state.waiting:
+        queue = self._queue
+        if not queue:
             return out
+        free = state.free
+        if not free:
+            return out
+        observer = self._observer(state)
         placement = self.placement
         platform = None if placement.plain else placement.platform(state)
         allocate = placement.allocator.allocate
-        nb_waiting = len(state.waiting) - len(skip)
+        size = self.window
+        act = self.act
         while True:
-            jobs = observer.window_jobs(state, skip)
-            if not jobs:
-                break
-            obs, mask = observer.observe(now, state, free, jobs, nb_waiting, self._waiting_res)
+            jobs = tuple(islice(queue.values(), size))
+            obs, mask = observer.observe(now, state, free, jobs, len(queue), self._waiting_res)
             if not mask[:-1].any():
                 break  # nothing of the window fits: wait, without asking
             self.nb_asked += 1
-            action = as_action(self.act(obs, {"action_mask": mask, "time": now,
-                                              "job_ids": [job.id for job in jobs],
-                                              "invalid_actions": self.nb_invalid}))
+            action = as_action(act(obs, {"action_mask": mask, "time": now,
+                                         "job_ids": [job.id for job in jobs]}))
             if action is None or not 0 <= action < len(mask) or not mask[action]:
                 self.nb_invalid += 1
                 break  # treated as "wait"
-            if action == observer.window:
+            if action == size:
                 break
             job = jobs[action]
             alloc = free.lowest(job.res) if placement.plain else allocate(free, job, platform)
             free = free - alloc
             out.append(ExecuteJob(job.id, alloc))
             observer.started(job, alloc, now)
-            skip.add(job.id)
-            nb_waiting -= 1
+            del queue[job.id]
             self._waiting_res -= job.res
-            if not free:
+            if not free or not queue:
                 break
         return out
 
