@@ -13,7 +13,10 @@ Each Batsim message: jobs that can never run (no machine, larger than the platfo
 than every group with ``one_group``) are rejected, as FCFS does; then, while some job of
 the window fits, ``act`` is asked once per job to start, each time with the observation
 updated by the starts already chosen; "wait", or an action that does not fit (never an
-error: ``info["invalid_actions"]`` counts them), ends the message's decisions. When no
+error; :meth:`stats` counts them), ends the message's decisions. When nothing runs and
+no job will be submitted any more, waiting would stop the simulation forever (Batsim
+would wait for ever): the mask forbids it then, and an invalid action starts the
+window's first job that fits. When no
 job of the window fits, ``act`` is not asked at all.
 
 The same class runs under ``batpolicy simulate``/``serve`` (``--policy agent:TARGET``,
@@ -142,19 +145,25 @@ class AgentPolicy(Policy):
         allocate = placement.allocator.allocate
         size = self.window
         act = self.act
+        out_started = False
         while True:
             jobs = tuple(islice(queue.values(), size))
             obs, mask = observer.observe(now, state, free, jobs, len(queue), self._waiting_res)
             if not mask[:-1].any():
                 break  # nothing of the window fits: wait, without asking
+            if not out_started and not state.running and state.no_more_static_jobs:
+                mask[size] = 0  # nothing would ever happen again: waiting is not allowed
             self.nb_asked += 1
             action = as_action(act(obs, {"action_mask": mask, "time": now,
                                          "job_ids": [job.id for job in jobs]}))
             if action is None or not 0 <= action < len(mask) or not mask[action]:
                 self.nb_invalid += 1
-                break  # treated as "wait"
+                if mask[size]:
+                    break  # treated as "wait"
+                action = int(np.flatnonzero(mask)[0])  # the first job that fits
             if action == size:
                 break
+            out_started = True
             job = jobs[action]
             alloc = free.lowest(job.res) if placement.plain else allocate(free, job, platform)
             free = free - alloc
