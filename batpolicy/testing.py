@@ -153,7 +153,7 @@ def simulate(policy: str | Policy | Any, jobs: Sequence[JobLike] | str | PathLik
     :class:`~batpolicy.errors.PolicyError` naming the scheduler, event and time.
     """
     from batpolicy.policies.registry import make_policy
-    from batpolicy.policies.toolkit.outcomes import JobOutcome, compute_metrics
+    from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics
     from batpolicy.scheduler.dispatch import Dispatcher
     from batpolicy.simulator.engine.simulator import Simulator
     from batpolicy.simulator.options import SimOptions

@@ -24,7 +24,7 @@ import sys
 from harness import measure, write_results  # bench/harness.py (the script's folder)
 
 from batpolicy.policies.coalloc.satisfy import feasible_ranges, solve_branch_and_bound, solve_dp
-from batpolicy.policies.toolkit.bandwidth import ppbw_from_bsbw
+from batpolicy.platforms.bandwidth import ppbw_from_bsbw
 
 
 def instances(clusters: int, count: int, seed: int) -> list[tuple[list, int]]:

@@ -122,7 +122,7 @@ def drive(handle: Any, m: int, workload: Workload) -> None:
 def simulate(policy_name: str, m: int, workload: Workload, driver: str) -> dict[str, Any]:
     """One run: mean bounded slowdown (τ = 10 s), mean wait, utilisation, policy stats."""
     from batpolicy.policies.registry import make_policy
-    from batpolicy.policies.toolkit.outcomes import JobOutcome, compute_metrics
+    from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics
     from batpolicy.scheduler.dispatch import Dispatcher
     from batpolicy.scheduler.jobs import JobStatus
 

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from batpolicy.policies.toolkit.outcomes import JobOutcome, compute_metrics
+from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics
 
 log = logging.getLogger("energy_batsched")
 

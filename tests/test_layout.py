@@ -97,6 +97,10 @@ def _copy_of_the_checkout(root: Path) -> Path:
      "batpolicy.protocol.intervals -> batpolicy.platforms.model"),
     ("simulator/engine/simulator.py", "from batpolicy.app import cli",
      "batpolicy.simulator.engine.simulator -> batpolicy.app.cli"),
+    ("simulator/engine/parts.py", "from batpolicy.policies.toolkit import queue",
+     "batpolicy.simulator.engine.parts -> batpolicy.policies.toolkit.queue"),
+    ("io/metrics.py", "from batpolicy.policies import fcfs",
+     "batpolicy.io.metrics -> batpolicy.policies.fcfs"),
     ("scheduler/jobs.py", "from batpolicy.scheduler import state",
      "no import cycle"),
 ])

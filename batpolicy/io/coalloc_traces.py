@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from batpolicy.errors import ConfigError
-from batpolicy.policies.toolkit.bandwidth import ppbw_from_bsbw
+from batpolicy.platforms.bandwidth import ppbw_from_bsbw
 from batpolicy.io.model import JobSpec, Workload
 
 __all__ = ["PRESETS", "CoallocSpec", "cluster_names", "coalloc_workload", "preset",

@@ -1,8 +1,8 @@
 """``metrics.json``: the summary a run writes beside Batsim's outputs (docs/metrics.md).
 
 :func:`run_metrics` counts each user job once (a killed-and-resubmitted job as its last
-copy, :func:`~batpolicy.policies.toolkit.outcomes.merge_copies`), computes the scheduling
-metrics (:func:`~batpolicy.policies.toolkit.outcomes.compute_metrics`), adds the run's
+copy, :func:`~batpolicy.scheduler.outcomes.merge_copies`), computes the scheduling
+metrics (:func:`~batpolicy.scheduler.outcomes.compute_metrics`), adds the run's
 costs, the policy's own ``stats()`` under ``"policy_stats"``, and ``"error"`` when the
 run stopped on one; :func:`write_json` replaces the file atomically.
 """
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from batpolicy.policies.toolkit.outcomes import JobOutcome, compute_metrics, merge_copies, parent_of
+from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics, merge_copies, parent_of
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.io.result import JobRecord, SimResult

@@ -58,7 +58,7 @@ def output_layout(workloads: Sequence[Workload], platform: Platform, options: Si
     e.g. the co-allocation penalty), and the machine groups (name -> machines) whose
     utilisation goes into the metrics. Runtime complexity: O(jobs).
     """
-    from batpolicy.policies.toolkit.placement import platform_groups
+    from batpolicy.platforms.placement import platform_groups
     from batpolicy.scheduler.jobfields import fields_used
     from batpolicy.simulator.jobmodels.registry import make_job_model
 

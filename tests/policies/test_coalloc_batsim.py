@@ -29,7 +29,7 @@ import pytest
 from batpolicy.platforms import generators as gen
 from batpolicy.platforms.xml import read_platform
 from batpolicy.policies.registry import make_policy
-from batpolicy.policies.toolkit.bandwidth import ppbw_from_bsbw
+from batpolicy.platforms.bandwidth import ppbw_from_bsbw
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.daemon import ServeOptions, serve
 from batpolicy.scheduler.dispatch import Dispatcher

@@ -31,7 +31,7 @@ from batpolicy.policies.coalloc.satisfy import (
     solve_dp,
     solve_fewest,
 )
-from batpolicy.policies.toolkit.bandwidth import required_bandwidth
+from batpolicy.platforms.bandwidth import required_bandwidth
 
 
 def C(name: str, free: int, capacity: float | None = None, load: float = 0.0) -> ClusterInfo:

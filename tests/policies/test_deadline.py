@@ -26,7 +26,7 @@ from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Machine, Platform
 from batpolicy.policies.deadline import mt_edf, tabu_search
 from batpolicy.policies.registry import make_policy
-from batpolicy.policies.toolkit.outcomes import JobOutcome, compute_metrics
+from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics
 from batpolicy.policies.toolkit.plan import MachinePlan, Plan, PlannedJob
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet

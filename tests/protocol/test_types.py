@@ -7,7 +7,7 @@ import inspect
 import msgspec
 import pytest
 
-from batpolicy.policies.toolkit.outcomes import JobOutcome
+from batpolicy.scheduler.outcomes import JobOutcome
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 

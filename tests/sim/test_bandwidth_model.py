@@ -21,7 +21,7 @@ from batpolicy.errors import ConfigError
 from batpolicy.platforms.generators import multicluster, write_platform
 from batpolicy.platforms.model import Platform
 from batpolicy.platforms.xml import read_platform
-from batpolicy.policies.toolkit.bandwidth import (
+from batpolicy.platforms.bandwidth import (
     Residual,
     allot,
     link_demands,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from batpolicy.errors import InputError, ProtocolError
-from batpolicy.policies.toolkit.outcomes import JobOutcome, compute_metrics, merge_copies
+from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics, merge_copies
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.app import cli

@@ -47,7 +47,7 @@ from batpolicy.policies.coalloc.satisfy import (
     solve_fewest,
 )
 from batpolicy.policies.toolkit.allocation import take_lowest
-from batpolicy.policies.toolkit.bandwidth import link_demands
+from batpolicy.platforms.bandwidth import link_demands
 from batpolicy.policies.toolkit.timing import DecisionTimer
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob

@@ -65,7 +65,7 @@ from batpolicy.policies.toolkit.copies import (
     user_job_outcomes,
     wasted_processor_seconds,
 )
-from batpolicy.policies.toolkit.outcomes import compute_metrics
+from batpolicy.scheduler.outcomes import compute_metrics
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.clock import Clock

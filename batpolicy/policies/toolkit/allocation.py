@@ -15,7 +15,7 @@ of exactly ``job.res`` machines, or ``None`` when its rule finds none; it return
 - :class:`PreferredGroupsFirst` (``preferred-first``): the job's preferred machines
   first: its ``preferred`` group, its ``origin`` group, GPU machines for a ``gpu`` job
   (CPU machines first for the others, keeping GPUs free), one group for an ``mpi`` job
-  (seed 001's placement preferences; :mod:`batpolicy.policies.toolkit.placement`).
+  (seed 001's placement preferences; :mod:`batpolicy.platforms.placement`).
 
 ``one_group=True`` turns any of them into a constrained allocator: the job runs inside
 one group or not at all (whether a job may span groups is the policy's parameter, not
@@ -35,7 +35,7 @@ from typing import Protocol
 
 from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Platform
-from batpolicy.policies.toolkit.placement import platform_groups
+from batpolicy.platforms.placement import platform_groups
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.jobs import Job
 

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from batpolicy.policies.toolkit.outcomes import PARENT_KEY, JobOutcome, merge_copies
+from batpolicy.scheduler.outcomes import PARENT_KEY, JobOutcome, merge_copies
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.jobs import Job, JobStatus
 

@@ -43,10 +43,10 @@ def machine_groups(state: Any) -> list[MachineGroup]:
     """The machines of the platform in order of their first host id.
 
     Groups of kind ``machine`` when the platform has them; else every group it has
-    (clusters, racks: :func:`~batpolicy.policies.toolkit.placement.platform_groups`); else one
+    (clusters, racks: :func:`~batpolicy.platforms.placement.platform_groups`); else one
     machine of all hosts. A machine's speed is its slowest host's. Runtime: O(h) hosts.
     """
-    from batpolicy.policies.toolkit.placement import platform_groups
+    from batpolicy.platforms.placement import platform_groups
 
     platform = state.platform
     groups = list(platform_groups(platform).values())

@@ -58,7 +58,7 @@ from typing import Any, ClassVar, Protocol
 
 from batpolicy.errors import InputError
 from batpolicy.platforms.model import Platform
-from batpolicy.policies.toolkit.placement import is_preferred
+from batpolicy.platforms.placement import is_preferred
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import JobFields
 
@@ -403,7 +403,7 @@ class PlacementModel(JobModel):
     Seed 001 (mixed GPU/CPU racks) gives each job two runtimes: one where it runs best
     and one anywhere else. Here the profile's ``delay`` is the runtime on the preferred
     placement and the job field ``runtime_other`` the runtime off it; which allocations
-    are preferred is :func:`batpolicy.policies.toolkit.placement.is_preferred` (MPI jobs inside
+    are preferred is :func:`batpolicy.platforms.placement.is_preferred` (MPI jobs inside
     one rack or cluster, GPU jobs on GPU machines, a ``preferred`` group), the rule the
     policies use too. A job without ``runtime_other`` runs its delay anywhere. Speeds do
     not matter; the walltime caps the end as in Batsim.

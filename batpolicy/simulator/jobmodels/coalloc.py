@@ -6,10 +6,10 @@ mini-grid architectures*, IEEE Cluster 2004 / 2005 (seed 003):
 - :class:`BandwidthModel` (``--job-model bandwidth``, §3.3-§3.7): a job co-allocated
   over several clusters needs bandwidth on each cluster's uplink (eq. 1, with the job's
   ``ppbw``); once per simulated instant, after every start and end of that instant, the
-  allotment of §3.5 (Steps 1-5, eq. 3-5, :func:`batpolicy.policies.toolkit.bandwidth.allot`) is
+  allotment of §3.5 (Steps 1-5, eq. 3-5, :func:`batpolicy.platforms.bandwidth.allot`) is
   recomputed if the set of co-allocated jobs changed, and the residual times of every
   job whose slowdown changed are recomputed by eq. 6-7
-  (:class:`batpolicy.policies.toolkit.bandwidth.Residual`): its end slides later or earlier
+  (:class:`batpolicy.platforms.bandwidth.Residual`): its end slides later or earlier
   (Fig. 8);
 - :class:`FixedPenaltyModel` (``--job-model fixed-penalty``, §4.3 "Fixed"): a
   co-allocated job runs its original time times a constant penalty;
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from batpolicy.errors import ConfigError, InputError
-from batpolicy.policies.toolkit.bandwidth import Residual, allot, link_demands
+from batpolicy.platforms.bandwidth import Residual, allot, link_demands
 from batpolicy.protocol.types import JobState
 from batpolicy.simulator.instant import InstantModel
 from batpolicy.simulator.jobmodels.base import JobModel, check_profile
