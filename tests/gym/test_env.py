@@ -205,3 +205,17 @@ def test_bad_agent_on_the_command_line_is_one_line_and_status_1(tmp_path: Path,
     assert main(["simulate", "--policy", "agent:missing.py", "-o", str(tmp_path), "-q"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "missing.py" in err[0]
+
+
+def test_a_saved_numpy_agent_runs_under_simulate_as_in_the_env(tmp_path: Path) -> None:
+    from batpolicy.gym.pg import SoftmaxAgent
+
+    agent = SoftmaxAgent(8, np.array([0.1, -0.5, -0.3, 0.4, -0.2]), wait_score=-1.0)
+    agent.save(tmp_path / "agent.npz")
+    env = gymnasium.make("batpolicy/Scheduling-v0", output_dir=tmp_path / "env", window=8)
+    _episode(env, agent)
+    env.close()
+    assert main(["simulate", "--policy", f"agent:{tmp_path / 'agent.npz'}", "-o",
+                 str(tmp_path / "sim"), "-q", "--no-progress"]) == 0
+    assert (tmp_path / "sim" / "jobs.csv").read_bytes() == \
+        (tmp_path / "env" / "jobs.csv").read_bytes()
