@@ -219,3 +219,25 @@ def test_a_saved_numpy_agent_runs_under_simulate_as_in_the_env(tmp_path: Path) -
                  str(tmp_path / "sim"), "-q", "--no-progress"]) == 0
     assert (tmp_path / "sim" / "jobs.csv").read_bytes() == \
         (tmp_path / "env" / "jobs.csv").read_bytes()
+
+
+@pytest.mark.batsim
+def test_a_trained_agent_gives_beside_real_batsim_the_jobs_it_gave_offline(
+        tmp_path: Path, batsim_prefix: Path) -> None:
+    """docs/gym.md's agent (trained at a tiny size) through ``serve`` beside Batsim 4.2.1."""
+    from batpolicy.gym.pg import SoftmaxAgent, train
+    from clirun import serve_beside_batsim
+
+    agent = SoftmaxAgent(16)
+    train(lambda: gymnasium.make("batpolicy/Scheduling-v0", workload=KTH, episode_jobs=64,
+                                 window=16), agent, episodes=3, seed=1)
+    agent.save(tmp_path / "agent.npz")
+    workload, platform = bundled(DEFAULT_WORKLOAD), bundled("zero_lat_cluster128.xml")
+    env = gymnasium.make("batpolicy/Scheduling-v0", workload=workload, platform=platform,
+                         output_dir=tmp_path / "offline", window=16)
+    _episode(env, agent)
+    env.close()
+    serve_beside_batsim(batsim_prefix, platform, workload, tmp_path / "batsim",
+                        ["--policy", f"agent:{tmp_path / 'agent.npz'}"])
+    assert (tmp_path / "batsim_jobs.csv").read_bytes() == \
+        (tmp_path / "offline" / "jobs.csv").read_bytes()
