@@ -28,7 +28,7 @@ KTH = bundled("KTH-SP2-1996-2-4weeks.swf.gz")
 
 def _episode(env, act, seed=None):
     obs, info = env.reset(seed=seed)
-    steps, total, rewards = 0, 0.0, []
+    steps, rewards = 0, []
     while True:
         obs, reward, terminated, truncated, info = env.step(act(obs, info))
         steps += 1
@@ -226,6 +226,7 @@ def test_a_trained_agent_gives_beside_real_batsim_the_jobs_it_gave_offline(
         tmp_path: Path, batsim_prefix: Path) -> None:
     """docs/gym.md's agent (trained at a tiny size) through ``serve`` beside Batsim 4.2.1."""
     from batpolicy.gym.pg import SoftmaxAgent, train
+
     from clirun import serve_beside_batsim
 
     agent = SoftmaxAgent(16)

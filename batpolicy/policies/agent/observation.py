@@ -21,8 +21,7 @@ whose job fits the free machines now, and a last 1 for "wait for the next event"
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 

@@ -27,8 +27,8 @@ The same class runs under ``batpolicy simulate``/``serve`` (``--policy agent:TAR
 from __future__ import annotations
 
 import operator
-from itertools import islice
 from collections.abc import Callable, Mapping
+from itertools import islice
 from typing import Any
 
 import numpy as np
