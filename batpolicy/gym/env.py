@@ -305,8 +305,9 @@ class SchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool,
                                          dict[str, Any]]:
-        """Start the window's job ``action`` now (the last action: wait); run to the next
-        decision. An action that does not fit waits, flagged ``info["invalid_action"]``.
+        """Start the window's job ``action`` now (the last: wait); run to the next decision.
+
+        An action that is not allowed waits, flagged ``info["invalid_action"]``.
         """
         if self._thread is None or self._done:
             raise RuntimeError("call reset() before step(), and after an episode ended")
