@@ -50,12 +50,15 @@ def _generated(path: Path, n: int = 300, seed: int = 7) -> Path:
     return path
 
 
-@pytest.mark.parametrize("inputs", ["bundled", "kth", "generated"])
+@pytest.mark.parametrize("inputs", ["bundled", "kth", "generated", "latency"])
 def test_fcfs_episode_gives_simulate_fcfs_jobs_csv(tmp_path: Path, inputs: str) -> None:
     args: list[str] = []
     kwargs: dict = {}
     if inputs == "kth":
         args, kwargs = ["-w", str(KTH), "--max-jobs", "800"], {"workload": KTH, "max_jobs": 800}
+    elif inputs == "latency":  # Batsim's message latencies: the latency driver
+        platform = Path(__file__).parents[1] / "data" / "batsim421" / "cluster512.xml"
+        args, kwargs = ["-p", str(platform)], {"platform": platform}
     elif inputs == "generated":
         w = _generated(tmp_path / "gen.json")
         args, kwargs = ["-w", str(w)], {"workload": w}
