@@ -61,9 +61,15 @@ def available_policies() -> Mapping[str, type[Policy]]:
 def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
     """Build the registered policy ``name`` with ``params`` (strings are parsed).
 
+    ``agent:TARGET`` runs an action function (:mod:`batpolicy.policies.agent.loading`).
+
     >>> make_policy("easy", {"order": "sjf"}).params["order"]
     'sjf'
     """
+    if name.startswith("agent:"):
+        from batpolicy.policies.agent.loading import make_agent_policy
+
+        return make_agent_policy(name.removeprefix("agent:"), params)
     policies = POLICIES if name in POLICIES else available_policies()
     try:
         cls = policies[name]

@@ -31,6 +31,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -160,7 +161,8 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
                    policy_stats: Callable[[], dict[str, Any]] | None = None,
                    nb_decisions: Callable[[], int] | None = None,
                    extra_columns: tuple[str, ...] = (),
-                   groups: Mapping[str, MachineSet] | None = None) -> RunReport:
+                   groups: Mapping[str, MachineSet] | None = None,
+                   tune_gc: bool = True) -> RunReport:
     """Simulate to the end, writing the outputs as it goes; they are complete on error too.
 
     ``simulator_factory`` builds the simulator given the per-job callback (so rows reach
@@ -168,7 +170,9 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
     Batsim's columns (:func:`~batpolicy.scheduler.jobfields.fields_used`); ``groups``
     (name -> machines) adds utilisation per group to the metrics. Errors are re-raised
     after the outputs are written; ``metrics.json`` then holds ``"error"`` and
-    ``"complete": false``.
+    ``"complete": false``. ``tune_gc=False`` leaves the collector as it is (the
+    process-wide :func:`steady_gc` is for one run at a time, not for runs that
+    interleave in threads, as the episodes of a vector of Gymnasium environments do).
     """
     paths.create_parents()
     paths.clear()  # a previous run's outputs must not pass for this one's
@@ -181,7 +185,8 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
     error: BaseException | None = None
     # The collector tuned for the whole run, the records' metrics included: after the loop
     # they build one outcome per job, which default thresholds rescan the heap for.
-    with JobsCsvWriter(paths.jobs, extra_columns=extra_columns) as jobs, steady_gc():
+    with JobsCsvWriter(paths.jobs, extra_columns=extra_columns) as jobs, \
+            (steady_gc() if tune_gc else nullcontext()):
         online: Any = None
 
         def on_record(r: JobRecord) -> None:
