@@ -162,7 +162,7 @@ def _check_parallel(kind: str, cpu: Any, com: Any) -> None:
     """A ``parallel`` profile's amounts, as Batsim's ``Profile::from_json`` checks them.
 
     ``cpu``: n flop amounts (one per task), ``com``: the n × n bytes matrix, row-major.
-    The words are the simulator's own (:mod:`batpolicy.simulator.ptask.tasks`).
+    The words are the simulator's own (:mod:`batpolicy.simulator.jobmodels.ptask.tasks`).
 
     >>> try:
     ...     _check_parallel("parallel", [1, 2], [0, 1, 1])
