@@ -9,6 +9,7 @@ given) to check whether the current code still reproduces a table of
 from __future__ import annotations
 
 import csv
+import math
 import sys
 import tempfile
 from collections.abc import Iterable
@@ -44,6 +45,28 @@ def compared(column: str) -> bool:
             and not column.endswith("_us") and not _is_timing(column))
 
 
+def same_cell(committed: str, rerun: str) -> bool:
+    """Whether a rerun cell reproduces the committed one.
+
+    Text must be equal; numbers equal to 1e-12 relative. Means and sums are exact sums
+    (``math.fsum``) since the metrics are gathered as the jobs end (issue 44): the last
+    digit of a mean can differ by one unit from numpy's pairwise sum that older tables
+    were written with. A different schedule moves a figure by far more than that.
+
+    >>> same_cell("2.393497030532939", "2.3934970305329384"), same_cell("2.39", "2.40")
+    (True, False)
+    >>> same_cell("easy", "easy"), same_cell("", "0.0")
+    (True, False)
+    """
+    if committed == rerun:
+        return True
+    try:
+        a, b = float(committed), float(rerun)
+    except ValueError:
+        return False
+    return math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0)
+
+
 def committed_rows(name: str) -> dict[int, dict[str, str]]:
     """The committed results table of campaign ``name``, by run index."""
     with (CAMPAIGNS / "results" / name / "results.csv").open(newline="") as f:
@@ -66,7 +89,7 @@ def differences(name: str, indices: Iterable[int], output: Path) -> dict[int, di
         old = {RENAMED.get(k, k): v for k, v in table[index].items()}
         cols = {c for c, v in old.items() if compared(c) and (v != "" or c in row)}
         diff = {c: (old.get(c, ""), row.get(c, "")) for c in sorted(cols)
-                if old.get(c, "") != row.get(c, "")}
+                if not same_cell(old.get(c, ""), row.get(c, ""))}
         if diff:
             out[index] = diff
     return out

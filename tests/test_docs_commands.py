@@ -29,6 +29,10 @@ NOT_RUN_YET = {
     "energy.md": "the paper-size campaign and real batsched",
     "pybatsim.md": "pip lines and a user's scheduler file",
     "deadline.md": "the 700-run Fig. 4 campaign (25 min)",
+    "batsim5.md": "real Batsim 5 (tests/batsim5 plays it with fake-batsim --batsim 5, and "
+                  "runs the builds when present)",
+    "gym.md": "the full training run (minutes; tests/gym checks the example's short run) "
+              "and a serve that waits for the reader's Batsim",
 }
 
 

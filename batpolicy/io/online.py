@@ -146,6 +146,8 @@ class OnlineMetrics:
         self.max_wait = self.max_turnaround = self.max_bsld = self.max_tardiness = -math.inf
         self.nb_with_deadline = self.nb_late = 0
         self.rejected: Counter[str] = Counter()
+        #: a job ran without a walltime: then a missing one explains no rejection
+        self.ran_without_walltime = False
         #: copies: held records, id -> (outcome fields, root submit, root deadline)
         self._held: dict[str, tuple[tuple[Any, ...], float, float | None]] = {}
         self._replaced: set[str] = set()  # originals named before their record came
@@ -157,6 +159,8 @@ class OnlineMetrics:
         start = r.start
         if start is None:
             self._rejection(r)
+        elif not self.ran_without_walltime and (r.walltime is None or r.walltime <= 0):
+            self.ran_without_walltime = True
         deadline = r.fields.deadline
         state = r.final_state
         outcome = (r.submission_time, start,
@@ -311,6 +315,12 @@ class OnlineMetrics:
         return out
 
     def rejection_reasons(self) -> dict[str, int]:
-        """Rejected records by reason (docs/metrics.md ``rejected_by_reason``), sorted."""
-        return dict(sorted(self.rejected.items()))
+        """Rejected records by reason (docs/metrics.md ``rejected_by_reason``), sorted.
+
+        As :func:`~batpolicy.io.metrics.rejection_reasons`: once a job ran without a
+        walltime, the rejections of jobs without one are the policy's."""
+        reasons = Counter(self.rejected)
+        if self.ran_without_walltime and reasons["no_walltime"]:
+            reasons["policy"] += reasons.pop("no_walltime")
+        return dict(sorted((k, n) for k, n in reasons.items() if n))
 

@@ -15,6 +15,7 @@ interrupted write never leaves a truncated workload behind.
 from __future__ import annotations
 
 import json
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -68,17 +69,19 @@ def workload_to_json(workload: Workload) -> str:
 def write_batsim_workload(workload: Workload, path: str | os.PathLike[str]) -> Path:
     """Write ``workload`` to ``path`` as a Batsim JSON workload; returns the path.
 
-    Errors (a folder that does not exist, no permission) are a :class:`ConfigError`
-    naming the file.
+    A missing folder is created; errors (no permission, a file in the way) are a
+    :class:`ConfigError` naming the file.
     """
     path = Path(path)
     text = workload_to_json(workload)
     partial = path.with_name(f".{path.name}.partial")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         partial.write_text(text, encoding="utf-8")
         os.replace(partial, path)
     except OSError as exc:
-        partial.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # nothing to remove where no folder could be
+            partial.unlink(missing_ok=True)
         raise ConfigError(f"cannot write the workload to {path}: {exc.strerror or exc}") \
             from None
     return path

@@ -271,10 +271,13 @@ def _master(speed: str, power: PowerSpec | None) -> list[str]:
 
 def write_platform(groups: Sequence[GroupSpec], path: str | Path, *,
                    power: PowerSpec | None = None) -> Path:
-    """Write :func:`to_xml` of ``groups`` (with ``power``) to ``path``; return the path."""
+    """Write :func:`to_xml` of ``groups`` (with ``power``) to ``path``; return the path.
+
+    The folder is created if missing, as ``simulate -o`` does."""
     path = Path(path)
     text = to_xml(groups, power=power)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None

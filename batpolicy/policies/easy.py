@@ -58,7 +58,7 @@ class EasyBackfilling(Policy):
     """EASY backfilling with a reservation for the queue head only."""
 
     name = "easy"
-    reads_finished_jobs = False  # waiting and running jobs only
+    reads_finished_jobs = False  # waiting and running jobs only (but see on_unavailable)
     parameters = (Parameter("order", str, "fcfs", "queue order", choices=tuple(ORDERS)),
                   Parameter("on_unavailable", str, "keep", "jobs running on machines that "
                             "become unavailable: keep, kill, or kill and requeue a copy "
@@ -77,6 +77,8 @@ class EasyBackfilling(Policy):
         self._last_head: Job | None = None
         self._reservation: Reservation | None = None
         self.evacuation = Evacuation(self.params["on_unavailable"])
+        # requeue reads a killed job's final state once its kill is acknowledged
+        self.reads_finished_jobs = self.evacuation.mode == "requeue"
         self._reject_no_walltime = self.params["no_walltime"] == "reject"
         self.placement = Placement(self.params)
 

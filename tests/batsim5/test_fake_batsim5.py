@@ -9,7 +9,6 @@ other byte is Batsim 5's.
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 from batpolicy.app import cli
 from batpolicy.errors import ProtocolError
 from batpolicy.policies.registry import make_policy
+from batpolicy.protocol import types as t
 from batpolicy.protocol.batprotocol.peer import Batsim5Peer
 from batpolicy.protocol.wires import make_wire
 from batpolicy.scheduler.daemon import ServeOptions, serve
@@ -67,10 +67,11 @@ def test_the_edc_s_hello_features_become_batsim_flags() -> None:
         assert peer.edc_name == "batpolicy fcfs"
         assert flags == {"enable_dynamic_jobs": True, "acknowledge_dynamic_jobs": True,
                          "enable_profile_reuse": False}
-        begins = {"now": 0.0, "events": [{"timestamp": 0.0, "event_type": "SimulationEndsEvent",
-                                          "event": {}}]}
-        reply = peer.socket.request(json.dumps(begins).encode() + b"\0")
-        assert json.loads(reply[:-1]) == {"now": 0.0, "events": []}
+        # then the conversation opens and closes in order (a lone end is refused)
+        machines = tuple(t.ResourceInfo(i, f"h{i}") for i in range(2))
+        begins = t.SimulationBegins(0.0, 2, 2, 0, False, True, {}, machines, (), {}, {})
+        assert peer(t.Request(0.0, (begins,))).decisions == ()
+        assert peer(t.Request(1.0, (t.SimulationEnds(1.0),))).decisions == ()
     finally:
         peer.close()
         thread.join(timeout=10)

@@ -6,7 +6,8 @@ compares every result column with the committed row: the settings, the metrics a
 policy's statistics; not the run id (it hashes absolute paths, so it depends on where
 the campaign ran) nor wall-clock figures. A code change that changes a committed result
 fails here: regenerate the table (its campaign file's header says how) in the same
-change. ``python tests/committed_tables.py NAME`` compares every row of a table.
+change (numbers match to 1e-12 relative, see ``committed_tables.same_cell``).
+``python tests/committed_tables.py NAME`` compares every row of a table.
 
 Rows left out, and why: deadline_fig4's tabu rows set a 20 ms wall-clock bound (the
 experiment's explicit option, flagged ``stat.reproducible`` = False), so they depend on

@@ -205,6 +205,7 @@ def test_errors_are_one_line_naming_the_option_or_file(
     assert cli.main(["workload", "synth", "--preset", "uniform", "--param", "nb_jobs=5",
                      "-o", str(src)]) == 0
     capsys.readouterr()
+    (tmp_path / "nowhere").write_text("a file where the folder would be\n")
     paths = {"missing": tmp_path / "missing.swf", "out": tmp_path / "o.json", "src": src,
              "nowhere": tmp_path / "nowhere" / "w.json"}
     assert cli.main([a.format(**paths) for a in args]) == 1

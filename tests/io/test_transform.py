@@ -212,8 +212,14 @@ def test_written_workload_reads_back_with_its_extra_fields(tmp_path: Path) -> No
 
 
 def test_writer_names_the_file_it_cannot_write(tmp_path: Path) -> None:
+    (tmp_path / "nowhere").write_text("a file where the folder would be\n")
     with pytest.raises(ConfigError, match="nowhere"):
         write_batsim_workload(_workload([0.0]), tmp_path / "nowhere" / "w.json")
+
+
+def test_writer_creates_the_missing_folder(tmp_path: Path) -> None:
+    written = write_batsim_workload(_workload([0.0]), tmp_path / "new" / "w.json")
+    assert json.loads(written.read_text())["jobs"][0]["subtime"] == 0.0
 
 
 # ------------------------------------------------------------------- SWF options

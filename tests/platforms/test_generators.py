@@ -189,16 +189,20 @@ def test_simulate_on_a_platform_of_speed_zero_is_one_line(
 
 def test_the_docs_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/platforms.md: its commands, with its machines.csv, write what it says."""
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "platforms.md").read_text()
+    root = Path(__file__).resolve().parents[2]
+    doc = (root / "docs" / "platforms.md").read_text()
     blocks = doc.split("```")[1::2]
     commands = [shlex.split(line, comments=True)[1:] for line in blocks[0].strip().splitlines()]
-    (tmp_path / "machines.csv").write_text(blocks[1].strip() + "\n")
+    spec = tmp_path / "docs" / "examples" / "inputs" / "machines.csv"
+    spec.parent.mkdir(parents=True)
+    spec.write_text((root / "docs" / "examples" / "inputs" / "machines.csv").read_text())
     monkeypatch.chdir(tmp_path)
     for command in commands:
         assert main(command) == 0, command
-    assert [read_platform(tmp_path / f).nb_machines for f in ("mc4.xml", "racks.xml",
-                                                               "grid.xml")] == [400, 24, 22]
-    assert read_platform(tmp_path / "grid.xml").groups["gpu1"].kind == "machine"
+    out = tmp_path / "out"
+    assert [read_platform(out / f).nb_machines for f in ("mc4.xml", "racks.xml",
+                                                          "grid.xml")] == [400, 24, 22]
+    assert read_platform(out / "grid.xml").groups["gpu1"].kind == "machine"
 
 
 DATA = Path(__file__).resolve().parent / "data"

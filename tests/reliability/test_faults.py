@@ -279,6 +279,7 @@ class _Killer(Fcfs):
     """FCFS that kills every running job named in ``to_kill`` at its next decision."""
 
     name = "killer"
+    reads_finished_jobs = True  # the tests read the ended jobs' states through d.state
 
     def __init__(self) -> None:
         super().__init__()

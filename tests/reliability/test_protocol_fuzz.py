@@ -38,7 +38,13 @@ from batpolicy.platforms.model import Platform
 from batpolicy.policies.easy import EasyBackfilling
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
-from batpolicy.protocol.codec import decode_reply, decode_request, encode_request, request_to_obj
+from batpolicy.protocol.codec import (
+    REFUSAL_PREFIX,
+    decode_reply,
+    decode_request,
+    encode_request,
+    request_to_obj,
+)
 from batpolicy.scheduler.daemon import EXIT_ERROR, EXIT_OK, ServeOptions, serve
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.io.events import ExternalEvent
@@ -136,6 +142,7 @@ class LiveServe:
         self.context = zmq.Context()
         self.peer = self.context.socket(zmq.REQ)
         self.peer.setsockopt(zmq.LINGER, 0)
+        self.peer.setsockopt(zmq.RECONNECT_IVL, 5)  # serve binds after we connect
 
     def _run(self, timeout_s: float) -> None:
         self.status = serve(self.dispatcher, ServeOptions(self.endpoint, timeout_s=timeout_s))
@@ -175,7 +182,8 @@ def test_live_daemon_answers_or_stops_with_one_clear_line(tmp_path: Path,
                 LiveServe(tmp_path, f"s{i}") as live:
             assert live.request(begins) is not None
             reply = live.request(mutant.raw)
-            if reply is not None:  # accepted: the conversation goes on to its end
+            refused = reply is not None and REFUSAL_PREFIX.encode() in reply
+            if reply is not None and not refused:  # accepted: the conversation goes on
                 live.request(_END)
             live.thread.join(10)
             assert not live.thread.is_alive(), mutant.how
@@ -225,8 +233,9 @@ def test_serve_command_never_prints_a_traceback_on_broken_messages() -> None:
                 peer.send(mutant.raw)
                 deadline = time.monotonic() + 10
                 while proc.poll() is None and time.monotonic() < deadline:
-                    if peer.poll(20, zmq.POLLIN):  # accepted: end the conversation
-                        peer.recv()
+                    if peer.poll(20, zmq.POLLIN):  # answered: refused, or end the conversation
+                        if REFUSAL_PREFIX.encode() in peer.recv():
+                            break
                         peer.send(_END)
                         peer.poll(5_000, zmq.POLLIN)
                         break
