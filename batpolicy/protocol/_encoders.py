@@ -19,6 +19,7 @@ from typing import Any
 from batpolicy.protocol._wire import EventType, FieldError
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import (
+    BATSIM_NOTIFY_KINDS,
     Answer,
     CallMeLater,
     ChangeJobState,
@@ -60,11 +61,7 @@ _JOB_SUBMITTED = EventType.JOB_SUBMITTED.value
 _JOB_COMPLETED = EventType.JOB_COMPLETED.value
 _EXECUTE_JOB = EventType.EXECUTE_JOB.value
 _REJECT_JOB = EventType.REJECT_JOB.value
-#: NOTIFY kinds that Batsim itself produces (everything else is a forwarded event).
-_BATSIM_NOTIFY_KINDS = frozenset({NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value,
-                                  NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value,
-                                  NotifyType.EVENT_MACHINE_UNAVAILABLE.value,
-                                  NotifyType.EVENT_MACHINE_AVAILABLE.value})
+_BATSIM_NOTIFY_KINDS = BATSIM_NOTIFY_KINDS  # everything else is a forwarded event
 
 
 def wire_str(value: str) -> str:

@@ -26,7 +26,7 @@ from msgspec import Struct, field
 
 from batpolicy.protocol.intervals import MachineSet
 
-__all__ = ["Answer", "CallMeLater", "ChangeJobState", "ContinueRegistration", "Decision",
+__all__ = ["BATSIM_NOTIFY_KINDS", "Answer", "CallMeLater", "ChangeJobState", "ContinueRegistration", "Decision",
            "Event", "EventType", "ExecuteJob", "FromJobMsg", "JobCompleted", "JobKilled",
            "JobState", "JobSubmitted", "KillJob", "Notify", "NotifyType", "Query", "RegisterJob",
            "RegisterProfile", "RegistrationFinished", "RejectJob", "Reply", "Request",
@@ -85,6 +85,14 @@ class NotifyType(str, Enum):
     EVENT_MACHINE_AVAILABLE = "event_machine_available"
     REGISTRATION_FINISHED = "registration_finished"
     CONTINUE_REGISTRATION = "continue_registration"
+
+
+#: The NOTIFY kinds Batsim 4.2.1 sends itself (``src/server.cpp``); any other one from
+#: Batsim is an external event it forwards (``--forward-unknown-events``).
+BATSIM_NOTIFY_KINDS = frozenset({NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value,
+                                 NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value,
+                                 NotifyType.EVENT_MACHINE_UNAVAILABLE.value,
+                                 NotifyType.EVENT_MACHINE_AVAILABLE.value})
 
 
 # ---------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ exception raised inside a policy (a refused change of that view included) become
 from __future__ import annotations
 
 import linecache
-import re
 import sysconfig
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -20,6 +19,7 @@ from batpolicy.errors import BatpolicyError, InvalidDecision, PolicyError, Proto
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.checker import check_decisions
 from batpolicy.scheduler.contract import Policy
+from batpolicy.scheduler.conversation import check_order
 from batpolicy.scheduler.state import ClusterState
 from batpolicy.scheduler.view import PolicyView
 
@@ -112,7 +112,7 @@ class Dispatcher:
         state = self.state
         now, events = request.now, request.events
         if now < state.now or not state.started or (events and events[0].timestamp < state.now):
-            _check_order(state, now, events)  # raises, naming the event and field
+            check_order(state, now, events)  # raises, naming the event and field
         state.now = now
         out: list[t.Decision] = []
         for index, event in enumerate(events):
@@ -166,40 +166,6 @@ class Dispatcher:
         return PolicyError(f"policy '{self.policy.name}' raised {type(exc).__name__}: {exc} "
                            f"(while handling {what} at t={self.state.now}{job_part}"
                            f"{_where(exc)})")
-
-
-def _check_order(state: ClusterState, now: float, events: tuple[t.Event, ...]) -> None:
-    """Refuse a message that breaks the conversation's order in time (PROTOCOL.md §1.1-1.2).
-
-    Batsim's first message holds SIMULATION_BEGINS first (src/server.cpp sends it alone,
-    at time 0); its clock never goes back, so a message's ``now`` and its first event's
-    timestamp are never before the previous message's ``now`` (timestamps do not
-    decrease within a message: the codec checks that). Called only when a cheap test
-    of those facts failed, or before SIMULATION_BEGINS; a message that passes returns.
-    """
-    if not state.started:
-        if not events or type(events[0]) is not t.SimulationBegins:
-            kind = _wire_name(events[0]) if events else None
-            raise ProtocolError(f"the first message must begin with SIMULATION_BEGINS, "
-                                f"got {kind or 'no event'}", index=0 if events else None,
-                                field="type" if events else "events")
-        return
-    if now < state.now:
-        raise ProtocolError(f"now {now!r} is before the previous message's now {state.now!r} "
-                            "(Batsim's time never goes back)", field="now")
-    if events and events[0].timestamp < state.now:
-        raise ProtocolError(f"{events[0].timestamp!r} is before the previous message's now "
-                            f"{state.now!r} (Batsim's time never goes back)", index=0,
-                            field="timestamp", event_type=_wire_name(events[0]))
-
-
-def _wire_name(event: t.Event) -> str:
-    """The event's type as errors name it: its class name in capitals.
-
-    >>> _wire_name(t.RequestedCall(1.0))
-    'REQUESTED_CALL'
-    """
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(event).__name__).upper()
 
 
 _STDLIB = sysconfig.get_paths()["stdlib"]

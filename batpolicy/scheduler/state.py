@@ -25,6 +25,11 @@ from batpolicy.errors import ProtocolError
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
+from batpolicy.scheduler.conversation import (
+    check_begins_once,
+    check_completion,
+    check_notify_kind,
+)
 from batpolicy.scheduler.jobfields import EMPTY_FIELDS, JobFieldError, parse_job_fields
 from batpolicy.scheduler.jobs import Job, JobStatus, job_setter
 from batpolicy.scheduler.machines import COMPUTING_POWER_STATES, Machines, Resource
@@ -67,13 +72,6 @@ def _remove_running(running: list[Job], job: Job) -> None:
         raise AssertionError(f"running job '{job.id}' is not in the running index")
     del running[at]
 
-
-#: The NOTIFY kinds Batsim 4.2.1 sends itself (src/server.cpp); any other is an external
-#: event forwarded with ``--forward-unknown-events``.
-_BATSIM_NOTIFY = frozenset({t.NotifyType.NO_MORE_STATIC_JOB_TO_SUBMIT.value,
-                            t.NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR.value,
-                            t.NotifyType.EVENT_MACHINE_UNAVAILABLE.value,
-                            t.NotifyType.EVENT_MACHINE_AVAILABLE.value})
 
 #: The handler of each event type (the name of a ClusterState method).
 _ON_EVENT: dict[type, str] = {
@@ -232,9 +230,7 @@ class ClusterState:
         return handler(event)
 
     def _on_begins(self, ev: t.SimulationBegins) -> None:
-        if self.started:  # Batsim sends it once, first (src/server.cpp)
-            raise ProtocolError("a second SIMULATION_BEGINS (Batsim sends exactly one, in its "
-                                "first message)", field="type", event_type="SIMULATION_BEGINS")
+        check_begins_once(self.started)
         self.started = True
         self.now = ev.timestamp
         self.config = dict(ev.config)
@@ -285,10 +281,7 @@ class ClusterState:
             state = "unknown" if job is None else job.status.value
             raise ProtocolError(f"JOB_COMPLETED for job '{ev.job_id}' which is {state}, not "
                                 "running", field="job_id", event_type="JOB_COMPLETED")
-        if ev.timestamp < job.start:  # type: ignore[operator]  # a running job has a start
-            raise ProtocolError(f"job '{ev.job_id}' completes at {ev.timestamp!r}, before it "
-                                f"started at {job.start!r}", field="timestamp",
-                                event_type="JOB_COMPLETED")
+        check_completion(ev, job)
         self._complete(job, ev.job_state, ev.timestamp)
         _set_return_code(job, ev.return_code)
         return job
@@ -330,10 +323,8 @@ class ClusterState:
             self.set_unavailable(ev.resources)
         elif kind == t.NotifyType.EVENT_MACHINE_AVAILABLE and ev.resources is not None:
             self.set_available(ev.resources)
-        elif kind not in _BATSIM_NOTIFY and not self.config.get("forward-unknown-events", False):
-            raise ProtocolError(f"unknown NOTIFY type {kind!r}: Batsim forwards other events "
-                                "only with --forward-unknown-events, which SIMULATION_BEGINS' "
-                                "config says is off", field="data.type", event_type="NOTIFY")
+        else:
+            check_notify_kind(kind, self.config)
 
     def set_unavailable(self, machines: MachineSet) -> None:
         """Mark machines unavailable: running jobs keep them, nothing new starts there."""
