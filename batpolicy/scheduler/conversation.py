@@ -11,19 +11,17 @@ event and field; the daemon answers it with a refusal that stops Batsim.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from batpolicy.errors import ProtocolError
 from batpolicy.protocol import types as t
 
-if TYPE_CHECKING:
-    from batpolicy.scheduler.jobs import Job
-    from batpolicy.scheduler.state import ClusterState
-
 __all__ = ["check_begins_once", "check_completion", "check_notify_kind",
            "check_order", "wire_name"]
 
-def check_order(state: ClusterState, now: float, events: tuple[t.Event, ...]) -> None:
+
+def check_order(started: bool, last_now: float, now: float,
+                events: tuple[t.Event, ...]) -> None:
     """Refuse a message that breaks the conversation's order in time (PROTOCOL.md §1.1-1.2).
 
     Batsim's first message holds SIMULATION_BEGINS first (src/server.cpp sends it alone,
@@ -32,19 +30,19 @@ def check_order(state: ClusterState, now: float, events: tuple[t.Event, ...]) ->
     decrease within a message: the codec checks that). Called only when a cheap test
     of those facts failed, or before SIMULATION_BEGINS; a message that passes returns.
     """
-    if not state.started:
+    if not started:
         if not events or type(events[0]) is not t.SimulationBegins:
             kind = wire_name(events[0]) if events else None
             raise ProtocolError(f"the first message must begin with SIMULATION_BEGINS, "
                                 f"got {kind or 'no event'}", index=0 if events else None,
                                 field="type" if events else "events")
         return
-    if now < state.now:
-        raise ProtocolError(f"now {now!r} is before the previous message's now {state.now!r} "
+    if now < last_now:
+        raise ProtocolError(f"now {now!r} is before the previous message's now {last_now!r} "
                             "(Batsim's time never goes back)", field="now")
-    if events and events[0].timestamp < state.now:
+    if events and events[0].timestamp < last_now:
         raise ProtocolError(f"{events[0].timestamp!r} is before the previous message's now "
-                            f"{state.now!r} (Batsim's time never goes back)", index=0,
+                            f"{last_now!r} (Batsim's time never goes back)", index=0,
                             field="timestamp", event_type=wire_name(events[0]))
 
 
@@ -64,11 +62,11 @@ def check_begins_once(started: bool) -> None:
                             "first message)", field="type", event_type="SIMULATION_BEGINS")
 
 
-def check_completion(ev: t.JobCompleted, job: Job) -> None:
-    """A job completes at or after its start (``job`` is running: it has one)."""
-    if ev.timestamp < job.start:  # type: ignore[operator]
+def check_completion(ev: t.JobCompleted, start: float) -> None:
+    """A job completes at or after its ``start``."""
+    if ev.timestamp < start:
         raise ProtocolError(f"job '{ev.job_id}' completes at {ev.timestamp!r}, before it "
-                            f"started at {job.start!r}", field="timestamp",
+                            f"started at {start!r}", field="timestamp",
                             event_type="JOB_COMPLETED")
 
 

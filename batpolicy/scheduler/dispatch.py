@@ -112,7 +112,7 @@ class Dispatcher:
         state = self.state
         now, events = request.now, request.events
         if now < state.now or not state.started or (events and events[0].timestamp < state.now):
-            check_order(state, now, events)  # raises, naming the event and field
+            check_order(state.started, state.now, now, events)  # raises, naming the event and field
         state.now = now
         out: list[t.Decision] = []
         for index, event in enumerate(events):
