@@ -253,11 +253,13 @@ def schedule_fields(result: SimResult) -> dict[str, str]:
     ('0.000000', '2')
     """
     stats = result.schedule  # summed exactly as the jobs ended (io.online)
+    stats.flush()
     if not stats.count and result.records:  # a result built from records
         stats = ScheduleStats()
         for record in result.records:
             if record.start is not None:
                 stats.add(record.start, record.runtime, record.submission_time)  # type: ignore[arg-type]
+        stats.flush()
     nb_jobs = result.nb_jobs
 
     def _mean(total: float) -> float:
