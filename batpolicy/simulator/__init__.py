@@ -11,7 +11,7 @@ conversation (the transcript fidelity tests replay all 16 recordings of real Bat
 
 Its parts: :mod:`.core` (the clock and heap, ``schedule``/``step`` and the
 tie-break priorities of one instant), :mod:`.actors`, :mod:`.books` and
-:mod:`.bookkeeping` (Batsim's actors' wake-ups, its jobs, profiles and machines),
+:mod:`.records` (Batsim's actors' wake-ups, its jobs, profiles and machines),
 :mod:`.instant` (the once-per-instant hook that moves ends), :mod:`.delays` (message
 latencies), :mod:`.wire` (Batsim's JSON quirks), :mod:`.options` (Batsim's flags);
 then one folder per part: :mod:`.engine` (the :class:`Simulator` of

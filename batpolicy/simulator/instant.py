@@ -51,11 +51,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from batpolicy.errors import ConfigError
 from batpolicy.protocol.types import JobState
 from batpolicy.simulator.actors import JobEnd, NextTask, Reactions
-from batpolicy.simulator.bookkeeping import SimJob
+from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.core import COMPLETION, EventQueue
 
 if TYPE_CHECKING:
-    from batpolicy.simulator.books import Books
+    from batpolicy.simulator.books import RunBooks
 
 __all__ = ["EndListener", "InstantModel", "MovingEnds"]
 
@@ -91,14 +91,14 @@ class MovingEnds:
     nothing); the driver then calls :meth:`end_of_instant` before time moves on.
     ``completions`` is who a job's completion event calls back (the driver).
     Instant models get this part as their ``ctx``: ``speeds``, ``platform``,
-    ``profile_definition`` (the job models' context, :class:`~.books.Books`) and
+    ``profile_definition`` (the job models' context, :class:`~.books.RunBooks`) and
     :meth:`natural_end`.
     """
 
     __slots__ = ("_queue", "_books", "models", "_natural", "_hinted", "dirty", "moving",
                  "_listener", "completions", "speeds", "platform", "profile_definition")
 
-    def __init__(self, queue: EventQueue, books: Books, models: Iterable[Any]) -> None:
+    def __init__(self, queue: EventQueue, books: RunBooks, models: Iterable[Any]) -> None:
         self._queue = queue
         self._books = books
         self.speeds = books.speeds

@@ -24,7 +24,7 @@ from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.io.model import JobSpec, Workload
 from batpolicy.simulator import EventQueue, SimOptions, Simulator
-from batpolicy.simulator.bookkeeping import SimJob
+from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.core import CALL, COMPLETION, EXTERNAL, SUBMISSION
 
 

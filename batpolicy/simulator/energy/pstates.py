@@ -123,8 +123,8 @@ class EnergyPart:
                            SLEEPING: 0.0}
         self._state_since = [0.0] * n
         #: Machines asleep or switching, by state: ``_machine_states.csv``'s columns
-        #: beside idle and computing (:attr:`MachineBooks.power_counts
-        #: <.bookkeeping.MachineBooks.power_counts>` reads this dict).
+        #: beside idle and computing (:attr:`SimMachines.power_counts
+        #: <.records.SimMachines.power_counts>` reads this dict).
         self.power_counts = {SLEEPING: 0, SWITCHING_ON: 0, SWITCHING_OFF: 0}
 
     def _set_state(self, m: int, state: str, now: float) -> None:

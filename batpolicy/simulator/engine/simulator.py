@@ -26,7 +26,7 @@ from batpolicy.protocol.intervals import MachineSet
 from batpolicy.io.model import Workload
 from batpolicy.io.result import JobRecord, SimResult
 from batpolicy.simulator.actors import Reactions
-from batpolicy.simulator.bookkeeping import MachineBooks, ProfileTable, SimJob
+from batpolicy.simulator.records import SimMachines, ProfileTable, SimJob
 from batpolicy.simulator.instant import EndListener
 from batpolicy.simulator.options import SimOptions
 from batpolicy.simulator.engine.parts import Parts
@@ -78,7 +78,7 @@ class Simulator:
         #: Batsim's jobs by id (those it still holds), profile tables, machines.
         self.jobs: dict[str, SimJob] = parts.books.jobs
         self.tables: dict[str, ProfileTable] = parts.books.tables
-        self.machines: MachineBooks = parts.books.machines
+        self.machines: SimMachines = parts.books.machines
         self._started = False
 
     @property

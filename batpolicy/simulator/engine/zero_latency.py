@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from batpolicy.protocol import types as t
 from batpolicy.simulator.actors import EndOfInput, ExternalEventOccurs, Resume, Submitter
-from batpolicy.simulator.bookkeeping import SimJob
+from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.core import BYE, DECISION, END_OF_INPUT, EXTERNAL, SUBMISSION
 from batpolicy.simulator.engine.server import Scheduler
 from batpolicy.simulator.wire import wire_time

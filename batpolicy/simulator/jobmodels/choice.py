@@ -15,7 +15,7 @@ from typing import Any
 
 from batpolicy.errors import ConfigError, InputError
 from batpolicy.io.model import JobSpec, Workload
-from batpolicy.simulator.bookkeeping import SimJob
+from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.instant import InstantModel
 from batpolicy.simulator.jobmodels.base import JobModel
 from batpolicy.simulator.options import SimOptions

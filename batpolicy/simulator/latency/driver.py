@@ -42,7 +42,7 @@ from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.io.model import Workload
 from batpolicy.io.result import JobRecord
-from batpolicy.simulator.bookkeeping import SimJob
+from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.engine.decisions import MIN_WAIT
 from batpolicy.simulator.delays import MessageDelays, message_delays
 from batpolicy.simulator.engine.simulator import Simulator

@@ -213,7 +213,7 @@ class PtaskModel(JobModel, InstantModel):
 
     # ------------------------------------------------------------------ the shared model
     def _setup(self, ctx: Any) -> JobRunner:
-        """The shared model of the run, from the Books (``ctx``) on the first job.
+        """The shared model of the run, from the RunBooks (``ctx``) on the first job.
 
         Without a platform file (``--nb-res N``: machines and nothing else) the machines
         have no link between them: data moves at once, CPUs are still shared.
