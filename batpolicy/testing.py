@@ -42,7 +42,7 @@ from batpolicy.platforms.model import Platform
 from batpolicy.policies.base import Policy
 from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.io.result import JobRecord
 
 __all__ = ["Schedule", "decision_key", "run_policy", "simulate"]

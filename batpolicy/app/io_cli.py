@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from batpolicy.errors import ConfigError
 
 if TYPE_CHECKING:  # imported where used: building the parser (every command) loads none
-    from batpolicy.io.model import Workload
+    from batpolicy.io.workload import Workload
     from batpolicy.io.transform import TransformSpec
 
 __all__ = ["SIZES", "add_commands", "add_transform_options", "transform_spec"]

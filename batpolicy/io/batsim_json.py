@@ -42,7 +42,7 @@ from typing import Any
 
 from batpolicy.errors import InputError
 from batpolicy.scheduler import rules
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.io.rapidjson_number import rapidjson_float
 from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.io.model import Workload
+from batpolicy.io.workload import Workload
 from batpolicy.io.synth import GroupSpec, JobType, SynthSpec, generate
 
 __all__ = ["PRESETS", "GeneratedSpec", "Preset", "build_workload", "parse_overrides", "preset",

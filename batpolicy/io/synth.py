@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.io.swf import delay_profile_name
 
 __all__ = ["GroupSpec", "JobType", "SynthSpec", "generate"]

@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from batpolicy.errors import ConfigError, InputError
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 
 __all__ = ["WEEK", "TransformSpec", "Week", "apply", "drop_larger", "exact_walltime", "head",
            "sample", "scale_load", "shift_to_zero", "time_window", "weeks"]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 
 __all__ = ["workload_to_json", "write_batsim_workload"]
 

@@ -20,7 +20,7 @@ from pyroaring import BitMap
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
-from batpolicy.io.model import JobSpec
+from batpolicy.io.workload import JobSpec
 from batpolicy.simulator.records import SimMachines, ProfileTable, SimJob
 from batpolicy.simulator.core import EventQueue
 from batpolicy.simulator.options import SimOptions

@@ -41,7 +41,7 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.io.machine_states import MachineStatesCsvWriter
 from batpolicy.io.metrics import online_metrics, run_metrics, write_json
-from batpolicy.io.model import Workload
+from batpolicy.io.workload import Workload
 from batpolicy.io.outputs import JobsCsvWriter, OutputPaths, write_schedule_csv
 from batpolicy.io.result import JobRecord, SimResult
 from batpolicy.simulator.engine.simulator import Scheduler, Simulator

@@ -9,7 +9,7 @@ import pytest
 
 from batpolicy.errors import ConfigError, InputError
 from batpolicy.io import read_batsim_workload, read_swf
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.io.transform import (
     WEEK,
     TransformSpec,

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from batpolicy import __version__
 from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Platform
-from batpolicy.io.model import Workload
+from batpolicy.io.workload import Workload
 from batpolicy.io.result import JobRecord, SimResult
 from batpolicy.simulator.engine.accounting import Accounting
 from batpolicy.simulator.actors import Reactions

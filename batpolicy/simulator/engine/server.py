@@ -21,7 +21,7 @@ from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Reply
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.simulator.engine.accounting import Accounting
 from batpolicy.simulator.actors import SpeedChange
 from batpolicy.simulator.records import ProfileTable, SimJob, referenced_profiles

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.io.model import Workload
+from batpolicy.io.workload import Workload
 from batpolicy.io.result import JobRecord, SimResult
 from batpolicy.simulator.actors import Reactions
 from batpolicy.simulator.records import SimMachines, ProfileTable, SimJob

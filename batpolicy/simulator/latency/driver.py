@@ -40,7 +40,7 @@ from typing import Any
 from batpolicy.errors import InvalidDecision
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
-from batpolicy.io.model import Workload
+from batpolicy.io.workload import Workload
 from batpolicy.io.result import JobRecord
 from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.engine.decisions import MIN_WAIT

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from batpolicy.protocol import types as t
-from batpolicy.io.model import JobSpec
+from batpolicy.io.workload import JobSpec
 from batpolicy.simulator.latency.actors import Actor, ActorHost, Program, Put, Sleep
 from batpolicy.simulator.wire import wire_time
 
