@@ -32,7 +32,7 @@ from batpolicy.simulator.energy.host_energy import profile_load
 from batpolicy.simulator.instant import MovingEnds
 from batpolicy.simulator.engine.message_clock import InstantMessages
 from batpolicy.simulator.jobmodels.choice import ModelChoice
-from batpolicy.simulator.wire import round_progress, wire_json, wire_time
+from batpolicy.simulator.json_quirks import round_progress, wire_json, wire_time
 
 __all__ = ["MIN_WAIT", "DecisionApplier"]
 

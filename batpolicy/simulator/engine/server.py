@@ -29,7 +29,7 @@ from batpolicy.simulator.books import RunBooks
 from batpolicy.simulator.core import EXTERNAL
 from batpolicy.simulator.instant import MovingEnds
 from batpolicy.simulator.jobmodels.choice import ModelChoice
-from batpolicy.simulator.wire import as_machine_set, wire_json, wire_time
+from batpolicy.simulator.json_quirks import as_machine_set, wire_json, wire_time
 
 __all__ = ["Scheduler", "Server"]
 

@@ -32,7 +32,7 @@ from batpolicy.simulator.actors import EndOfInput, ExternalEventOccurs, Resume, 
 from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.core import BYE, DECISION, END_OF_INPUT, EXTERNAL, SUBMISSION
 from batpolicy.simulator.engine.server import Scheduler
-from batpolicy.simulator.wire import wire_time
+from batpolicy.simulator.json_quirks import wire_time
 
 if TYPE_CHECKING:
     from batpolicy.simulator.engine.parts import Parts

@@ -60,7 +60,7 @@ from batpolicy.simulator.engine.parts import Parts
 from batpolicy.simulator.engine.server import Scheduler
 from batpolicy.simulator.latency.submitters import Submitters
 from batpolicy.simulator.engine.validation import check_call_me_later
-from batpolicy.simulator.wire import wire_time
+from batpolicy.simulator.json_quirks import wire_time
 
 __all__ = ["LatencyDriver", "LatencySimulator", "MessageDelays", "make_simulator",
            "message_delays"]

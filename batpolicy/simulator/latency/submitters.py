@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from batpolicy.protocol import types as t
 from batpolicy.io.workload import JobSpec
 from batpolicy.simulator.latency.actors import Actor, ActorHost, Program, Put, Sleep
-from batpolicy.simulator.wire import wire_time
+from batpolicy.simulator.json_quirks import wire_time
 
 if TYPE_CHECKING:
     from batpolicy.simulator.delays import MessageDelays
