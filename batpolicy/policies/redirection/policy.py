@@ -51,7 +51,7 @@ from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Decisions, Policy
 from batpolicy.policies.redirection.counters import PressureCounters, choose
 from batpolicy.policies.redirection.groups import GroupView, split_machines
-from batpolicy.policies.redirection.setup import (
+from batpolicy.policies.redirection.configuration import (
     PARAMETERS,
     base_params,
     check_params,

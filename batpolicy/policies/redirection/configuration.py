@@ -1,4 +1,4 @@
-"""Setting up the redirection policy: its parameters, its base policies, its two groups.
+"""The redirection policy's configuration: its parameters, its base policies, its two groups.
 
 Faure, Lucarelli, Richard & Trystram, *Online scheduling with redirection for parallel
 jobs*, IPDPSW 2020, §III-B and §IV-B: the machines are split into a principal group and a
