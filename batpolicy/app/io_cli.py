@@ -122,7 +122,7 @@ def _read(args: argparse.Namespace, spec: TransformSpec) -> Workload:
 
 def _transform(args: argparse.Namespace) -> int:
     from batpolicy.io.transform import apply, head, time_window
-    from batpolicy.io.writer import write_batsim_workload
+    from batpolicy.io.batsim_json import write_batsim_workload
 
     spec = transform_spec(args)
     if args.max_jobs is not None and args.max_jobs < 0:
@@ -147,7 +147,7 @@ def _transform(args: argparse.Namespace) -> int:
 
 def _synth(args: argparse.Namespace) -> int:
     from batpolicy.io.presets import build_workload, parse_overrides, preset
-    from batpolicy.io.writer import write_batsim_workload
+    from batpolicy.io.batsim_json import write_batsim_workload
 
     spec = preset(args.preset, **parse_overrides(args.preset, args.param))
     workload = build_workload(spec, args.seed)

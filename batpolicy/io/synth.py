@@ -15,7 +15,7 @@ delay workload (one ``delay`` profile per distinct run time). Extra job fields
 ``runtime_other``; INTERFACES.md §C) are written only when the spec asks for them.
 
 Determinism: the same spec and seed give the same jobs, hence the same bytes from
-:func:`~batpolicy.io.writer.write_batsim_workload`, on any platform and
+:func:`~batpolicy.io.batsim_json.write_batsim_workload`, on any platform and
 Python >= 3.11. Each group and each quantity (arrivals, service times, sizes, slacks,
 types) draws from its own ``random.Random`` seeded with the string
 ``"<seed>/<group>/<quantity>"`` (string seeds go through SHA-512, never through the
