@@ -72,7 +72,7 @@ class RunBooks:
         self.events_done = True
         #: Machines switching on or off (Batsim's -E): the run cannot end meanwhile.
         self.switching = 0
-        #: The energy part with Batsim's -E (:class:`~.energy.EnergyPart`), else None:
+        #: The energy part with Batsim's -E (:class:`~.energy.pstates.EnergyPart`), else None:
         #: job models that run jobs as parallel tasks tell it their hosts' loads.
         self.energy: Any = None
 

@@ -4,7 +4,7 @@
 (:attr:`SimOptions.energy <.options.SimOptions>`). It is Batsim's side of energy,
 composed of SimGrid's host-energy plugin (:class:`~.host_energy.HostEnergyPlugin`:
 each host's pstate, load and energy, the loads the job models tell it) and Batsim's two
-energy tracers (:mod:`.energy_tracers`). It follows:
+energy tracers (:mod:`.tracers`). It follows:
 
 - Batsim ``server.cpp`` (``server_on_pstate_modification``, ``server_on_switched``) and
   ``pstate.cpp``: a computation pstate is set at once; a sleep pstate is reached through

@@ -5,7 +5,7 @@ handler per decision type (PROTOCOL.md §1.4, :attr:`DecisionApplier.handlers`),
 validated first by :mod:`.validation` (where Batsim aborts) and then applied to
 Batsim's bookkeeping (:class:`~.books.RunBooks`), through the parts that own the rest: job
 starts through :class:`~.instant.MovingEnds`, job ends through
-:class:`~.accounting.Accounting`, job models through :class:`~.model_choice.ModelChoice`.
+:class:`~.accounting.Accounting`, job models through :class:`~.jobmodels.choice.ModelChoice`.
 The driver decides *when* each decision applies; kills wait until it calls
 :meth:`DecisionApplier.perform_kills` (Batsim's killer acts once the reply is read).
 """

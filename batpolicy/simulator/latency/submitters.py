@@ -5,7 +5,7 @@
 SUBMITTER_HELLO, then one blocking put per batch of what is due, sleeping
 ``subtime - (time it last woke up)`` *after* each put (so their clocks drift by one
 message per batch), then SUBMITTER_BYE. :class:`Submitters` starts them for
-:class:`~.latency.LatencyDriver`; the server's side of each message is the
+:class:`~.driver.LatencyDriver`; the server's side of each message is the
 :class:`~.server.Server` part's.
 """
 
