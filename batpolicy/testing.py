@@ -42,7 +42,7 @@ from batpolicy.platforms.model import Platform
 from batpolicy.policies.base import Policy
 from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.io.result import JobRecord
 
 __all__ = ["Schedule", "decision_key", "run_policy", "simulate"]
@@ -145,7 +145,7 @@ def simulate(policy: str | Policy | Any, jobs: Sequence[JobLike] | str | PathLik
     """Run ``policy`` on ``jobs`` over ``machines`` identical machines (or a platform).
 
     ``policy``: a registered name, a :class:`Policy`, or a pybatsim scheduler
-    (``"pybatsim:..."``, an object or class; :mod:`.simulator.pybatsim_testing`).
+    (``"pybatsim:..."``, an object or class; :mod:`.simulator.pybatsim.testing`).
     ``jobs``: inline jobs or a workload file; ``machines``: a count, a
     :class:`Platform` or a platform file. Invalid decisions raise
     :class:`~batpolicy.errors.InvalidDecision` naming the policy, job and machines, as

@@ -177,7 +177,7 @@ def _inputs(args: argparse.Namespace, folder: Path) -> list[Case]:
     """The platform and, per BSBW, the workload files (through the product's generators)."""
     from batpolicy.platforms.generators import multicluster, write_platform
     from batpolicy.io.presets import build_workload, preset
-    from batpolicy.io.writer import write_batsim_workload
+    from batpolicy.io.batsim_json import write_batsim_workload
 
     platform = write_platform(multicluster(args.clusters, args.nodes,
                                            link_bandwidth=args.link_bandwidth),

@@ -46,7 +46,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import header, pool_map, write_results  # noqa: E402  (bench/harness.py)
 
-from batpolicy.io.model import Workload  # noqa: E402
+from batpolicy.io.workload import Workload  # noqa: E402
 from batpolicy.io.swf import read_swf  # noqa: E402
 from batpolicy.io.transform import drop_larger, head  # noqa: E402
 

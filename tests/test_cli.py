@@ -56,7 +56,7 @@ print(sorted(m for m in sys.modules if m in {HEAVY}), file=sys.stderr)
 #: workload readers and generators, the platform model, the plug-in scan's metadata.
 _HEAVY = {"numpy", "zmq", "orjson", "batpolicy.policies.easy", "batpolicy.policies.dpsa",
           "batpolicy.simulator.engine.simulator", "batpolicy.protocol", "batpolicy.protocol.codec",
-          "batpolicy.io.model", "batpolicy.io.presets",
+          "batpolicy.io.workload", "batpolicy.io.presets",
           "batpolicy.io.swf", "batpolicy.platforms.model",
           "batpolicy.platforms.generators", "importlib.metadata"}
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from batpolicy.errors import ConfigError
 
 if TYPE_CHECKING:  # imported where used: building the parser (every command) loads none
-    from batpolicy.io.model import Workload
+    from batpolicy.io.workload import Workload
     from batpolicy.io.transform import TransformSpec
 
 __all__ = ["SIZES", "add_commands", "add_transform_options", "transform_spec"]
@@ -122,7 +122,7 @@ def _read(args: argparse.Namespace, spec: TransformSpec) -> Workload:
 
 def _transform(args: argparse.Namespace) -> int:
     from batpolicy.io.transform import apply, head, time_window
-    from batpolicy.io.writer import write_batsim_workload
+    from batpolicy.io.batsim_json import write_batsim_workload
 
     spec = transform_spec(args)
     if args.max_jobs is not None and args.max_jobs < 0:
@@ -147,7 +147,7 @@ def _transform(args: argparse.Namespace) -> int:
 
 def _synth(args: argparse.Namespace) -> int:
     from batpolicy.io.presets import build_workload, parse_overrides, preset
-    from batpolicy.io.writer import write_batsim_workload
+    from batpolicy.io.batsim_json import write_batsim_workload
 
     spec = preset(args.preset, **parse_overrides(args.preset, args.param))
     workload = build_workload(spec, args.seed)

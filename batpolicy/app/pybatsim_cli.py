@@ -2,8 +2,8 @@
 
 Every ``simulate`` option works as with our own policies (inputs, Batsim flags, job
 models, transforms, outputs, ``--record``, progress); the scheduler is a
-:class:`~.pybatsim_driver.PybatsimScheduler` instead of a dispatcher. pybatsim's launcher
-options are policy parameters (:func:`~.pybatsim_loader.pybatsim_options`). The scheduler
+:class:`~.pybatsim.driver.PybatsimScheduler` instead of a dispatcher. pybatsim's launcher
+options are policy parameters (:func:`~.pybatsim.loader.pybatsim_options`). The scheduler
 is loaded, and refused if it is not one, before any input is read.
 """
 

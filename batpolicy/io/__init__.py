@@ -14,12 +14,12 @@ from batpolicy.errors import InputError
 from batpolicy.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from batpolicy.io.model import Workload
+    from batpolicy.io.workload import Workload
 
 #: Public name -> submodule that defines it, loaded on first access (PEP 562), so that
 #: building the command line (which imports this package) loads no reader.
 _LAZY = {"read_batsim_workload": "batsim_json", "ExternalEvent": "events",
-         "read_events": "events", "JobSpec": "model", "Workload": "model", "read_swf": "swf"}
+         "read_events": "events", "JobSpec": "workload", "Workload": "workload", "read_swf": "swf"}
 
 __all__ = sorted([*_LAZY, "read_workload", "workload_format"])
 

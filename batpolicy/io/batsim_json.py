@@ -1,4 +1,4 @@
-"""Batsim JSON workloads (PROTOCOL.md §1.7), read with Batsim 4.2.1's own rules.
+"""Batsim JSON workloads (PROTOCOL.md §1.7): read with Batsim 4.2.1's rules, and written.
 
 Checked like ``Job::from_json`` in Batsim's ``src/jobs.cpp``: the top level is an object
 with a ``jobs`` array and a ``profiles`` object (``nb_res`` optional); each job has an
@@ -29,24 +29,37 @@ Errors are :class:`InputError` naming the file, the job (index in ``jobs`` and i
 the field; invalid JSON names line and column. With ``lenient=True`` a bad job (or
 profile) is skipped and counted in ``Workload.skipped`` under the reason
 (``invalid_res``, ``unknown_profile``, ``duplicate_id``...).
+
+Writing (:func:`write_batsim_workload`): the file is what Batsim 4.2.1 reads with ``-w``:
+``{"nb_res", "jobs", "profiles"}``, each job its ``raw`` object (every extra field kept:
+``swf``, ``deadline``, ``job_type``...) with ``id`` the job's name inside the workload (the part after ``!``, so the file reads
+back under any workload name), ``subtime``, ``res``, ``profile`` and ``walltime`` (``-1``
+for none, as Batsim writes it) taken from the :class:`JobSpec`. Profiles are written as
+they are. One job per line, keys in a fixed order: the same workload gives the same
+bytes, so generated files can be compared with ``cmp`` and committed.
+
+The file is written beside its final name and renamed into place, so a failed or
+interrupted write never leaves a truncated workload behind.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from batpolicy.errors import InputError
+from batpolicy.errors import ConfigError, InputError
 from batpolicy.scheduler import rules
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.io.rapidjson_number import rapidjson_float
 from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
 
-__all__ = ["read_batsim_workload", "full_job_id"]
+__all__ = ["full_job_id", "read_batsim_workload", "workload_to_json", "write_batsim_workload"]
 
 log = logging.getLogger(__name__)
 
@@ -330,3 +343,65 @@ def _job_label(index: int, job: Any) -> str:
     if isinstance(job, dict) and "id" in job:
         return f"#{index} (id {job['id']!r})"
     return f"#{index}"
+
+
+_CORE = ("id", "subtime", "walltime", "res", "profile")
+
+
+def _job_object(job: JobSpec) -> dict[str, Any]:
+    """A job as Batsim's JSON object: core fields first, then the extra ones of ``raw``.
+
+    >>> _job_object(JobSpec("w0!7", 0.0, 2, "p", None, {"id": "w0!7", "deadline": 9.0}))
+    {'id': '7', 'subtime': 0.0, 'walltime': -1, 'res': 2, 'profile': 'p', 'deadline': 9.0}
+    """
+    obj: dict[str, Any] = {"id": job.id.split("!", 1)[-1], "subtime": job.subtime,
+                           "walltime": -1 if job.walltime is None else job.walltime,
+                           "res": job.res, "profile": job.profile}
+    obj.update((k, v) for k, v in job.raw.items() if k not in _CORE)
+    return obj
+
+
+def workload_to_json(workload: Workload) -> str:
+    """The Batsim JSON text of ``workload``: one job per line, deterministic.
+
+    Runtime complexity: O(size of the workload).
+    """
+    def dump(value: Any) -> str:
+        """``value`` as compact JSON, or a ConfigError naming the workload."""
+        try:
+            return json.dumps(value, allow_nan=False, ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"workload {workload.name!r} cannot be written as JSON: {exc}") \
+                from None
+
+    lines = ["{"]
+    if workload.nb_res is not None:
+        lines.append(f'  "nb_res": {int(workload.nb_res)},')
+    jobs = [f"    {dump(_job_object(job))}" for job in workload.jobs]
+    lines.append('  "jobs": [' + ("\n" + ",\n".join(jobs) + "\n  ]," if jobs else "],"))
+    profiles = [f"    {dump(name)}: {dump(p)}" for name, p in workload.profiles.items()]
+    lines.append('  "profiles": {' + ("\n" + ",\n".join(profiles) + "\n  }" if profiles
+                                      else "}"))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def write_batsim_workload(workload: Workload, path: str | os.PathLike[str]) -> Path:
+    """Write ``workload`` to ``path`` as a Batsim JSON workload; returns the path.
+
+    A missing folder is created; errors (no permission, a file in the way) are a
+    :class:`ConfigError` naming the file.
+    """
+    path = Path(path)
+    text = workload_to_json(workload)
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):  # nothing to remove where no folder could be
+            partial.unlink(missing_ok=True)
+        raise ConfigError(f"cannot write the workload to {path}: {exc.strerror or exc}") \
+            from None
+    return path

@@ -48,7 +48,7 @@ from __future__ import annotations
 from typing import Any
 
 from batpolicy.errors import ConfigError, InputError
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 
 __all__ = ["DEFAULT_COMM_PHASE", "DEFAULT_SPEED", "job_profiles", "simgrid_profiles"]
 

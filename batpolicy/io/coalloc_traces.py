@@ -29,7 +29,7 @@ import numpy as np
 
 from batpolicy.errors import ConfigError
 from batpolicy.platforms.bandwidth import ppbw_from_bsbw
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 
 __all__ = ["PRESETS", "CoallocSpec", "cluster_names", "coalloc_workload", "preset",
            "write_workload_json"]

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Machine, Platform
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 
 __all__ = ["TABU4", "GridSpec", "grid_machines", "grid_platform", "grid_workload"]
 

@@ -22,7 +22,7 @@ from batpolicy.platforms.model import Platform
 from batpolicy.platforms.xml import read_platform
 from batpolicy.io import read_batsim_workload, read_events, read_swf, workload_format
 from batpolicy.io.events import ExternalEvent
-from batpolicy.io.model import Workload
+from batpolicy.io.workload import Workload
 from batpolicy.io.transform import TransformSpec, apply
 from batpolicy.scheduler.steady_gc import steady_gc
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.io.model import Workload
-from batpolicy.io.synth import GroupSpec, JobType, SynthSpec, generate
+from batpolicy.io.workload import Workload
+from batpolicy.io.synth import JobStreamSpec, JobType, SynthSpec, generate
 
 __all__ = ["PRESETS", "GeneratedSpec", "Preset", "build_workload", "parse_overrides", "preset",
            "register"]
@@ -206,7 +206,7 @@ def uniform(nb_jobs: int = 200, nb_res: int = 32, mean_interarrival: float = 60.
         lo = slack_min if slack_min is not None else slack_max
         hi = slack_max if slack_max is not None else slack_min
         slack = (float(lo), float(hi))  # type: ignore[arg-type]
-    return SynthSpec((GroupSpec(nb_jobs=nb_jobs, mean_interarrival=mean_interarrival,
+    return SynthSpec((JobStreamSpec(nb_jobs=nb_jobs, mean_interarrival=mean_interarrival,
                                 service="uniform", service_range=(runtime_min, runtime_max),
                                 res_range=(res_min, res_max or max(1, nb_res // 2)),
                                 walltime_factor=walltime_factor,
@@ -243,11 +243,11 @@ def nstep(mpi_max: int = 4, mpi_load: float = 0.8, gpu_max: int = 4, gpu_load: f
         _require(math.isfinite(number) and number >= 1, key, "be a finite number >= 1", number)
     mean_run = (runtime_min + runtime_max) / 2
 
-    def stream(kind: str, top: int, load: float, machines: int, factor: float) -> GroupSpec:
+    def stream(kind: str, top: int, load: float, machines: int, factor: float) -> JobStreamSpec:
         """One trace: its arrival rate sets the load of its preferred machines."""
         mean_size = (2 + top) / 2
         gap = mean_size * mean_run / (load * max(machines, 1))
-        return GroupSpec(nb_jobs=nb_jobs, mean_interarrival=gap, service="uniform",
+        return JobStreamSpec(nb_jobs=nb_jobs, mean_interarrival=gap, service="uniform",
                          service_range=(runtime_min, runtime_max), res_range=(2, top),
                          walltime_factor=None,
                          job_types=(JobType(kind, runtime_other_factor=factor),))

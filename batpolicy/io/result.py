@@ -21,7 +21,7 @@ class JobRecord:
     """One row of ``jobs.csv``: a job that completed, was killed or was rejected.
 
     Why this form: a finished job's facts, frozen when Batsim frees the job, in
-    ``jobs.csv``'s terms; the simulator's :class:`~batpolicy.simulator.bookkeeping.SimJob`
+    ``jobs.csv``'s terms; the simulator's :class:`~batpolicy.simulator.records.SimJob`
     objects are mutable and freed at the job's end, as Batsim's are.
 
     ``start``, ``runtime`` and ``alloc`` are ``None`` for a rejected job. ``runtime`` is

@@ -93,7 +93,7 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import InputError
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 
 __all__ = ["SWF_FIELDS", "SIZE_FIELDS", "read_swf", "delay_profile_name"]
 

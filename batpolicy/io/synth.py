@@ -9,13 +9,13 @@ constant ``K_i``. Deadlines follow Klusáček, Matyska & Rudová (deadline-drive
 scheduling, §2): job ``j`` released at ``r_j`` must end by ``d_j = r_j + slack × p_j``
 with the slack drawn uniformly per job.
 
-A :class:`SynthSpec` lists :class:`GroupSpec` s; :func:`generate` turns it into a Batsim
+A :class:`SynthSpec` lists :class:`JobStreamSpec` s; :func:`generate` turns it into a Batsim
 delay workload (one ``delay`` profile per distinct run time). Extra job fields
 (``deadline``, ``job_type``, ``origin``, ``comp_share``, ``ppbw``, ``preferred``,
 ``runtime_other``; INTERFACES.md §C) are written only when the spec asks for them.
 
 Determinism: the same spec and seed give the same jobs, hence the same bytes from
-:func:`~batpolicy.io.writer.write_batsim_workload`, on any platform and
+:func:`~batpolicy.io.batsim_json.write_batsim_workload`, on any platform and
 Python >= 3.11. Each group and each quantity (arrivals, service times, sizes, slacks,
 types) draws from its own ``random.Random`` seeded with the string
 ``"<seed>/<group>/<quantity>"`` (string seeds go through SHA-512, never through the
@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.io.swf import delay_profile_name
 
-__all__ = ["GroupSpec", "JobType", "SynthSpec", "generate"]
+__all__ = ["JobStreamSpec", "JobType", "SynthSpec", "generate"]
 
 SERVICE_LAWS = ("exponential", "uniform")
 
@@ -58,8 +58,8 @@ class JobType:
 
 
 @dataclass(frozen=True, slots=True)
-class GroupSpec:
-    """The jobs arriving to one group (``origin``; None: to the platform as a whole).
+class JobStreamSpec:
+    """The stream of jobs arriving to one group (``origin``; None: to the whole platform).
 
     Inter-arrival times are exponential of mean ``mean_interarrival`` s (Poisson arrivals).
     Service (run) times are exponential of mean ``mean_service`` or uniform in
@@ -87,7 +87,7 @@ class GroupSpec:
 class SynthSpec:
     """A synthetic workload: its groups, platform size and time resolution."""
 
-    groups: tuple[GroupSpec, ...] = field(default_factory=lambda: (GroupSpec(),))
+    groups: tuple[JobStreamSpec, ...] = field(default_factory=lambda: (JobStreamSpec(),))
     nb_res: int | None = None
     name: str = "w0"
     resolution: float = 1.0
@@ -111,7 +111,7 @@ def _positive(value: float, what: str) -> None:
         raise ConfigError(f"{what} must be a finite number > 0, got {value!r}")
 
 
-def _check_group(g: GroupSpec, where: str, nb_res: int | None) -> None:
+def _check_group(g: JobStreamSpec, where: str, nb_res: int | None) -> None:
     if g.nb_jobs < 0:
         raise ConfigError(f"{where}: nb_jobs must be >= 0, got {g.nb_jobs}")
     _positive(g.mean_interarrival, f"{where}: mean_interarrival")
@@ -169,7 +169,7 @@ def _weighted(rng: random.Random, types: tuple[JobType, ...]) -> JobType:
     return types[-1]
 
 
-def _group_jobs(g: GroupSpec, index: int, seed: int,
+def _group_jobs(g: JobStreamSpec, index: int, seed: int,
                 resolution: float) -> list[tuple[float, int, int, float, int, dict[str, Any]]]:
     """``(subtime, group, rank, run time, size, extra fields)`` of the jobs of one group."""
     def stream(quantity: str) -> random.Random:
@@ -217,8 +217,8 @@ def generate(spec: SynthSpec, seed: int) -> Workload:
     Jobs of every group are merged by submit time (ties: group order, then arrival order)
     and named ``1, 2, ...`` in that order. Runtime complexity: O(n log n).
 
-    >>> w = generate(SynthSpec((GroupSpec(nb_jobs=3, res_range=(1, 4)),), nb_res=4), seed=7)
-    >>> [j.id for j in w.jobs], w.nb_res, w == generate(SynthSpec((GroupSpec(nb_jobs=3,
+    >>> w = generate(SynthSpec((JobStreamSpec(nb_jobs=3, res_range=(1, 4)),), nb_res=4), seed=7)
+    >>> [j.id for j in w.jobs], w.nb_res, w == generate(SynthSpec((JobStreamSpec(nb_jobs=3,
     ...     res_range=(1, 4)),), nb_res=4), seed=7)
     (['w0!1', 'w0!2', 'w0!3'], 4, True)
     """

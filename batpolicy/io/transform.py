@@ -2,7 +2,7 @@
 
 Every transform takes a :class:`Workload` and returns a new one (the input is left as
 it was): new :class:`JobSpec` objects whose ``raw`` (what Batsim forwards in
-JOB_SUBMITTED and what :func:`~batpolicy.io.writer.write_batsim_workload`
+JOB_SUBMITTED and what :func:`~batpolicy.io.batsim_json.write_batsim_workload`
 writes) follows the change, the profiles still used (composed profiles keep the
 profiles of their ``seq``), and ``skipped`` extended with what the transform dropped.
 Jobs a transform does not change are shared between input and output (no copy of 448k
@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from batpolicy.errors import ConfigError, InputError
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 
 __all__ = ["WEEK", "TransformSpec", "Week", "apply", "drop_larger", "exact_walltime", "head",
            "sample", "scale_load", "shift_to_zero", "time_window", "weeks"]

@@ -11,7 +11,7 @@ before applying it. Hooks may return decisions too (they are sent before those o
 counters) and answer in ``decide``.
 
 Nothing in a policy knows which driver runs it: no sockets, no clocks, no JSON.
-Hooks and ``decide`` receive a :class:`~batpolicy.scheduler.view.PolicyView`: the state,
+Hooks and ``decide`` receive a :class:`~batpolicy.scheduler.view.PolicyView` (``view``): the state,
 read-only (changing a set, mapping, job or view attribute raises at that line).
 
 Example — a complete policy that starts jobs in submission order, skipping none::
@@ -26,10 +26,10 @@ Example — a complete policy that starts jobs in submission order, skipping non
         name = "strict"
         parameters = (Parameter("max_res", int, 0, "reject jobs larger than this (0: none)"),)
 
-        def decide(self, now, state):
-            decisions, free = [], state.free
-            for job in state.waiting.values():
-                if job.res > state.nb_machines or 0 < self.params["max_res"] < job.res:
+        def decide(self, now, view):
+            decisions, free = [], view.free
+            for job in view.waiting.values():
+                if job.res > view.nb_machines or 0 < self.params["max_res"] < job.res:
                     decisions.append(RejectJob(job.id))
                 elif job.res <= len(free):
                     alloc = take_lowest(free, job.res)

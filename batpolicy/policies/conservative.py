@@ -87,32 +87,32 @@ class ConservativeBackfilling(Policy):
         self.decision_timer = DecisionTimer()
 
     # ------------------------------------------------------------------- hooks
-    def on_simulation_begins(self, state: PolicyView) -> Decisions:
+    def on_simulation_begins(self, view: PolicyView) -> Decisions:
         """An empty schedule over the platform's machines, from now to the horizon."""
-        self.schedule = SliceSchedule(state.all_machines, Fraction(state.now))
+        self.schedule = SliceSchedule(view.all_machines, Fraction(view.now))
         return None
 
-    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_submitted(self, job: Job, view: PolicyView) -> Decisions:
         """Queue the job, or mark it for rejection (too large, or no walltime)."""
-        if not 0 < job.res <= state.nb_machines or (
+        if not 0 < job.res <= view.nb_machines or (
                 job.walltime is None and self._reject_no_walltime):
             self._rejected.append(job)
         else:
             self._new.append(job)
         return None
 
-    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_completed(self, job: Job, view: PolicyView) -> Decisions:
         """Its reservation goes at the next decision, which then compresses the schedule."""
         self._ended.append(job.id)
         return None
 
-    def on_resources_changed(self, event: Event, state: PolicyView) -> Decisions:
+    def on_resources_changed(self, event: Event, view: PolicyView) -> Decisions:
         """Machines became (un)available: the next decision re-plans around them."""
         self._machines_changed = True
         return None
 
     # ------------------------------------------------------------------ decide
-    def decide(self, now: float, state: PolicyView) -> list[Decision]:
+    def decide(self, now: float, view: PolicyView) -> list[Decision]:
         """Remove ended jobs, place new (or, after an end, all) queued jobs, start due ones."""
         began = self.clock()
         schedule = self.schedule
@@ -125,7 +125,7 @@ class ConservativeBackfilling(Policy):
         queue.extend((now, job.id, job) for job in self._new)
         present = Fraction(now)
         if present > schedule.slices[0].end or self._machines_changed:
-            schedule = self._replan(present, state)
+            schedule = self._replan(present, view)
             compress = True
             self._machines_changed = False
         schedule.update_first_slice(present)
@@ -148,7 +148,7 @@ class ConservativeBackfilling(Policy):
         self.decision_timer.add(self.clock() - began)
         return out
 
-    def _replan(self, now: Fraction, state: PolicyView) -> SliceSchedule:
+    def _replan(self, now: Fraction, view: PolicyView) -> SliceSchedule:
         """A new plan holding the running jobs' and the unavailable machines; queue re-added.
 
         Two cases where batsched's plan no longer describes the platform. Machines that
@@ -161,11 +161,11 @@ class ConservativeBackfilling(Policy):
         if not self._machines_changed:
             log.warning("t=%s: a running job outlived its planned end; re-planning",
                         float(now))
-        schedule = self.schedule = SliceSchedule(state.all_machines, now)
-        down = state.unavailable  # held for good, also under jobs still running on them
+        schedule = self.schedule = SliceSchedule(view.all_machines, now)
+        down = view.unavailable  # held for good, also under jobs still running on them
         if down:
             schedule.hold(_UNAVAILABLE, down, None)
-        for job in sorted(state.running.values(), key=lambda j: j.id):
+        for job in sorted(view.running.values(), key=lambda j: j.id):
             end = None
             if job.walltime is not None and job.start is not None:
                 end = Fraction(job.start) + Fraction(job.walltime) + self._delay

@@ -91,18 +91,18 @@ class EasyBackfilling(Policy):
         return self._reservation
 
     # ------------------------------------------------------------------- hooks
-    def on_simulation_begins(self, state: PolicyView) -> Decisions:
+    def on_simulation_begins(self, view: PolicyView) -> Decisions:
         """Check Batsim's flags allow ``on_unavailable``."""
-        self.evacuation.begin(state)
+        self.evacuation.begin(view)
         return None
 
-    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_submitted(self, job: Job, view: PolicyView) -> Decisions:
         """Queue the job, or mark it for rejection if it can never run.
 
         Without a walltime it is rejected when ``no_walltime=reject``, as batsched's
         easy_bf does (easy_bf.cpp l. 55-59).
         """
-        if not self.placement.can_ever_run(job, state) or (
+        if not self.placement.can_ever_run(job, view) or (
                 job.walltime is None and self._reject_no_walltime):
             self._rejected.append(job)
         else:
@@ -110,29 +110,29 @@ class EasyBackfilling(Policy):
             self._new.append(job)
         return None
 
-    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_completed(self, job: Job, view: PolicyView) -> Decisions:
         """Machines were released: the next decision rescans the whole queue."""
         self._released = True
         return None
 
-    def on_resources_changed(self, event: Event, state: PolicyView) -> Decisions:
+    def on_resources_changed(self, event: Event, view: PolicyView) -> Decisions:
         """Availability changed: rescan the whole queue and re-plan the reservation."""
         self._released = True
         self.evacuation.machines_changed(event)
         return None
 
     # ------------------------------------------------------------------ decide
-    def decide(self, now: float, state: PolicyView) -> list[Decision]:
+    def decide(self, now: float, view: PolicyView) -> list[Decision]:
         """Kill/requeue on failed machines if asked, then EASY's decision."""
         if self.evacuation.mode == "keep":
-            return self._decide(now, state)
-        first, arrived = self.evacuation.decide(state)
+            return self._decide(now, view)
+        first, arrived = self.evacuation.decide(view)
         for job in arrived:  # requeued copies, acknowledged: queued as submissions
-            self.on_job_submitted(job, state)
-        out = first + self._decide(now, state)
-        return out + self.evacuation.finish(state, out)
+            self.on_job_submitted(job, view)
+        out = first + self._decide(now, view)
+        return out + self.evacuation.finish(view, out)
 
-    def _decide(self, now: float, state: PolicyView) -> list[Decision]:
+    def _decide(self, now: float, view: PolicyView) -> list[Decision]:
         """Start heads, reserve for the first that does not fit, backfill the rest."""
         out: list[Decision] = []
         if self._rejected:
@@ -142,15 +142,15 @@ class EasyBackfilling(Policy):
         placement = self.placement
         plain = placement.plain
         allocator = None if plain else placement.allocator  # None: lowest ids, fast paths
-        platform = None if plain else placement.platform(state)
-        heads = start_heads(queue, state.free, now, allocator, platform)  # 1. start heads
+        platform = None if plain else placement.platform(view)
+        heads = start_heads(queue, view.free, now, allocator, platform)  # 1. start heads
         out.extend(heads.decisions)
         free, nfree, started, head = heads.free, heads.nfree, heads.started, heads.head
         if head is None or nfree == 0:
             return self._done(head, None, out)
         rescan = self._released or head is not self._last_head or self._reservation is None
         if rescan or started:
-            reservation = reserve_head(head, now, free, state, started,  # 2. reserve
+            reservation = reserve_head(head, now, free, view, started,  # 2. reserve
                                        allocator, platform)
         else:
             reservation = self._reservation

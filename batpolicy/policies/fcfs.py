@@ -64,25 +64,25 @@ class Fcfs(Policy):
         #: another order than submission: one sorted queue, new jobs join it first
         self._sorted = None if order == "fcfs" else SortedKeyList(key=ORDERS[order])
 
-    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_submitted(self, job: Job, view: PolicyView) -> Decisions:
         """Remember the submission; it is queued or started in :meth:`decide`."""
         self._incoming.append(job)
         return None
 
-    def decide(self, now: float, state: PolicyView) -> list[Decision]:
+    def decide(self, now: float, view: PolicyView) -> list[Decision]:
         """Start queue heads while they fit, then handle new submissions in order."""
         if self._sorted is not None:
-            return self._decide_sorted(state)
+            return self._decide_sorted(view)
         out: list[Decision] = []
         queue = self._queue
-        free = state.free
+        free = view.free
         nfree = len(free)
         placement = self.placement
         plain, allocate = placement.plain, placement.allocator.allocate
-        platform = None if plain else placement.platform(state)
+        platform = None if plain else placement.platform(view)
         free, nfree = self._start_heads(queue, queue.popleft, free, nfree, platform, out)
         for job in self._incoming:
-            if not placement.can_ever_run(job, state):
+            if not placement.can_ever_run(job, view):
                 out.append(RejectJob(job.id))
                 continue
             alloc = None
@@ -97,7 +97,7 @@ class Fcfs(Policy):
         self._incoming.clear()
         return out
 
-    def _decide_sorted(self, state: PolicyView) -> list[Decision]:
+    def _decide_sorted(self, view: PolicyView) -> list[Decision]:
         """Another queue order: queue the new jobs, then start heads while they fit.
 
         Runtime complexity: O(k log n) for k new jobs, plus O(1) per started head.
@@ -107,13 +107,13 @@ class Fcfs(Policy):
         assert queue is not None
         placement = self.placement
         for job in self._incoming:
-            if placement.can_ever_run(job, state):
+            if placement.can_ever_run(job, view):
                 queue.add(job)
             else:
                 out.append(RejectJob(job.id))
         self._incoming.clear()
-        free = state.free
-        platform = None if placement.plain else placement.platform(state)
+        free = view.free
+        platform = None if placement.plain else placement.platform(view)
         self._start_heads(queue, lambda: queue.pop(0), free, len(free), platform, out)
         return out
 

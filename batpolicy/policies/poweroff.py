@@ -80,9 +80,9 @@ class PowerOff(Policy):
         self.nb_switch_on = 0
 
     # ------------------------------------------------------------ hooks, passed on
-    def on_simulation_begins(self, state: PolicyView) -> Decisions:
+    def on_simulation_begins(self, view: PolicyView) -> Decisions:
         """Find the sleep pstate in the machines' ``sleep_pstates`` property."""
-        machines = state.platform.machines
+        machines = view.platform.machines
         text = machines[0].properties.get("sleep_pstates") if machines else None
         if not text:
             log.warning("poweroff: the platform's machines have no sleep_pstates property "
@@ -90,21 +90,21 @@ class PowerOff(Policy):
                         "'%s' schedules alone", self.params["policy"])
         else:
             self._sleep_pstate = str(text).split(",")[0].split(":")[0].strip()
-        return self.inner.on_simulation_begins(state)
+        return self.inner.on_simulation_begins(view)
 
-    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_submitted(self, job: Job, view: PolicyView) -> Decisions:
         """Passed on to the inner policy."""
-        return self.inner.on_job_submitted(job, state)
+        return self.inner.on_job_submitted(job, view)
 
-    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_completed(self, job: Job, view: PolicyView) -> Decisions:
         """Passed on to the inner policy."""
-        return self.inner.on_job_completed(job, state)
+        return self.inner.on_job_completed(job, view)
 
-    def on_job_killed(self, event: t.JobKilled, state: PolicyView) -> Decisions:
+    def on_job_killed(self, event: t.JobKilled, view: PolicyView) -> Decisions:
         """Passed on to the inner policy."""
-        return self.inner.on_job_killed(event, state)
+        return self.inner.on_job_killed(event, view)
 
-    def on_resources_changed(self, event: t.Event, state: PolicyView) -> Decisions:
+    def on_resources_changed(self, event: t.Event, view: PolicyView) -> Decisions:
         """A switch ended: the machines sleep, or are awake again."""
         if isinstance(event, t.ResourceStateChanged):
             machines = set(event.resources)
@@ -113,44 +113,44 @@ class PowerOff(Policy):
                 self._asleep |= machines
             else:
                 self._waking -= machines
-        return self.inner.on_resources_changed(event, state)
+        return self.inner.on_resources_changed(event, view)
 
-    def on_requested_call(self, now: float, state: PolicyView) -> Decisions:
+    def on_requested_call(self, now: float, view: PolicyView) -> Decisions:
         """Passed on to the inner policy (the layer's own calls only make it decide)."""
         self._calls = {c for c in self._calls if c > now}
-        return self.inner.on_requested_call(now, state)
+        return self.inner.on_requested_call(now, view)
 
-    def on_notify(self, event: t.Notify, state: PolicyView) -> Decisions:
+    def on_notify(self, event: t.Notify, view: PolicyView) -> Decisions:
         """Passed on to the inner policy."""
-        return self.inner.on_notify(event, state)
+        return self.inner.on_notify(event, view)
 
-    def on_simulation_ends(self, state: PolicyView) -> Decisions:
+    def on_simulation_ends(self, view: PolicyView) -> Decisions:
         """Passed on to the inner policy."""
-        return self.inner.on_simulation_ends(state)
+        return self.inner.on_simulation_ends(view)
 
     # ------------------------------------------------------------ decide
-    def decide(self, now: float, state: PolicyView) -> list[t.Decision]:
+    def decide(self, now: float, view: PolicyView) -> list[t.Decision]:
         """The inner policy's decisions, then switches off and wake-ups.
 
         Runtime complexity: the inner policy's, plus O(machines + waiting jobs).
         """
-        decisions = list(self.inner.decide(now, state))
+        decisions = list(self.inner.decide(now, view))
         if self._sleep_pstate is None:  # no energy platform: the inner policy alone
             return decisions
         started: set[int] = set()
         for d in decisions:
             if isinstance(d, t.ExecuteJob):
                 started |= set(d.alloc)
-        idle = set(state.free) - started
+        idle = set(view.free) - started
         for m in list(self._idle_since):
             if m not in idle:
                 del self._idle_since[m]
         for m in idle:
             self._idle_since.setdefault(m, now)
         decided = {d.job_id for d in decisions if isinstance(d, (t.ExecuteJob, t.RejectJob))}
-        waiting = [job for job in state.waiting.values() if job.id not in decided]
+        waiting = [job for job in view.waiting.values() if job.id not in decided]
         wake = self._wake_for(waiting, len(idle))
-        awake = state.nb_machines - len(self._going_off | self._asleep) + len(wake)
+        awake = view.nb_machines - len(self._going_off | self._asleep) + len(wake)
         head = waiting[0].res if waiting else 0
         if head > awake:  # the head's reservation needs them: the inner policy sees
             # only awake machines, and would otherwise backfill past it without end

@@ -52,7 +52,7 @@ from batpolicy.protocol.types import (
 )
 
 
-class Resource(Struct, forbid_unknown_fields=True):
+class WireResource(Struct, forbid_unknown_fields=True):
     """One machine of SIMULATION_BEGINS."""
 
     id: Count
@@ -71,8 +71,8 @@ class Begins(Struct):
     allow_compute_sharing: bool
     allow_storage_sharing: bool
     config: Object
-    compute_resources: list[Resource]
-    storage_resources: list[Resource]
+    compute_resources: list[WireResource]
+    storage_resources: list[WireResource]
     workloads: dict[Name, str]
     profiles: dict[Name, dict[Name, Object]]
 
@@ -82,7 +82,7 @@ class Begins(Struct):
 Begins.KNOWN = frozenset(Begins.__struct_fields__)
 
 
-def _resources(resources: list[Resource]) -> tuple[ResourceInfo, ...]:
+def _resources(resources: list[WireResource]) -> tuple[ResourceInfo, ...]:
     return tuple(ResourceInfo(r.id, r.name, r.state, r.properties, r.zone_properties)
                  for r in resources)
 

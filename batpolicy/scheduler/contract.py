@@ -8,7 +8,7 @@ checks every returned decision before applying it. Hooks may return decisions to
 own bookkeeping in hooks (queue, counters) and answer in ``decide``.
 
 Nothing in a policy knows which driver runs it: no sockets, no clocks, no JSON.
-Hooks and ``decide`` receive a :class:`~batpolicy.scheduler.view.PolicyView`: the state,
+Hooks and ``decide`` receive a :class:`~batpolicy.scheduler.view.PolicyView` (``view``): the state,
 read-only (changing a set, mapping, job or view attribute raises at that line). Wall time,
 for time-bounded searches and decision timings, comes from the injected :attr:`Policy.clock`.
 
@@ -108,7 +108,7 @@ class Policy:
     #: it without the energy model instead of failing at its first switch.
     needs_energy: bool = False
     #: Whether the policy reads jobs once they completed or were rejected
-    #: (``state.jobs``, ``state.job(id)``). A policy that does not says False: the state
+    #: (``view.jobs``, ``view.job(id)``). A policy that does not says False: the state
     #: then forgets a job as it ends, and a run's memory is that of the jobs alive.
     reads_finished_jobs: bool = True
 
@@ -130,40 +130,40 @@ class Policy:
             self.params[p.name] = value
 
     # ------------------------------------------------------------------------ hooks
-    def on_simulation_begins(self, state: PolicyView) -> Decisions:
-        """The platform and configuration are known (``state`` holds them)."""
+    def on_simulation_begins(self, view: PolicyView) -> Decisions:
+        """The platform and configuration are known (``view`` holds them)."""
         return None
 
-    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_submitted(self, job: Job, view: PolicyView) -> Decisions:
         """A new job waits (static submission or dynamic registration)."""
         return None
 
-    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_completed(self, job: Job, view: PolicyView) -> Decisions:
         """A running job ended (``job.final_state`` says how); its machines are free."""
         return None
 
-    def on_job_killed(self, event: t.JobKilled, state: PolicyView) -> Decisions:
+    def on_job_killed(self, event: t.JobKilled, view: PolicyView) -> Decisions:
         """A KILL_JOB was acknowledged; completions of killed jobs came before."""
         return None
 
-    def on_resources_changed(self, event: t.Event, state: PolicyView) -> Decisions:
+    def on_resources_changed(self, event: t.Event, view: PolicyView) -> Decisions:
         """Machines became (un)available or changed power state."""
         return None
 
-    def on_requested_call(self, now: float, state: PolicyView) -> Decisions:
+    def on_requested_call(self, now: float, view: PolicyView) -> Decisions:
         """A CALL_ME_LATER fired."""
         return None
 
-    def on_notify(self, event: t.Notify, state: PolicyView) -> Decisions:
+    def on_notify(self, event: t.Notify, view: PolicyView) -> Decisions:
         """Any other NOTIFY, forwarded external events included."""
         return None
 
-    def on_simulation_ends(self, state: PolicyView) -> Decisions:
+    def on_simulation_ends(self, view: PolicyView) -> Decisions:
         """Batsim ends the simulation; decisions returned here are not sent."""
         return None
 
     # ----------------------------------------------------------------------- decide
-    def decide(self, now: float, state: PolicyView) -> list[t.Decision]:
+    def decide(self, now: float, view: PolicyView) -> list[t.Decision]:
         """Return the decisions to send for this message (after every hook ran)."""
         return []
 

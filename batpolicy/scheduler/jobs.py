@@ -31,7 +31,7 @@ class JobStatus(str, Enum):
 
 
 class _JobCore:
-    """A submitted job. Policies read it; only :class:`ClusterState` changes it.
+    """A submitted job. Policies read it; only :class:`~.state.ClusterState` changes it.
 
     ``walltime`` is ``None`` when the job has none. ``expected_end`` is the end the
     scheduler plans with: ``start + walltime`` (infinite without walltime) unless a
@@ -89,7 +89,7 @@ _JobFields = dataclass(slots=True, eq=False)(_JobCore)
 
 
 class Job(_JobFields):  # type: ignore[valid-type,misc]
-    """A submitted job, read-only to everyone but :class:`ClusterState` (see the module doc).
+    """A submitted job, read-only to all but :class:`~.state.ClusterState` (see the module doc).
 
     Why this form: it is the scheduler's belief about a job, built from the JOB_SUBMITTED
     it received (``serve`` and ``simulate`` alike), which the policies read; Batsim's own
@@ -137,7 +137,7 @@ def _rebuild(cls: type[Job], values: tuple[Any, ...]) -> Job:
 
 
 def job_setter(name: str) -> Callable[[Job, Any], None]:
-    """The slot setter of a :class:`Job` attribute: how :class:`ClusterState` changes jobs.
+    """The slot setter of a :class:`Job` attribute: how :class:`~.state.ClusterState` changes jobs.
 
     Runtime complexity: O(1); calling the setter costs about a plain assignment.
 

@@ -349,7 +349,7 @@ class ClusterState:
 
     # -------------------------------------------------------------- applying decisions
     def apply_decision(self, decision: t.Decision) -> None:
-        """Apply one decision that :func:`batpolicy.scheduler.checker.check_decision` accepted.
+        """Apply one decision that :func:`batpolicy.scheduler.checker.check_decisions` accepted.
 
         Runtime complexity: O(log n) plus interval-set updates.
         """

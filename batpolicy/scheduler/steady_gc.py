@@ -1,6 +1,6 @@
 """CPython's cyclic garbage collector tuned for the drivers' long message loops.
 
-Both drivers (:mod:`.daemon` and the simulator run by :mod:`.sim.run`) allocate a few
+Both drivers (:mod:`.daemon` and the simulator run by :mod:`batpolicy.simulator.run`) allocate a few
 dozen small objects per Batsim message (events, decisions, interval lists), nearly all
 acyclic and dead by the next message, while the long-lived heap (the workload, the jobs,
 the policy's queues) only grows. With the default thresholds (700, 10, 10) the

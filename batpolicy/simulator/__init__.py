@@ -11,9 +11,9 @@ conversation (the transcript fidelity tests replay all 16 recordings of real Bat
 
 Its parts: :mod:`.core` (the clock and heap, ``schedule``/``step`` and the
 tie-break priorities of one instant), :mod:`.actors`, :mod:`.books` and
-:mod:`.bookkeeping` (Batsim's actors' wake-ups, its jobs, profiles and machines),
+:mod:`.records` (Batsim's actors' wake-ups, its jobs, profiles and machines),
 :mod:`.instant` (the once-per-instant hook that moves ends), :mod:`.delays` (message
-latencies), :mod:`.wire` (Batsim's JSON quirks), :mod:`.options` (Batsim's flags);
+latencies), :mod:`.json_quirks` (Batsim's JSON quirks), :mod:`.options` (Batsim's flags);
 then one folder per part: :mod:`.engine` (the :class:`Simulator` of
 :mod:`.engine.simulator` built from :mod:`.engine.parts`, Batsim's server, checks and
 application of decisions, records, and the zero-latency driver), :mod:`.energy`

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.simulator.bookkeeping import SimJob
+from batpolicy.simulator.records import SimJob
 
 __all__ = ["EndOfInput", "ExternalEventOccurs", "JobEnd", "NextTask", "Reactions", "Resume",
            "SimEvent", "SpeedChange", "Submitter", "Waiter"]

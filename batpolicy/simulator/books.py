@@ -1,13 +1,13 @@
 """Batsim's bookkeeping of one run, shared by the simulator's parts through named fields.
 
-:class:`Books` is the Batsim side's data: its jobs (static ones not yet submitted
+:class:`RunBooks` is the Batsim side's data: its jobs (static ones not yet submitted
 included), profile tables, machines, the running jobs, what is still open or pending,
 and the outbox of events the server gathered for its next message to the scheduler.
 The parts of the engine (:mod:`.engine`) read and write these fields, and only these;
 each part keeps its own state private. :mod:`.validation` reads it as its
 :class:`~batpolicy.simulator.engine.validation.BatsimView`, and job models as their
 :class:`~batpolicy.simulator.jobmodels.base.ModelContext` (``speeds``, ``platform``,
-:meth:`Books.profile_definition`).
+:meth:`RunBooks.profile_definition`).
 """
 
 from __future__ import annotations
@@ -20,17 +20,17 @@ from pyroaring import BitMap
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
-from batpolicy.io.model import JobSpec
-from batpolicy.simulator.bookkeeping import MachineBooks, ProfileTable, SimJob
+from batpolicy.io.workload import JobSpec
+from batpolicy.simulator.records import SimMachines, ProfileTable, SimJob
 from batpolicy.simulator.core import EventQueue
 from batpolicy.simulator.options import SimOptions
 
-__all__ = ["Books", "by_submission"]
+__all__ = ["RunBooks", "by_submission"]
 
 _SUBMITTED = JobState.SUBMITTED
 
 
-class Books:
+class RunBooks:
     """What Batsim knows of a run: jobs, profiles, machines, open counts, the outbox.
 
     ``static`` holds the static jobs in submission order, ``cursor`` the first not yet
@@ -45,7 +45,7 @@ class Books:
                  "events_done", "messages_take_time", "switching", "energy", "_submitted")
 
     def __init__(self, queue: EventQueue, options: SimOptions, platform: Platform,
-                 machines: MachineBooks) -> None:
+                 machines: SimMachines) -> None:
         self.queue = queue
         #: Batsim's messages take time (the latency driver): no two actions end within
         #: SimGrid's 1e-9 s of each other by accident (read by the job models).
@@ -72,7 +72,7 @@ class Books:
         self.events_done = True
         #: Machines switching on or off (Batsim's -E): the run cannot end meanwhile.
         self.switching = 0
-        #: The energy part with Batsim's -E (:class:`~.energy.EnergyPart`), else None:
+        #: The energy part with Batsim's -E (:class:`~.energy.pstates.EnergyPart`), else None:
         #: job models that run jobs as parallel tasks tell it their hosts' loads.
         self.energy: Any = None
 

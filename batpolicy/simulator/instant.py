@@ -1,6 +1,6 @@
 """Moving ends: a simulator-level hook called once per instant, after its starts and ends.
 
-A job model (:mod:`.models`) plans each job alone. Some runtimes depend on the other
+A job model (:mod:`.jobmodels`) plans each job alone. Some runtimes depend on the other
 jobs: co-allocated jobs sharing a cluster uplink slow each other down (seed 003 §3.2,
 the bandwidth model), jobs sharing a file system... An :class:`InstantModel` sees every
 running job at once, after everything that starts or ends at an instant has done so
@@ -11,7 +11,7 @@ planned end of any of them::
         def after_instant(self, now, running, ctx) -> dict[job_id, new_end]
 
 ``running`` maps the id of every running job that will complete on its own (jobs set
-RUNNING by CHANGE_JOB_STATE never do) to its :class:`~.bookkeeping.SimJob`: ``start``,
+RUNNING by CHANGE_JOB_STATE never do) to its :class:`~.records.SimJob`: ``start``,
 ``alloc``, ``walltime``, ``end`` (current plan), ``fields``, ``profile_data``. ``ctx`` is
 the :class:`MovingEnds` part: ``speeds``, ``platform``, ``profile_definition`` and
 :meth:`MovingEnds.natural_end`, the end the job's own model planned ignoring the
@@ -25,7 +25,7 @@ Rules the engine keeps, whatever the model returns:
 - A new end before ``now`` is a bug of the model (:class:`ConfigError`); an end at
   ``now`` completes the job at this instant, after which the hook runs once more.
 - Moves apply after the job models' own re-planning (speed changes): a job model's
-  :meth:`~.models.JobModel.on_change` overrides an earlier move of the same job.
+  :meth:`~.jobmodels.base.JobModel.on_change` overrides an earlier move of the same job.
 
 What a scheduler learns of moved ends: nothing, as with Batsim (which never tells a
 scheduler when a job will end). ``ClusterState.expected_end`` stays ``start +
@@ -51,11 +51,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from batpolicy.errors import ConfigError
 from batpolicy.protocol.types import JobState
 from batpolicy.simulator.actors import JobEnd, NextTask, Reactions
-from batpolicy.simulator.bookkeeping import SimJob
+from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.core import COMPLETION, EventQueue
 
 if TYPE_CHECKING:
-    from batpolicy.simulator.books import Books
+    from batpolicy.simulator.books import RunBooks
 
 __all__ = ["EndListener", "InstantModel", "MovingEnds"]
 
@@ -91,14 +91,14 @@ class MovingEnds:
     nothing); the driver then calls :meth:`end_of_instant` before time moves on.
     ``completions`` is who a job's completion event calls back (the driver).
     Instant models get this part as their ``ctx``: ``speeds``, ``platform``,
-    ``profile_definition`` (the job models' context, :class:`~.books.Books`) and
+    ``profile_definition`` (the job models' context, :class:`~.books.RunBooks`) and
     :meth:`natural_end`.
     """
 
     __slots__ = ("_queue", "_books", "models", "_natural", "_hinted", "dirty", "moving",
                  "_listener", "completions", "speeds", "platform", "profile_definition")
 
-    def __init__(self, queue: EventQueue, books: Books, models: Iterable[Any]) -> None:
+    def __init__(self, queue: EventQueue, books: RunBooks, models: Iterable[Any]) -> None:
         self._queue = queue
         self._books = books
         self.speeds = books.speeds

@@ -41,7 +41,7 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.io.machine_states import MachineStatesCsvWriter
 from batpolicy.io.metrics import online_metrics, run_metrics, write_json
-from batpolicy.io.model import Workload
+from batpolicy.io.workload import Workload
 from batpolicy.io.outputs import JobsCsvWriter, OutputPaths, write_schedule_csv
 from batpolicy.io.result import JobRecord, SimResult
 from batpolicy.simulator.engine.simulator import Scheduler, Simulator
@@ -76,7 +76,7 @@ def output_layout(workloads: Sequence[Workload], platform: Platform, options: Si
     return tuple(columns), groups
 
 
-class _Progress:
+class _JobProgress:
     """Jobs ended out of those known, on stderr: a rich bar on a terminal, else log lines."""
 
     def __init__(self, total: int, enabled: bool, every_s: float = 5.0) -> None:
@@ -178,7 +178,7 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
     paths.clear()  # a previous run's outputs must not pass for this one's
     final, paths = paths, paths.partial()  # written as NAME.part, renamed at the end
     began = time.perf_counter()
-    bar = _Progress(nb_jobs, progress)
+    bar = _JobProgress(nb_jobs, progress)
     close_record: Callable[[], None] | None = None
     if record is not None:
         scheduler, close_record = _recording(scheduler, record)

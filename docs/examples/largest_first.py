@@ -11,11 +11,11 @@ class LargestFirst(Policy):
     name = "largest-first"
     parameters = (Parameter("max_res", int, 0, "reject jobs wider than this (0: no limit)"),)
 
-    def decide(self, now, state):
+    def decide(self, now, view):
         """Called once per Batsim message, after every hook; returns the decisions."""
-        out, free = [], state.free  # an immutable MachineSet: `free - alloc` is a new one
-        limit = self.params["max_res"] or state.nb_machines
-        for job in sorted(state.waiting.values(), key=lambda j: (-j.res, j.seq)):
+        out, free = [], view.free  # an immutable MachineSet: `free - alloc` is a new one
+        limit = self.params["max_res"] or view.nb_machines
+        for job in sorted(view.waiting.values(), key=lambda j: (-j.res, j.seq)):
             if job.res > limit:
                 out.append(RejectJob(job.id))
             elif job.res <= len(free):

@@ -56,13 +56,13 @@ class Batsim5EdcEasy(Policy):
         self.nb_hosts = 0
         self.need_scheduling = False
 
-    def on_simulation_begins(self, state: PolicyView) -> Decisions:
+    def on_simulation_begins(self, view: PolicyView) -> Decisions:
         """All hosts available (l. 88-91)."""
-        self.nb_hosts = state.nb_machines
+        self.nb_hosts = view.nb_machines
         self.available = MachineSet.span(0, self.nb_hosts - 1)
         return None
 
-    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_submitted(self, job: Job, view: PolicyView) -> Decisions:
         """Reject the impossible at once, queue the rest (l. 93-107)."""
         if job.res > self.nb_hosts or job.walltime is None or job.walltime <= 0:
             return [RejectJob(job.id)]
@@ -70,7 +70,7 @@ class Batsim5EdcEasy(Policy):
         self.queue.append(job)
         return None
 
-    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_completed(self, job: Job, view: PolicyView) -> Decisions:
         """Its hosts are available again (l. 108-119)."""
         self.need_scheduling = True
         _, alloc, _ = self.running.pop(job.id)
@@ -85,7 +85,7 @@ class Batsim5EdcEasy(Policy):
         out.append(ExecuteJob(job.id, alloc))
         return end
 
-    def decide(self, now: float, state: PolicyView) -> list[Decision]:
+    def decide(self, now: float, view: PolicyView) -> list[Decision]:
         """EASY as in l. 124-190 of easy.cpp."""
         out: list[Decision] = []
         if not self.need_scheduling:

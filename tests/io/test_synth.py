@@ -13,19 +13,19 @@ from batpolicy.errors import ConfigError
 from batpolicy.app import cli
 from batpolicy.io import read_batsim_workload
 from batpolicy.io.presets import PRESETS, parse_overrides, preset
-from batpolicy.io.synth import GroupSpec, JobType, SynthSpec, generate
+from batpolicy.io.synth import JobStreamSpec, JobType, SynthSpec, generate
 from batpolicy.io.transform import inter_arrival_times
-from batpolicy.io.writer import workload_to_json
+from batpolicy.io.batsim_json import workload_to_json
 
 from clirun import read_jobs, restore_logging  # noqa: F401  (autouse fixture)
 
-GROUPS = (GroupSpec(nb_jobs=400, origin="cluster0", mean_interarrival=150.0,
+GROUPS = (JobStreamSpec(nb_jobs=400, origin="cluster0", mean_interarrival=150.0,
                     mean_service=225.0, res_range=(10, 90), comp_share=0.7, ppbw=1e6,
                     slack_range=(1.5, 3.0),
                     job_types=(JobType("mpi", 3.0, preferred="cluster0"),
                                JobType("gpu", 1.0, preferred="cluster1",
                                        runtime_other_factor=2.0))),
-          GroupSpec(nb_jobs=300, origin="cluster1", mean_interarrival=100.0,
+          JobStreamSpec(nb_jobs=300, origin="cluster1", mean_interarrival=100.0,
                     service="uniform", service_range=(60.0, 600.0), res_range=(1, 4)))
 
 
@@ -88,9 +88,9 @@ def test_extra_fields_and_deadlines() -> None:
 
 
 def test_turning_deadlines_on_keeps_arrivals_runs_and_sizes() -> None:
-    plain = GroupSpec(nb_jobs=50, res_range=(1, 8))
+    plain = JobStreamSpec(nb_jobs=50, res_range=(1, 8))
     base = generate(SynthSpec((plain,)), 11)
-    with_deadlines = generate(SynthSpec((GroupSpec(nb_jobs=50, res_range=(1, 8),
+    with_deadlines = generate(SynthSpec((JobStreamSpec(nb_jobs=50, res_range=(1, 8),
                                                    slack_range=(2.0, 2.0)),)), 11)
     assert [(j.id, j.subtime, j.res, j.profile) for j in base.jobs] == \
         [(j.id, j.subtime, j.res, j.profile) for j in with_deadlines.jobs]
@@ -107,13 +107,13 @@ def test_a_group_added_leaves_the_others_jobs_alone() -> None:
 
 
 @pytest.mark.parametrize("group,message", [
-    (GroupSpec(mean_interarrival=0), "mean_interarrival"),
-    (GroupSpec(service="normal"), "service"),
-    (GroupSpec(res_range=(5, 2)), "res_range"),
-    (GroupSpec(res_range=(1, 200)), "nb_res"),
-    (GroupSpec(comp_share=1.5), "comp_share"),
-    (GroupSpec(slack_range=(3.0, 1.0)), "slack_range")])
-def test_bad_specs_name_the_parameter(group: GroupSpec, message: str) -> None:
+    (JobStreamSpec(mean_interarrival=0), "mean_interarrival"),
+    (JobStreamSpec(service="normal"), "service"),
+    (JobStreamSpec(res_range=(5, 2)), "res_range"),
+    (JobStreamSpec(res_range=(1, 200)), "nb_res"),
+    (JobStreamSpec(comp_share=1.5), "comp_share"),
+    (JobStreamSpec(slack_range=(3.0, 1.0)), "slack_range")])
+def test_bad_specs_name_the_parameter(group: JobStreamSpec, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         generate(SynthSpec((group,), nb_res=100), 1)
 

@@ -117,8 +117,8 @@ def test_an_allocation_that_is_not_a_machine_set_is_one_clear_error() -> None:
 
         name = "list-alloc"
 
-        def decide(self, now, state):  # type: ignore[no-untyped-def]
-            return [ExecuteJob(job.id, [0]) for job in state.waiting.values()]
+        def decide(self, now, view):  # type: ignore[no-untyped-def]
+            return [ExecuteJob(job.id, [0]) for job in view.waiting.values()]
 
     wanted = r"must be a MachineSet \(batpolicy.protocol.intervals\), not a list"
     with pytest.raises(InvalidDecision, match=wanted) as info:

@@ -21,7 +21,7 @@ from batpolicy.policies.registry import make_policy
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.io.coalloc_traces import coalloc_workload, preset
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.simulator import SimOptions, Simulator
 
 OK = JobState.COMPLETED_SUCCESSFULLY

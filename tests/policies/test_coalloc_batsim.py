@@ -38,7 +38,7 @@ from batpolicy.io.coalloc_simgrid import job_profiles
 from batpolicy.io.coalloc_traces import coalloc_workload, preset, write_workload_json
 from batpolicy.io.presets import build_workload
 from batpolicy.io.presets import preset as workload_preset
-from batpolicy.io.writer import write_batsim_workload
+from batpolicy.io.batsim_json import write_batsim_workload
 from batpolicy.simulator import SimOptions, Simulator
 from batpolicy.simulator.jobmodels.coalloc import profile_runtime
 

@@ -32,7 +32,7 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.clock import MockClock
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.simulator import SimOptions, Simulator
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)

@@ -385,7 +385,7 @@ def test_dpsa_never_uses_fewer_machines_at_a_decision_than_easy_would() -> None:
 def test_random_workload_on_the_embedded_simulator(variant: str) -> None:
     sim = pytest.importorskip("batpolicy.simulator")
     from batpolicy.platforms.model import Platform
-    from batpolicy.io.model import JobSpec, Workload
+    from batpolicy.io.workload import JobSpec, Workload
 
     rng = random.Random(variant)
     specs, profiles, at = [], {}, 0

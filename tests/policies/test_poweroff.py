@@ -23,7 +23,7 @@ from batpolicy.policies.registry import make_policy
 from batpolicy.protocol.types import JobState
 from batpolicy.app.cli import main
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.io.result import SimResult
 from batpolicy.simulator import SimOptions, Simulator
 from batpolicy.scheduler.state import ClusterState

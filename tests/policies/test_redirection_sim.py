@@ -29,7 +29,7 @@ from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.simulator import JobRecord, SimOptions, Simulator
 
 KILLED, OK = JobState.COMPLETED_KILLED, JobState.COMPLETED_SUCCESSFULLY

@@ -26,7 +26,7 @@ from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.io.events import ExternalEvent
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.io.outputs import JobsCsvWriter
 from batpolicy.simulator import JobRecord, SimOptions, Simulator
 

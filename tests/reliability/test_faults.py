@@ -207,15 +207,15 @@ class _Raising(Fcfs):
     name = "raising"
     where = "hook"
 
-    def on_job_submitted(self, job: Any, state: Any) -> None:
+    def on_job_submitted(self, job: Any, view: Any) -> None:
         if self.where == "hook" and job.id.endswith("!3"):
             raise KeyError("deliberate failure")
-        return super().on_job_submitted(job, state)
+        return super().on_job_submitted(job, view)
 
-    def decide(self, now: float, state: Any) -> list[t.Decision]:
+    def decide(self, now: float, view: Any) -> list[t.Decision]:
         if self.where == "decide" and now >= 500:
             raise ZeroDivisionError("deliberate failure")
-        return super().decide(now, state)
+        return super().decide(now, view)
 
 
 @pytest.mark.parametrize("where", ["hook", "decide"])
@@ -286,15 +286,15 @@ class _Killer(Fcfs):
         self.to_kill: list[str] = []
         self.killed_events: list[t.JobKilled] = []
 
-    def on_job_killed(self, event: t.JobKilled, state: Any) -> None:
+    def on_job_killed(self, event: t.JobKilled, view: Any) -> None:
         self.killed_events.append(event)
 
-    def decide(self, now: float, state: Any) -> list[t.Decision]:
+    def decide(self, now: float, view: Any) -> list[t.Decision]:
         out: list[t.Decision] = []
         if self.to_kill:
             out.append(t.KillJob(tuple(self.to_kill)))
             self.to_kill = []
-        return out + super().decide(now, state)
+        return out + super().decide(now, view)
 
 
 def test_job_killed_listing_a_job_that_completed_first_is_handled_as_batsim_sends_it() -> None:
@@ -342,9 +342,9 @@ class _KillAtEnd(EasyBackfilling):
 
     name = "kill-at-end"
 
-    def decide(self, now: float, state: Any) -> list[t.Decision]:
-        out = super().decide(now, state)
-        ends = sorted((now + state.jobs[d.job_id].walltime, d.job_id) for d in out
+    def decide(self, now: float, view: Any) -> list[t.Decision]:
+        out = super().decide(now, view)
+        ends = sorted((now + view.jobs[d.job_id].walltime, d.job_id) for d in out
                       if isinstance(d, t.ExecuteJob))
         if ends:
             at, job_id = ends[0]

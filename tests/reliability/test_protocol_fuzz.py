@@ -265,7 +265,7 @@ class Recording(EasyBackfilling):
         super().__init__(params)
         self.notified: list[t.Notify] = []
 
-    def on_notify(self, event: t.Notify, state: Any) -> None:
+    def on_notify(self, event: t.Notify, view: Any) -> None:
         self.notified.append(event)
 
 

@@ -111,17 +111,17 @@ class _Mutating(Fcfs):
         super().__init__()
         self.mutation, self.where = mutation, where
 
-    def on_job_submitted(self, job, state):  # type: ignore[no-untyped-def]
+    def on_job_submitted(self, job, view):  # type: ignore[no-untyped-def]
         """FCFS's hook; the mutation when 'b' arrives (if asked in the hook)."""
         if self.where == "hook" and job.id == "w0!b":
-            self.mutation(job, state)
-        return super().on_job_submitted(job, state)
+            self.mutation(job, view)
+        return super().on_job_submitted(job, view)
 
-    def decide(self, now, state):  # type: ignore[no-untyped-def]
+    def decide(self, now, view):  # type: ignore[no-untyped-def]
         """FCFS's decisions; the mutation once 'b' waits (if asked in decide)."""
-        if self.where == "decide" and "w0!b" in state.jobs:
-            self.mutation(state.job("w0!b"), state)
-        return super().decide(now, state)
+        if self.where == "decide" and "w0!b" in view.jobs:
+            self.mutation(view.job("w0!b"), view)
+        return super().decide(now, view)
 
 
 @pytest.mark.parametrize("where", ["hook", "decide"])
@@ -182,12 +182,12 @@ class _Abusive(Policy):
 
     name = "abusive"
 
-    def decide(self, now, state):  # type: ignore[no-untyped-def]
+    def decide(self, now, view):  # type: ignore[no-untyped-def]
         """Start every waiting job on the lowest free ids, 'forgetting' them on the view."""
-        out, free = [], state.free
-        for job in state.waiting.values():
+        out, free = [], view.free
+        for job in view.waiting.values():
             alloc = MachineSet.span(free.min(), free.min() + job.res - 1)
-            state.free = free - alloc  # MUTATION: an attempt to change the state
+            view.free = free - alloc  # MUTATION: an attempt to change the state
             out.append(t.ExecuteJob(job.id, alloc))
         return out
 
@@ -209,7 +209,7 @@ def test_simulate_reports_the_mutation_on_one_line_without_traceback(
     line = _line_of(_Abusive.decide)
     assert len(errors) == 1, err
     assert "policy 'abusive'" in errors[0] and "state.free is read-only" in errors[0]
-    assert f"test_view.py:{line} `state.free = free - alloc" in errors[0], errors[0]
+    assert f"test_view.py:{line} `view.free = free - alloc" in errors[0], errors[0]
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["complete"] is False and "state.free is read-only" in metrics["error"]
 

@@ -32,7 +32,7 @@ from batpolicy.platforms.bandwidth import (
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.io.outputs import OutputPaths
 from batpolicy.simulator import SimOptions, Simulator
 from batpolicy.simulator.jobmodels.coalloc import EXTRA_COLUMNS

@@ -22,9 +22,9 @@ from batpolicy.protocol.codec import encode_reply, encode_request
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.simulator import EventQueue, SimOptions, Simulator
-from batpolicy.simulator.bookkeeping import SimJob
+from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.core import CALL, COMPLETION, EXTERNAL, SUBMISSION
 
 

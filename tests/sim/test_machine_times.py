@@ -7,18 +7,18 @@ import random
 import pytest
 
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.simulator import bookkeeping
-from batpolicy.simulator.bookkeeping import MachineBooks
+from batpolicy.simulator import records
+from batpolicy.simulator.records import SimMachines
 
 
 @pytest.mark.parametrize("fold_every", [1, 3, 4096])
 def test_last_change_sum_is_each_machines_latest_change(monkeypatch: pytest.MonkeyPatch,
                                                         fold_every: int) -> None:
     """Batches of queued changes (folded latest first) give each machine its last time."""
-    monkeypatch.setattr(bookkeeping, "_FOLD_EVERY", fold_every)
+    monkeypatch.setattr(records, "_FOLD_EVERY", fold_every)
     rng = random.Random(7)
     n = 40
-    machines = MachineBooks([f"m{i}" for i in range(n)], [1.0] * n)
+    machines = SimMachines([f"m{i}" for i in range(n)], [1.0] * n)
     last = [0.0] * n
     now = 0.0
     for _ in range(300):

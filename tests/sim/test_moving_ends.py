@@ -12,7 +12,7 @@ from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.simulator import SimOptions, Simulator
 from batpolicy.simulator.instant import InstantModel
 

@@ -19,7 +19,7 @@ from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.io.outputs import (
     JOBS_COLUMNS,
     SCHEDULE_COLUMNS,

@@ -138,11 +138,11 @@ class _FailingFcfs(Fcfs):
 
     name = "fails-at-1000"
 
-    def decide(self, now, state):  # type: ignore[no-untyped-def]
+    def decide(self, now, view):  # type: ignore[no-untyped-def]
         """FCFS's decisions, until t = 1,000 s."""
         if now >= 1000.0:
             raise RuntimeError(f"deliberate failure at t={now}")
-        return super().decide(now, state)
+        return super().decide(now, view)
 
 
 def test_a_policy_that_raises_leaves_the_outputs_of_what_was_done(

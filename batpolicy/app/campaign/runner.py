@@ -72,7 +72,7 @@ def run_campaign(campaign: Campaign, executor: Executor, *, progress: bool = Tru
     if stale:
         log.info("%d finished run(s) rerun (%s)", stale,
                  "--force" if force else "their policy's code changed")
-    bar = _Progress(len(todo), executor.workers, progress)
+    bar = _CampaignProgress(len(todo), executor.workers, progress)
     ran = failed = 0
     complete = False
     try:
@@ -198,7 +198,7 @@ def _parquet_cell(value: Any) -> Any:
     return str(value) if isinstance(value, (list, dict)) else value
 
 
-class _Progress:
+class _CampaignProgress:
     """Finished runs out of those to do, with an ETA: a rich bar on a terminal, else lines."""
 
     def __init__(self, total: int, workers: int, enabled: bool, every_s: float = 5.0) -> None:

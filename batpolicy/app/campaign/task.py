@@ -195,7 +195,7 @@ def _synthesize(spec: RunSpec, folder: Path) -> tuple[Path, Path | None]:
     """
     from batpolicy.platforms.generators import machines, write_platform
     from batpolicy.io.presets import build_workload, preset
-    from batpolicy.io.writer import write_batsim_workload
+    from batpolicy.io.batsim_json import write_batsim_workload
 
     built = preset(spec.preset, **dict(spec.preset_params))
     path = folder / "workload.json"

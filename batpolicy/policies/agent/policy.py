@@ -106,28 +106,28 @@ class AgentPolicy(Policy):
         return lambda job, free: job.res <= len(free) and \
             allocate(free, job, platform) is not None
 
-    def on_simulation_begins(self, state: PolicyView) -> Decisions:
+    def on_simulation_begins(self, view: PolicyView) -> Decisions:
         """The machines are known: build the observer."""
-        self._observer(state)
+        self._observer(view)
         return None
 
-    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_submitted(self, job: Job, view: PolicyView) -> Decisions:
         """Queue it, or reject it in :meth:`decide` if it can never run."""
-        if self.placement.can_ever_run(job, state):
+        if self.placement.can_ever_run(job, view):
             self._queue[job.id] = job
             self._waiting_res += job.res
         else:
             self._rejected.append(job)
         return None
 
-    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_completed(self, job: Job, view: PolicyView) -> Decisions:
         """Its machines are idle again."""
         if self.observer is not None:
             self.observer.ended(job.allocation)
         return None
 
     # ------------------------------------------------------------------ decide
-    def decide(self, now: float, state: PolicyView) -> list[Decision]:
+    def decide(self, now: float, view: PolicyView) -> list[Decision]:
         """Reject what can never run, then ask ``act`` while a job of the window fits."""
         out: list[Decision] = []
         if self._rejected:
@@ -136,22 +136,22 @@ class AgentPolicy(Policy):
         queue = self._queue
         if not queue:
             return out
-        free = state.free
+        free = view.free
         if not free:
             return out
-        observer = self._observer(state)
+        observer = self._observer(view)
         placement = self.placement
-        platform = None if placement.plain else placement.platform(state)
+        platform = None if placement.plain else placement.platform(view)
         allocate = placement.allocator.allocate
         size = self.window
         act = self.act
         out_started = False
         while True:
             jobs = tuple(islice(queue.values(), size))
-            obs, mask = observer.observe(now, state, free, jobs, len(queue), self._waiting_res)
+            obs, mask = observer.observe(now, view, free, jobs, len(queue), self._waiting_res)
             if not mask[:-1].any():
                 break  # nothing of the window fits: wait, without asking
-            if not out_started and not state.running and state.no_more_static_jobs:
+            if not out_started and not view.running and view.no_more_static_jobs:
                 mask[size] = 0  # nothing would ever happen again: waiting is not allowed
             self.nb_asked += 1
             action = as_action(act(obs, {"action_mask": mask, "time": now,

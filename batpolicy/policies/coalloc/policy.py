@@ -16,7 +16,7 @@ modules). :meth:`Coalloc.decide` is the §5 template:
   ``none`` (Migration only, §4.2) or ``noshare`` (No share, §4.2: LA only);
 * Step 5 — done; the next job.
 
-The clusters are the platform's groups (``state.platform.groups``; a platform without
+The clusters are the platform's groups (``view.platform.groups``; a platform without
 groups is one cluster of unlimited link). A link's load is eq. 1 summed over the running
 jobs that span it, from their allocation and ``ppbw`` (what a network monitor would
 report as the link's demand); ``lslt`` is the link saturation level threshold (§6.2): A1
@@ -98,42 +98,42 @@ class Coalloc(Policy):
                         "module_calls": 0, "module_refusals": 0, "a1_nodes": 0}
 
     # ------------------------------------------------------------------- hooks
-    def on_simulation_begins(self, state: PolicyView) -> Decisions:
+    def on_simulation_begins(self, view: PolicyView) -> Decisions:
         """Read the clusters (groups) and their uplinks from the platform."""
         self._groups = None
         return None
 
-    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_submitted(self, job: Job, view: PolicyView) -> Decisions:
         """Queue the job (state keeps it waiting) or mark it for rejection."""
-        if job.res <= 0 or job.res > state.nb_machines or not self._can_ever_run(job, state):
+        if job.res <= 0 or job.res > view.nb_machines or not self._can_ever_run(job, view):
             self._rejects.append(job)
         self._changed = True
         return None
 
-    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_completed(self, job: Job, view: PolicyView) -> Decisions:
         """Nodes and link bandwidth were released."""
         self._demands.pop(job.id, None)
         self._changed = True
         return None
 
-    def on_resources_changed(self, event: Any, state: PolicyView) -> Decisions:
+    def on_resources_changed(self, event: Any, view: PolicyView) -> Decisions:
         """Machine availability changed."""
         self._changed = True
         return None
 
     # ------------------------------------------------------------------ decide
-    def _clusters(self, state: PolicyView) -> list[tuple[str, MachineSet, float | None]]:
+    def _clusters(self, view: PolicyView) -> list[tuple[str, MachineSet, float | None]]:
         if self._groups is None:
-            groups = list(state.platform.groups.values())
+            groups = list(view.platform.groups.values())
             if groups:
                 self._groups = [(g.name, g.machines, g.uplink_bandwidth) for g in groups]
             else:
-                self._groups = [(_ALL, state.all_machines, None)]
+                self._groups = [(_ALL, view.all_machines, None)]
         return self._groups
 
-    def _can_ever_run(self, job: Job, state: PolicyView) -> bool:
+    def _can_ever_run(self, job: Job, view: PolicyView) -> bool:
         module = self.params["module"]
-        groups = self._clusters(state)
+        groups = self._clusters(view)
         if module == "none":  # Migration only: one whole cluster or never
             return any(job.res <= len(machines) for _, machines, _ in groups)
         if module == "b3":  # the chunk must fit one cluster
@@ -147,35 +147,35 @@ class Coalloc(Policy):
         if module != "noshare":
             return True
         origin = job.origin
-        for name, machines, _ in self._clusters(state):
+        for name, machines, _ in self._clusters(view):
             if name == origin or name == _ALL:
                 return job.res <= len(machines)
         log.warning("coalloc (noshare): job %s has no known origin cluster (%r): rejected",
                     job.id, origin)
         return False
 
-    def _loads(self, state: PolicyView) -> dict[Any, float]:
+    def _loads(self, view: PolicyView) -> dict[Any, float]:
         """Eq. 1 summed per link over the running jobs. O(running jobs x clusters)."""
         loads: dict[Any, float] = {}
         demands = self._demands
-        for job in state.running.values():
+        for job in view.running.values():
             d = demands.get(job.id)
             if d is None:
-                d = demands[job.id] = self._job_demands(job, job.allocation, state)
+                d = demands[job.id] = self._job_demands(job, job.allocation, view)
             for link, need in d.items():
                 loads[link] = loads.get(link, 0.0) + need
         return loads
 
-    def _job_demands(self, job: Job, alloc: MachineSet | None, state: PolicyView
+    def _job_demands(self, job: Job, alloc: MachineSet | None, view: PolicyView
                      ) -> dict[Any, float]:
         ppbw = job.ppbw
         if not ppbw or alloc is None:
             return {}
-        counts = {name: k for name, machines, _ in self._clusters(state)
+        counts = {name: k for name, machines, _ in self._clusters(view)
                   if (k := len(alloc & machines))}
         return link_demands(counts, float(ppbw))
 
-    def decide(self, now: float, state: PolicyView) -> list[Decision]:
+    def decide(self, now: float, view: PolicyView) -> list[Decision]:
         """§5 template over the FPFS walk of the waiting queue (see the module docstring)."""
         out: list[Decision] = [RejectJob(job.id) for job in self._rejects]
         rejected = {job.id for job in self._rejects}
@@ -184,14 +184,14 @@ class Coalloc(Policy):
         if not self._changed:
             return out
         self._changed = False
-        groups = self._clusters(state)
-        loads = self._loads(state)
-        free_sets = {name: state.free & machines for name, machines, _ in groups}
+        groups = self._clusters(view)
+        loads = self._loads(view)
+        free_sets = {name: view.free & machines for name, machines, _ in groups}
         infos = [ClusterInfo(name, len(free_sets[name]), cap, loads.get(name, 0.0))
                  for name, _, cap in groups]
         by_name = {c.name: c for c in infos}
         total = sum(c.free for c in infos)
-        for job in state.waiting.values():  # Step 1: FPFS, head to tail
+        for job in view.waiting.values():  # Step 1: FPFS, head to tail
             if total == 0:
                 break
             n = job.res
@@ -207,7 +207,7 @@ class Coalloc(Policy):
                 by_name[name].free -= k
                 alloc = alloc | part
             total -= n
-            demands = self._job_demands(job, alloc, state)
+            demands = self._job_demands(job, alloc, view)
             for link, need in demands.items():
                 by_name[link].load += need
             self._demands[job.id] = demands

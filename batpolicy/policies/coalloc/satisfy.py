@@ -31,8 +31,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Ranges", "SearchResult", "feasible_ranges", "fits_link", "solve_branch_and_bound",
-           "solve_dp", "solve_fewest"]
+__all__ = ["CoallocSearchResult", "Ranges", "feasible_ranges", "fits_link",
+           "solve_branch_and_bound", "solve_dp", "solve_fewest"]
 
 #: A cluster's feasible node counts: disjoint inclusive intervals, ascending.
 Ranges = tuple[tuple[int, int], ...]
@@ -91,7 +91,7 @@ def feasible_ranges(n: int, free: int, ppbw: float, avail: float | None) -> Rang
 
 
 @dataclass(frozen=True, slots=True)
-class SearchResult:
+class CoallocSearchResult:
     """A solution of eq. 11 (node counts in the clusters' order) or None; nodes visited."""
 
     counts: tuple[int, ...] | None
@@ -104,7 +104,7 @@ def _values(ranges: Ranges, order: str) -> list[int]:
 
 
 def solve_branch_and_bound(ranges: Sequence[Ranges], n: int, order: str = "desc"
-                           ) -> SearchResult:
+                           ) -> CoallocSearchResult:
     """Eq. 11 by the paper's brute force: nested loops, first solution, with pruning.
 
     Cluster ``i``'s loop runs over ``S_i`` in ``order``; a branch is cut when the nodes
@@ -143,7 +143,7 @@ def solve_branch_and_bound(ranges: Sequence[Ranges], n: int, order: str = "desc"
         return False
 
     found = search(0, n)
-    return SearchResult(tuple(chosen) if found else None, nodes)
+    return CoallocSearchResult(tuple(chosen) if found else None, nodes)
 
 
 def _reachable(ranges: Sequence[Ranges], n: int) -> list[int]:
@@ -161,7 +161,7 @@ def _reachable(ranges: Sequence[Ranges], n: int) -> list[int]:
     return suffix
 
 
-def solve_dp(ranges: Sequence[Ranges], n: int, order: str = "desc") -> SearchResult:
+def solve_dp(ranges: Sequence[Ranges], n: int, order: str = "desc") -> CoallocSearchResult:
     """Eq. 11 exactly by dynamic programming: the same solution as the search, faster.
 
     Suffix bitsets of reachable sums decide feasibility in O(m p^2 / w) word operations;
@@ -174,7 +174,7 @@ def solve_dp(ranges: Sequence[Ranges], n: int, order: str = "desc") -> SearchRes
     """
     suffix = _reachable(ranges, n)
     if not (suffix[0] >> n) & 1:
-        return SearchResult(None, len(ranges))
+        return CoallocSearchResult(None, len(ranges))
     counts, rest = [], n
     for i, r in enumerate(ranges):
         after = suffix[i + 1]
@@ -183,10 +183,10 @@ def solve_dp(ranges: Sequence[Ranges], n: int, order: str = "desc") -> SearchRes
                 counts.append(x)
                 rest -= x
                 break
-    return SearchResult(tuple(counts), len(ranges))
+    return CoallocSearchResult(tuple(counts), len(ranges))
 
 
-def solve_fewest(ranges: Sequence[Ranges], n: int, order: str = "desc") -> SearchResult:
+def solve_fewest(ranges: Sequence[Ranges], n: int, order: str = "desc") -> CoallocSearchResult:
     """Eq. 11 with an objective: the fewest clusters spanned (then the first in ``order``).
 
     Runtime complexity: O(m p^2) for m clusters and p nodes.
@@ -210,7 +210,7 @@ def solve_fewest(ranges: Sequence[Ranges], n: int, order: str = "desc") -> Searc
                     if value < row[s]:
                         row[s] = value
     if best[0][n] >= inf:
-        return SearchResult(None, m)
+        return CoallocSearchResult(None, m)
     counts, rest = [], n
     for i, r in enumerate(ranges):
         target = best[i][rest]
@@ -219,4 +219,4 @@ def solve_fewest(ranges: Sequence[Ranges], n: int, order: str = "desc") -> Searc
                 counts.append(x)
                 rest -= x
                 break
-    return SearchResult(tuple(counts), m)
+    return CoallocSearchResult(tuple(counts), m)

@@ -116,18 +116,18 @@ class PlannedPolicy(Policy):
         self.completed_tardiness = 0.0  # T_C
 
     # ------------------------------------------------------------------ hooks
-    def on_simulation_begins(self, state: PolicyView) -> Decisions:
+    def on_simulation_begins(self, view: PolicyView) -> Decisions:
         """Build one empty resource schedule per machine (group of hosts of one speed)."""
-        self.groups = machine_groups(state)
+        self.groups = machine_groups(view)
         ref = self.params["reference_speed"]
         self.plan = Plan([MachinePlan(g.name, g.hosts, g.speed / ref,
-                                      cpus=len(g.hosts - state.unavailable),
+                                      cpus=len(g.hosts - view.unavailable),
                                       ordered=self.params["ordered"]) for g in self.groups],
-                         state.now)
+                         view.now)
         self._max_cpus = max((g.cpus for g in self.groups), default=0)
         return None
 
-    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_submitted(self, job: Job, view: PolicyView) -> Decisions:
         """Queue the arrival for :meth:`place`, or reject it if no machine can ever run it."""
         if 0 < job.res <= self._max_cpus:
             self._new.append(job)
@@ -135,7 +135,7 @@ class PlannedPolicy(Policy):
             self._rejected.append(job)
         return None
 
-    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_completed(self, job: Job, view: PolicyView) -> Decisions:
         """Free the job's CPUs in its machine's schedule; count U_C and T_C (§3)."""
         self.plan.finish(job.id)
         deadline = job_deadline(job)
@@ -144,29 +144,29 @@ class PlannedPolicy(Policy):
             self.completed_tardiness += job.finish - deadline
         return None
 
-    def on_resources_changed(self, event: Event, state: PolicyView) -> Decisions:
+    def on_resources_changed(self, event: Event, view: PolicyView) -> Decisions:
         """Machines' usable CPU counts follow host availability."""
         for machine in self.plan.machines:
-            machine.set_capacity(len(machine.hosts - state.unavailable))
+            machine.set_capacity(len(machine.hosts - view.unavailable))
         return None
 
     # ------------------------------------------------------------------ decide
-    def decide(self, now: float, state: PolicyView) -> list[Decision]:
+    def decide(self, now: float, view: PolicyView) -> list[Decision]:
         """Reject impossible jobs, place arrivals, improve, start the jobs due now."""
         out: list[Decision] = [RejectJob(job.id) for job in self._rejected]
         self._rejected.clear()
         self.plan.advance(now)
         if self._new:
-            unplaced = self.place([self.planned_job(job, state) for job in self._new])
+            unplaced = self.place([self.planned_job(job, view) for job in self._new])
             out.extend(RejectJob(job.id) for job in unplaced)
             self._new.clear()
             self.improve(now)
-        out.extend(self._start_due(now, state))
+        out.extend(self._start_due(now, view))
         return out
 
-    def planned_job(self, job: Job, state: PolicyView) -> PlannedJob:
+    def planned_job(self, job: Job, view: PolicyView) -> PlannedJob:
         """The plan's view of a job (work at reference speed, walltime, deadline)."""
-        work = reference_work(job, state.profile_of(job), self.params["runtime"],
+        work = reference_work(job, view.profile_of(job), self.params["runtime"],
                               self.params["reference_speed"])
         return PlannedJob(job.id, job.res, work, job.planned_walltime, job_deadline(job),
                           job.seq)
@@ -182,17 +182,17 @@ class PlannedPolicy(Policy):
         """Optimise the plan after arrivals (nothing by default)."""
         return None
 
-    def _start_due(self, now: float, state: PolicyView) -> list[Decision]:
+    def _start_due(self, now: float, view: PolicyView) -> list[Decision]:
         """Start every planned job whose planned start is now, on its machine's lowest free hosts.
 
         §3: the policy selects jobs from the schedule. Runtime complexity: O(n) plus
         stale machines.
         """
         out: list[Decision] = []
-        free = state.free
+        free = view.free
         plan = self.plan
         for index, pjob in plan.due(now):
-            job = state.job(pjob.id)
+            job = view.job(pjob.id)
             if job.status is not JobStatus.WAITING:  # started or rejected by someone else
                 plan.remove(pjob.id)
                 continue

@@ -54,16 +54,16 @@ class Edf(Policy):
         self._groups: list[MachineGroup] = []
         self._largest = 0
 
-    def on_simulation_begins(self, state: PolicyView) -> Decisions:
+    def on_simulation_begins(self, view: PolicyView) -> Decisions:
         """Read the machines when jobs must stay inside one."""
         if self.params["one_group"]:
-            self._groups = fastest_first(machine_groups(state))
+            self._groups = fastest_first(machine_groups(view))
             self._largest = max((g.cpus for g in self._groups), default=0)
         else:
-            self._largest = state.nb_machines
+            self._largest = view.nb_machines
         return None
 
-    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_submitted(self, job: Job, view: PolicyView) -> Decisions:
         """Queue the job by deadline, or reject it if it can never run."""
         if 0 < job.res <= self._largest:
             self.queue.add(job)
@@ -71,11 +71,11 @@ class Edf(Policy):
             self._rejected.append(job)
         return None
 
-    def decide(self, now: float, state: PolicyView) -> list[Decision]:
+    def decide(self, now: float, view: PolicyView) -> list[Decision]:
         """Start the earliest-deadline jobs while the head fits."""
         out: list[Decision] = [RejectJob(job.id) for job in self._rejected]
         self._rejected.clear()
-        free = state.free
+        free = view.free
         nfree = len(free)
         one_group = self.params["one_group"]
         while len(self.queue):

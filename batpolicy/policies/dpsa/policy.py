@@ -157,9 +157,9 @@ class Dpsa(Policy):
         self._nodes = 0
 
     # ------------------------------------------------------------------- hooks
-    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_submitted(self, job: Job, view: PolicyView) -> Decisions:
         """Queue the job (or mark it for rejection if it can never run)."""
-        if not self.placement.can_ever_run(job, state):
+        if not self.placement.can_ever_run(job, view):
             self._rejected.append(job)
         else:
             self.queue.add(job)
@@ -167,18 +167,18 @@ class Dpsa(Policy):
         self._changed = True
         return None
 
-    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_completed(self, job: Job, view: PolicyView) -> Decisions:
         """Machines were released: decide again, replanning the reservation."""
         self._changed = self._released = True
         return None
 
-    def on_resources_changed(self, event: Event, state: PolicyView) -> Decisions:
+    def on_resources_changed(self, event: Event, view: PolicyView) -> Decisions:
         """Machine availability changed: decide again, replanning the reservation."""
         self._changed = self._released = True
         return None
 
     # ------------------------------------------------------------------ decide
-    def decide(self, now: float, state: PolicyView) -> list[Decision]:
+    def decide(self, now: float, view: PolicyView) -> list[Decision]:
         """Fig. 2: start heads, reserve for the first that does not fit, start the best subset."""
         out: list[Decision] = [RejectJob(job.id) for job in self._rejected]
         self._rejected.clear()
@@ -190,8 +190,8 @@ class Dpsa(Policy):
         began = self.clock()
         placement = self.placement
         allocator = None if placement.plain else placement.allocator  # None: lowest ids
-        platform = None if placement.plain else placement.platform(state)
-        heads = start_heads(self.queue, state.free, now, allocator, platform)  # Fig. 2, l. 3-7
+        platform = None if placement.plain else placement.platform(view)
+        heads = start_heads(self.queue, view.free, now, allocator, platform)  # Fig. 2, l. 3-7
         out.extend(heads.decisions)
         free, started, head = heads.free, heads.started, heads.head
         if head is None or heads.nfree == 0:
@@ -205,7 +205,7 @@ class Dpsa(Policy):
             reservation = last  # nothing released: the reservation stands, and only new
             candidates: Iterable[Job] = new  # jobs can fit what the last decision left
         else:
-            reservation = reserve_head(head, now, free, state, started,  # Fig. 2, l. 8
+            reservation = reserve_head(head, now, free, view, started,  # Fig. 2, l. 8
                                        allocator, platform)
             candidates = self.queue
         self.last_reservation = reservation

@@ -33,7 +33,7 @@ CLOCK_EVERY = 64
 
 
 @dataclass(frozen=True, slots=True)
-class SearchResult:
+class DpsaSearchResult:
     """Best subset found (indices ascending), nodes visited, and whether a bound cut it."""
 
     chosen: tuple[int, ...]
@@ -43,16 +43,16 @@ class SearchResult:
 
 def search_exhaustive(inst: Instance, *, max_nodes: int = 0, deadline: float | None = None,
                       clock: Callable[[], float] | None = None,
-                      prune: bool = False) -> SearchResult:
+                      prune: bool = False) -> DpsaSearchResult:
     """Fig. 2's OptimizeUtilization on ``inst``; ``max_nodes`` 0 and ``deadline`` None: no bound.
 
     A node is one call of OptimizeUtilization (the root included). Runtime complexity:
     O(nodes) ≤ O(2^n); the clock is read every :data:`CLOCK_EVERY` nodes.
 
     >>> search_exhaustive(Instance((3, 2, 2), (False,) * 3, free=4, unreserved=0))
-    SearchResult(chosen=(1, 2), nodes=5, cut=False)
+    DpsaSearchResult(chosen=(1, 2), nodes=5, cut=False)
     >>> search_exhaustive(Instance((3, 2, 2), (False,) * 3, free=4, unreserved=0), max_nodes=2)
-    SearchResult(chosen=(0,), nodes=2, cut=True)
+    DpsaSearchResult(chosen=(0,), nodes=2, cut=True)
     """
     sizes, long = inst.sizes, inst.long
     n = len(sizes)
@@ -101,5 +101,5 @@ def search_exhaustive(inst: Instance, *, max_nodes: int = 0, deadline: float | N
         nodes += 1
         if util > best_util:  # l. 16-18
             best_util, best = util, tuple(chosen)
-    return SearchResult(best, nodes, cut)
+    return DpsaSearchResult(best, nodes, cut)
 

@@ -90,17 +90,17 @@ class NStep(Policy):
         self._cut = 0
 
     # ------------------------------------------------------------------- hooks
-    def on_simulation_begins(self, state: PolicyView) -> Decisions:
+    def on_simulation_begins(self, view: PolicyView) -> Decisions:
         """Racks from the platform's groups (one rack when it has none)."""
-        groups = [g for g in state.platform.groups.values() if g.kind == "rack"] or \
-            list(state.platform.groups.values())
-        self._racks = [g.machines for g in groups] or [state.all_machines]
-        machines = state.platform.machines
+        groups = [g for g in view.platform.groups.values() if g.kind == "rack"] or \
+            list(view.platform.groups.values())
+        self._racks = [g.machines for g in groups] or [view.all_machines]
+        machines = view.platform.machines
         self._gpu = tuple(bool(rack) and all(machines[m].gpu for m in rack)
                           for rack in self._racks)
         return None
 
-    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_completed(self, job: Job, view: PolicyView) -> Decisions:
         """Count the job's utility: U_max − turnaround (0 if it did not succeed)."""
         self._expected.pop(job.id, None)
         ok = job.final_state is JobState.COMPLETED_SUCCESSFULLY and job.finish is not None
@@ -108,15 +108,15 @@ class NStep(Policy):
         return None
 
     # ------------------------------------------------------------------ decide
-    def decide(self, now: float, state: PolicyView) -> list[Decision]:
+    def decide(self, now: float, view: PolicyView) -> list[Decision]:
         """Kill jobs that can earn nothing more, then start the chosen prefix."""
         out: list[Decision] = []
         pending = []
-        for job in state.waiting.values():
-            if job.res > state.nb_machines or job.res <= 0:
+        for job in view.waiting.values():
+            if job.res > view.nb_machines or job.res <= 0:
                 out.append(RejectJob(job.id))
                 continue
-            p = self._pending(job, state)
+            p = self._pending(job, view)
             if self.params["kill_unprofitable"] and p.best_utility(now) <= 0:
                 out.append(RejectJob(job.id))  # killed at last (§5.2)
                 self._killed += 1
@@ -125,7 +125,7 @@ class NStep(Policy):
             pending.append(p)
         if not pending:
             return out
-        free = [rack & state.free for rack in self._racks]
+        free = [rack & view.free for rack in self._racks]
         if self.params["mode"] == "none":
             return out + self._fifo(pending, free)
         snap = Snapshot(now, tuple(len(f) for f in free), self._gpu, self._running(now),
@@ -171,12 +171,12 @@ class NStep(Policy):
         raw = job.raw or {}
         return float(raw.get("umax", self.params["umax"]))
 
-    def _pending(self, job: Job, state: PolicyView) -> PendingJob:
+    def _pending(self, job: Job, view: PolicyView) -> PendingJob:
         """The search's copy of a waiting job: kind, runtimes, U_max."""
         raw = job.raw or {}
         kind = str(raw.get("job_type", ANY)).lower()
         kind = kind if kind in (MPI, GPU) else ANY
-        profile = state.profile_of(job) or {}
+        profile = view.profile_of(job) or {}
         t_pref = profile.get("delay")
         if not isinstance(t_pref, (int, float)):
             t_pref = job.walltime if job.walltime is not None else 0.0

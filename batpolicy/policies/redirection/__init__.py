@@ -6,6 +6,7 @@ running job whose pressure counter exceeds θ is killed and restarted from scrat
 redirection group.
 
 - :mod:`.policy` — the ``redirection`` policy (Algorithm 1) and its parameters;
+- :mod:`.configuration` — its parameters, base policies' parameters, what Batsim must allow;
 - :mod:`.counters` — Algorithm 2: counters, the two filters, the conflict policy;
 - :mod:`.groups` — the α split, platform growth, the per-group view of the state;
 - :mod:`batpolicy.policies.toolkit.copies` (shared with the toolkit's unavailability rule) —

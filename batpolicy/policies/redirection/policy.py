@@ -51,7 +51,7 @@ from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Decisions, Policy
 from batpolicy.policies.redirection.counters import PressureCounters, choose
 from batpolicy.policies.redirection.groups import GroupView, split_machines
-from batpolicy.policies.redirection.setup import (
+from batpolicy.policies.redirection.configuration import (
     PARAMETERS,
     base_params,
     check_params,
@@ -154,43 +154,43 @@ class Redirection(Policy):
             return self.redirection_policy, self._view(REDIRECTION)
         return self.principal_policy, self._view(PRINCIPAL)
 
-    def _sync_pending(self, state: PolicyView) -> None:
+    def _sync_pending(self, view: PolicyView) -> None:
         if self._pending:
-            jobs = state.jobs
+            jobs = view.jobs
             for jid in [j for j in self._pending if j in jobs]:
                 del self._pending[jid]
 
     # -------------------------------------------------------------------- hooks
-    def on_simulation_begins(self, state: PolicyView) -> Decisions:
+    def on_simulation_begins(self, view: PolicyView) -> Decisions:
         """Split the machines, check Batsim's configuration, start both base policies."""
-        self._state = state
+        self._state = view
         p = self.params
-        self.planner, problem = copy_planner(state, p["copy_workload"], self.needs_dynamic_jobs)
+        self.planner, problem = copy_planner(view, p["copy_workload"], self.needs_dynamic_jobs)
         if problem is not None:
             if not self.needs_dynamic_jobs:
                 log.info("redirection: %s; '%s' on all %d machines, no job will be redirected",
-                         problem, self.principal_policy.name, state.nb_machines)
+                         problem, self.principal_policy.name, view.nb_machines)
             elif p["on_unsupported"] == "error":
                 raise ConfigError(f"policy 'redirection': {problem} "
                                   "(or set on_unsupported=fallback)")
             else:
                 log.warning("redirection: %s; falling back to '%s' on all %d machines, "
                             "no job will be redirected", problem, self.principal_policy.name,
-                            state.nb_machines)
+                            view.nb_machines)
             self.active = False
-            self.principal_machines, self.redirection_machines = state.all_machines, MachineSet()
+            self.principal_machines, self.redirection_machines = view.all_machines, MachineSet()
         else:
             self.active = True
             self.principal_machines, self.redirection_machines = split_machines(
-                state.nb_machines, p["alpha"], p["grow"], p["original_size"] or None)
+                view.nb_machines, p["alpha"], p["grow"], p["original_size"] or None)
             assert self.planner is not None
-            log_split(p, state, self.principal_machines, self.redirection_machines,
+            log_split(p, view, self.principal_machines, self.redirection_machines,
                       (self.principal_policy.name, self.redirection_policy.name), self.planner)
         copies = self._copies
         self._views = {
-            PRINCIPAL: GroupView(state, self.principal_machines, lambda j: j not in copies,
+            PRINCIPAL: GroupView(view, self.principal_machines, lambda j: j not in copies,
                                  {}, PRINCIPAL),
-            REDIRECTION: GroupView(state, self.redirection_machines, copies.__contains__,
+            REDIRECTION: GroupView(view, self.redirection_machines, copies.__contains__,
                                    self._pending, REDIRECTION),
         }
         out = _as_list(self.principal_policy.on_simulation_begins(self._view(PRINCIPAL)))
@@ -198,14 +198,14 @@ class Redirection(Policy):
             out += _as_list(self.redirection_policy.on_simulation_begins(self._view(REDIRECTION)))
         return out
 
-    def on_job_submitted(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_submitted(self, job: Job, view: PolicyView) -> Decisions:
         """Alg. 1, l. 2–5 and Alg. 2, l. 2–6: count the pressure of a job that must wait."""
-        self._sync_pending(state)
+        self._sync_pending(view)
         if self.active:
-            self._count_submission(job, state)
+            self._count_submission(job, view)
         return self.principal_policy.on_job_submitted(job, self._view(PRINCIPAL))
 
-    def _count_submission(self, job: Job, state: PolicyView) -> None:
+    def _count_submission(self, job: Job, view: PolicyView) -> None:
         nb_principal = len(self.principal_machines)
         if job.res > nb_principal or job.res <= 0:
             self._batch_skip.add(job.id)  # the principal policy will reject it
@@ -215,39 +215,39 @@ class Redirection(Policy):
                             "group's %d (run with grow=true on a grown platform to keep such "
                             "jobs)", job.id, job.res, nb_principal)
             return
-        alive_waiting = sum(1 for c in self._alive_copies if c in state.waiting)
-        others_waiting = len(state.waiting) - alive_waiting - 1 - len(self._batch_skip)
-        available = len(state.free & self.principal_machines) - self._batch_used
+        alive_waiting = sum(1 for c in self._alive_copies if c in view.waiting)
+        others_waiting = len(view.waiting) - alive_waiting - 1 - len(self._batch_skip)
+        available = len(view.free & self.principal_machines) - self._batch_used
         if others_waiting <= 0 and job.res <= available:  # Alg. 1, l. 2: starts at once
             self._batch_skip.add(job.id)
             self._batch_used += job.res
             return
-        running = (k for k in state.running.values()  # Alg. 2, l. 2: RunningJobs (principal)
+        running = (k for k in view.running.values()  # Alg. 2, l. 2: RunningJobs (principal)
                    if k.id not in self._copies and not k.kill_requested
                    and k.id not in self._killing)
         if self.counters.count(job, running):  # Alg. 1, l. 5 -> Alg. 2, l. 2-6
             self._select = True
 
-    def on_job_completed(self, job: Job, state: PolicyView) -> Decisions:
+    def on_job_completed(self, job: Job, view: PolicyView) -> Decisions:
         """Forget the job's counter, account a killed run, tell its group's policy."""
-        self._sync_pending(state)
+        self._sync_pending(view)
         self.counters.forget(job.id)
         if job.id in self._killing and job.final_state is t.JobState.COMPLETED_KILLED:
             assert job.finish is not None
             self.wasted_processor_seconds += wasted_processor_seconds(job, job.finish)
         self._alive_copies.discard(job.id)
-        policy, view = self._group_policy(job.id)
-        return policy.on_job_completed(job, view)
+        policy, group_view = self._group_policy(job.id)
+        return policy.on_job_completed(job, group_view)
 
-    def on_job_killed(self, event: t.JobKilled, state: PolicyView) -> Decisions:
+    def on_job_killed(self, event: t.JobKilled, view: PolicyView) -> Decisions:
         """Alg. 1, l. 8: register the copies of the jobs we killed, queue them in SP2."""
-        self._sync_pending(state)
+        self._sync_pending(view)
         out: list[t.Decision] = []
         foreign = tuple(jid for jid in event.job_ids if jid not in self._killing)
         for jid in event.job_ids:
             if jid in self._killing:
                 original, copy_id = self._killing.pop(jid)
-                out += self._restart(original, copy_id, state)
+                out += self._restart(original, copy_id, view)
         if foreign:  # kills asked by a base policy go back to it
             for policy, group in ((self.principal_policy, PRINCIPAL),
                                   (self.redirection_policy, REDIRECTION)):
@@ -258,7 +258,7 @@ class Redirection(Policy):
                     out += _as_list(policy.on_job_killed(sub, self._view(group)))
         return out
 
-    def _restart(self, original: Job, copy_id: str, state: PolicyView) -> list[t.Decision]:
+    def _restart(self, original: Job, copy_id: str, view: PolicyView) -> list[t.Decision]:
         self._reserved.discard(copy_id)
         if original.final_state is not t.JobState.COMPLETED_KILLED:
             self.nb_redirections_moot += 1
@@ -266,9 +266,9 @@ class Redirection(Policy):
                      "restarted", original.id, original.final_state)
             return []
         assert self.planner is not None
-        plan = self.planner.plan(original, copy_id, state.profiles)
+        plan = self.planner.plan(original, copy_id, view.profiles)
         # the state numbers jobs in registration order: this is the rank it will give
-        seq = len(state.jobs) + sum(1 for j in self._pending if j not in state.jobs)
+        seq = len(view.jobs) + sum(1 for j in self._pending if j not in view.jobs)
         copy = Job(id=copy_id, subtime=original.subtime, res=original.res,
                    walltime=original.walltime, profile=plan.profile_name, seq=seq,
                    raw=plan.job, dynamic=True)
@@ -278,26 +278,26 @@ class Redirection(Policy):
         self.redirected_ids[original.id] = copy_id
         self.nb_redirections += 1
         log.debug("redirection: t=%g restart '%s' as '%s' in the redirection group",
-                  state.now, original.id, copy_id)
+                  view.now, original.id, copy_id)
         out = plan.decisions(original.id)
         out += _as_list(self.redirection_policy.on_job_submitted(copy, self._view(REDIRECTION)))
         return out
 
-    def on_resources_changed(self, event: t.Event, state: PolicyView) -> Decisions:
+    def on_resources_changed(self, event: t.Event, view: PolicyView) -> Decisions:
         """Both base policies hear of availability changes."""
-        return self._both(lambda pol, view: pol.on_resources_changed(event, view))
+        return self._both(lambda pol, group_view: pol.on_resources_changed(event, group_view))
 
-    def on_requested_call(self, now: float, state: PolicyView) -> Decisions:
+    def on_requested_call(self, now: float, view: PolicyView) -> Decisions:
         """Both base policies hear of a REQUESTED_CALL (they ignore calls they did not ask)."""
-        return self._both(lambda pol, view: pol.on_requested_call(now, view))
+        return self._both(lambda pol, group_view: pol.on_requested_call(now, group_view))
 
-    def on_notify(self, event: t.Notify, state: PolicyView) -> Decisions:
+    def on_notify(self, event: t.Notify, view: PolicyView) -> Decisions:
         """Both base policies hear of other NOTIFY events."""
-        return self._both(lambda pol, view: pol.on_notify(event, view))
+        return self._both(lambda pol, group_view: pol.on_notify(event, group_view))
 
-    def on_simulation_ends(self, state: PolicyView) -> Decisions:
+    def on_simulation_ends(self, view: PolicyView) -> Decisions:
         """Both base policies hear of the end."""
-        return self._both(lambda pol, view: pol.on_simulation_ends(view))
+        return self._both(lambda pol, group_view: pol.on_simulation_ends(group_view))
 
     def _both(self, call: Any) -> list[t.Decision]:
         out = _as_list(call(self.principal_policy, self._view(PRINCIPAL)))
@@ -306,16 +306,16 @@ class Redirection(Policy):
         return out
 
     # ------------------------------------------------------------------- decide
-    def decide(self, now: float, state: PolicyView) -> list[t.Decision]:
+    def decide(self, now: float, view: PolicyView) -> list[t.Decision]:
         """Alg. 1, l. 5–12: maybe redirect one job, then schedule both groups."""
-        self._sync_pending(state)
+        self._sync_pending(view)
         out: list[t.Decision] = []
         if self._select:
             self._select = False
-            target = self._choose(state)  # Alg. 2, l. 7-9
+            target = self._choose(view)  # Alg. 2, l. 7-9
             if target is not None:
                 self.counters.reset()  # Alg. 2, l. 10
-                copy_id = self._reserve_copy_id(target, state)
+                copy_id = self._reserve_copy_id(target, view)
                 self._killing[target.id] = (target, copy_id)
                 log.debug("redirection: t=%g kill '%s' (counter above θ=%g)", now, target.id,
                           self.params["theta"])
@@ -326,28 +326,28 @@ class Redirection(Policy):
         out += self.principal_policy.decide(now, self._view(PRINCIPAL))  # Alg. 1, l. 11
         if self.active:
             out += self.redirection_policy.decide(now, self._view(REDIRECTION))  # Alg. 1, l. 12
-        if (state.dynamic_jobs_enabled and not self._registration_sent
-                and state.no_more_static_jobs and not self._killing):
+        if (view.dynamic_jobs_enabled and not self._registration_sent
+                and view.no_more_static_jobs and not self._killing):
             self._registration_sent = True  # no submission left, so no redirection left
             out.append(t.RegistrationFinished())
         return out
 
-    def _choose(self, state: PolicyView) -> Job | None:
+    def _choose(self, view: PolicyView) -> Job | None:
         capacity = len(self.redirection_machines)
-        running = state.running
+        running = view.running
         assert self.planner is not None
         candidates = []
         for jid in self.counters.over_threshold():  # Alg. 2, l. 7: Counter_l > θ
             job = running.get(jid)
             if (job is not None and job.res <= capacity  # Alg. 2, l. 7: q_l ≤ m'
                     and not job.kill_requested and jid not in self._killing
-                    and self.planner.can_copy(job, state.profiles)):
+                    and self.planner.can_copy(job, view.profiles)):
                 candidates.append(job)
         return choose(candidates, self.counters, self.params["conflict"])  # Alg. 2, l. 9
 
-    def _reserve_copy_id(self, original: Job, state: PolicyView) -> str:
+    def _reserve_copy_id(self, original: Job, view: PolicyView) -> str:
         assert self.planner is not None
-        jobs = state.jobs
+        jobs = view.jobs
         copy_id = self.planner.copy_id(original, lambda j: j in jobs or j in self._reserved)
         self._reserved.add(copy_id)
         return copy_id

@@ -3,7 +3,7 @@
 Klusáček, Matyska & Rudová 2007, §2: a machine i has R_i CPUs of one speed s_i, and a job
 needs R_j CPUs of one machine. Batsim knows hosts, not machines: a *machine* is a group
 of hosts of one speed. :func:`machine_groups` reads the groups from the platform view
-(``state.platform.groups`` of kind ``"machine"``, interface A of the wave-2 plan) and,
+(``view.platform.groups`` of kind ``"machine"``, interface A of the wave-2 plan) and,
 until that view is on every branch, from the hosts' ``group`` / ``machine`` properties or
 their cluster (**shim**: ``_groups_from_properties``, removed when the platform view is
 merged). Without any of these every host belongs to one machine.
@@ -39,7 +39,7 @@ class MachineGroup:
         return len(self.hosts)
 
 
-def machine_groups(state: Any) -> list[MachineGroup]:
+def machine_groups(view: Any) -> list[MachineGroup]:
     """The machines of the platform in order of their first host id.
 
     Groups of kind ``machine`` when the platform has them; else every group it has
@@ -48,7 +48,7 @@ def machine_groups(state: Any) -> list[MachineGroup]:
     """
     from batpolicy.platforms.placement import platform_groups
 
-    platform = state.platform
+    platform = view.platform
     groups = list(platform_groups(platform).values())
     chosen = [g for g in groups if g.kind == "machine"] or groups
     if not chosen and platform.nb_machines:

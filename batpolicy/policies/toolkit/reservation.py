@@ -89,7 +89,7 @@ def start_heads(queue: JobQueue, free: MachineSet, now: float, allocator: Alloca
     return HeadsStarted(decisions, free, nfree, started, head)
 
 
-def expected_releases(state: PolicyView, started: Iterable[tuple[float, MachineSet]] = ()
+def expected_releases(view: PolicyView, started: Iterable[tuple[float, MachineSet]] = ()
                       ) -> Iterable[tuple[float, MachineSet]]:
     """Running jobs' (expected end, machines), earliest first, merged with ``started``.
 
@@ -98,15 +98,15 @@ def expected_releases(state: PolicyView, started: Iterable[tuple[float, MachineS
     counted as releasing its machines now (it must be ending at this very instant).
     Runtime complexity: O(1) per item taken (lazy merge).
     """
-    now = state.now
+    now = view.now
     running = ((end if (end := job.expected_end) >= now else now, job.allocation)
-               for job in state.running_by_expected_end)  # max() without the builtin call
+               for job in view.running_by_expected_end)  # max() without the builtin call
     if isinstance(started, list | tuple) and not started:
         return running  # nothing to merge (most decisions): no heap and key calls per item
     return merge(running, started, key=lambda item: item[0])  # type: ignore[arg-type]
 
 
-def reserve_head(head: Job, now: float, free: MachineSet, state: PolicyView,
+def reserve_head(head: Job, now: float, free: MachineSet, view: PolicyView,
                  started: list[tuple[float, MachineSet]], allocator: Allocator | None = None,
                  platform: Platform | None = None) -> Reservation:
     """The queue head's reservation after this decision's starts (sorted here by end).
@@ -118,14 +118,14 @@ def reserve_head(head: Job, now: float, free: MachineSet, state: PolicyView,
     """
     started.sort(key=lambda item: item[0])
     if allocator is None or is_plain_lowest(allocator):
-        reservation = whole_platform_reservation(head, state, started)
+        reservation = whole_platform_reservation(head, view, started)
         if reservation is not None:
             return reservation
-    return plan_reservation(head, now, free, expected_releases(state, started),
-                            state.unavailable, allocator, platform)
+    return plan_reservation(head, now, free, expected_releases(view, started),
+                            view.unavailable, allocator, platform)
 
 
-def whole_platform_reservation(job: Job, state: PolicyView,
+def whole_platform_reservation(job: Job, view: PolicyView,
                                started: list[tuple[float, MachineSet]]) -> Reservation | None:
     """The reservation of a job that needs every machine, in O(1); None for any other job.
 
@@ -140,13 +140,13 @@ def whole_platform_reservation(job: Job, state: PolicyView,
     may then free none the job can use), None: :func:`plan_reservation` decides
     (tests/policies/test_reservation.py checks both give the same).
     """
-    if state.unavailable:
+    if view.unavailable:
         return None
-    everything = state.all_machines
+    everything = view.all_machines
     if job.res != len(everything):
         return None
-    running = state.running_by_expected_end
-    last = max(state.now, running[-1].expected_end if running else -math.inf,
+    running = view.running_by_expected_end
+    last = max(view.now, running[-1].expected_end if running else -math.inf,
                started[-1][0] if started else -math.inf)
     if last == math.inf:
         return Reservation(job, math.inf, MachineSet())

@@ -64,12 +64,12 @@ class Evacuation:
         #: Number of copies registered so far.
         self.requeued = 0
 
-    def begin(self, state: PolicyView) -> None:
+    def begin(self, view: PolicyView) -> None:
         """Check that Batsim's flags allow the mode; raise :class:`ConfigError` if not."""
         if self.mode != "requeue":
             return
-        config = state.config
-        if not (state.dynamic_jobs_enabled and state.dynamic_jobs_acknowledged):
+        config = view.config
+        if not (view.dynamic_jobs_enabled and view.dynamic_jobs_acknowledged):
             raise ConfigError("on_unavailable=requeue registers copies of the killed jobs: run "
                               "Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs "
                               "(or use on_unavailable=kill)")
@@ -83,62 +83,62 @@ class Evacuation:
                 and event.kind == t.NotifyType.EVENT_MACHINE_UNAVAILABLE:
             self._down |= event.resources
 
-    def decide(self, state: PolicyView) -> tuple[list[t.Decision], list[Job]]:
+    def decide(self, view: PolicyView) -> tuple[list[t.Decision], list[Job]]:
         """Kills, copy registrations, and the copies acknowledged since the last call.
 
         Runtime complexity: O(running jobs) after a failure, O(pending copies) otherwise.
         """
         out: list[t.Decision] = []
         if self._down:
-            victims = [job for job in state.running.values()
+            victims = [job for job in view.running.values()
                        if not job.kill_requested and job.allocation is not None
-                       and job.allocation & self._down and self._may_kill(job, state)]
+                       and job.allocation & self._down and self._may_kill(job, view)]
             self._down = MachineSet()
             if victims:
                 out.append(t.KillJob(tuple(job.id for job in victims)))
                 if self.mode == "requeue":
                     self._killing.update(job.id for job in victims)
         for job_id in sorted(self._killing):
-            job = state.jobs[job_id]
+            job = view.jobs[job_id]
             if job.status is not JobStatus.COMPLETED or job.kill_requested:
                 continue  # the kill is not acknowledged yet
             self._killing.discard(job_id)
             if job.final_state is t.JobState.COMPLETED_KILLED:
-                out.extend(self._register_copy(job, state, reopen=not out_has_reopen(out)))
-        arrived = [state.jobs[c] for c in sorted(self._copies)
-                   if c in state.jobs and state.jobs[c].status is JobStatus.WAITING]
+                out.extend(self._register_copy(job, view, reopen=not out_has_reopen(out)))
+        arrived = [view.jobs[c] for c in sorted(self._copies)
+                   if c in view.jobs and view.jobs[c].status is JobStatus.WAITING]
         self._copies.difference_update(job.id for job in arrived)
         return out, arrived
 
-    def finish(self, state: PolicyView, sent: Iterable[t.Decision]) -> list[t.Decision]:
+    def finish(self, view: PolicyView, sent: Iterable[t.Decision]) -> list[t.Decision]:
         """NOTIFY registration_finished once nothing can need a copy any more, for now."""
-        if self.mode != "requeue" or not state.no_more_static_jobs:
+        if self.mode != "requeue" or not view.no_more_static_jobs:
             return []
         sent = list(sent)
         reopened = out_has_reopen(sent)
-        if (state.registration_finished and not reopened) or self._killing or self._copies \
+        if (view.registration_finished and not reopened) or self._killing or self._copies \
                 or self._down:
             return []
         return [t.RegistrationFinished()]
 
-    def _may_kill(self, job: Job, state: PolicyView) -> bool:
+    def _may_kill(self, job: Job, view: PolicyView) -> bool:
         if self.mode != "requeue":
             return True
         assert self._planner is not None
-        if self._planner.can_copy(job, state.profiles):
+        if self._planner.can_copy(job, view.profiles):
             return True
         log.warning("job '%s' runs on machines that became unavailable but its profile '%s' "
                     "cannot be registered again: it is left running", job.id, job.profile)
         return False
 
-    def _register_copy(self, job: Job, state: PolicyView, reopen: bool) -> list[t.Decision]:
+    def _register_copy(self, job: Job, view: PolicyView, reopen: bool) -> list[t.Decision]:
         assert self._planner is not None
-        copy_id = self._planner.copy_id(job, lambda i: i in state.jobs or i in self._copies)
-        plan = self._planner.plan(job, copy_id, state.profiles)
+        copy_id = self._planner.copy_id(job, lambda i: i in view.jobs or i in self._copies)
+        plan = self._planner.plan(job, copy_id, view.profiles)
         self._copies.add(copy_id)
         self.requeued += 1
         out: list[t.Decision] = []
-        if reopen and state.registration_finished:
+        if reopen and view.registration_finished:
             out.append(t.ContinueRegistration())
         out.extend(plan.decisions(job.id))
         return out

@@ -5,7 +5,7 @@ host's energy is integrated between updates at the power of its pstate and load
 (:meth:`HostPower.watts <batpolicy.platforms.power.HostPower.watts>`); Batsim reads every
 host's energy at each job start and end and each pstate request, so every host is
 brought up to date then, and a job's load counts up to and including the instant it
-ends. The energy part (:class:`~.energy.EnergyPart`) owns it and tells it each pstate
+ends. The energy part (:class:`~.pstates.EnergyPart`) owns it and tells it each pstate
 change (:meth:`HostEnergyPlugin.set_pstate`) and each closed-form job's load.
 
 A host's load is what SimGrid's plugin reads when it updates the host: the share of
@@ -229,8 +229,8 @@ class HostEnergyPlugin:
 class TaskPower:
     """SimGrid's host-energy plugin listening to the parallel-task model (module docstring).
 
-    ``energy`` is the energy part (:class:`~.energy.EnergyPart`): its
-    :attr:`~.energy.EnergyPart.host_energy` plugin is told each task's start and end by
+    ``energy`` is the energy part (:class:`~.pstates.EnergyPart`): its
+    :attr:`~.pstates.EnergyPart.host_energy` plugin is told each task's start and end by
     the model (:attr:`L07Model.listener
     <batpolicy.simulator.jobmodels.ptask.l07.L07Model.listener>`); :meth:`instant_done` hands
     the plugin the loads of the hosts of running or ended tasks once the model has

@@ -4,7 +4,7 @@
 (:attr:`SimOptions.energy <.options.SimOptions>`). It is Batsim's side of energy,
 composed of SimGrid's host-energy plugin (:class:`~.host_energy.HostEnergyPlugin`:
 each host's pstate, load and energy, the loads the job models tell it) and Batsim's two
-energy tracers (:mod:`.energy_tracers`). It follows:
+energy tracers (:mod:`.tracers`). It follows:
 
 - Batsim ``server.cpp`` (``server_on_pstate_modification``, ``server_on_switched``) and
   ``pstate.cpp``: a computation pstate is set at once; a sleep pstate is reached through
@@ -34,7 +34,7 @@ from batpolicy.simulator.actors import SimEvent
 from batpolicy.simulator.core import COMPLETION
 from batpolicy.simulator.energy.tracers import EnergyConsumptionTracer, PStateChangeTracer
 from batpolicy.simulator.energy.host_energy import HostEnergyPlugin
-from batpolicy.simulator.wire import wire_time
+from batpolicy.simulator.json_quirks import wire_time
 
 __all__ = ["EnergyPart", "build_energy"]
 
@@ -123,8 +123,8 @@ class EnergyPart:
                            SLEEPING: 0.0}
         self._state_since = [0.0] * n
         #: Machines asleep or switching, by state: ``_machine_states.csv``'s columns
-        #: beside idle and computing (:attr:`MachineBooks.power_counts
-        #: <.bookkeeping.MachineBooks.power_counts>` reads this dict).
+        #: beside idle and computing (:attr:`SimMachines.power_counts
+        #: <.records.SimMachines.power_counts>` reads this dict).
         self.power_counts = {SLEEPING: 0, SWITCHING_ON: 0, SWITCHING_OFF: 0}
 
     def _set_state(self, m: int, state: str, now: float) -> None:

@@ -4,7 +4,7 @@ As Batsim ``export.cpp`` writes them: :class:`EnergyConsumptionTracer` one row a
 job start (``s``), job end (``e``) and pstate request and arrival (``p``), with the
 energy of every host read then; :class:`PStateChangeTracer` one row at each request
 (-1: the machines switch to a computation pstate, -2: to a sleep pstate) and one when
-all its machines have arrived. The energy part (:class:`~.energy.EnergyPart`) owns both
+all its machines have arrived. The energy part (:class:`~.pstates.EnergyPart`) owns both
 and says when to write a row.
 """
 

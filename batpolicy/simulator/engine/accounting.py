@@ -3,7 +3,7 @@
 :class:`Accounting` is the part of the engine that closes jobs: a job that stops
 running releases its machines and becomes a :class:`JobRecord` (Batsim's jobs.csv row,
 handed to ``on_record`` as it ends), and :meth:`Accounting.result` sums the run as
-Batsim's schedule.csv does. It reads and writes the shared :class:`~.books.Books`,
+Batsim's schedule.csv does. It reads and writes the shared :class:`~.books.RunBooks`,
 tells the per-instant hook (:class:`~.instant.MovingEnds`) that an end happened, and
 asks the instant's message clock (:class:`~.message_clock.InstantMessages`) for the
 runtime of a job killed at the instant it started.
@@ -17,8 +17,8 @@ from batpolicy.io.online import ExactSum
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.io.result import NULL_RUNTIME, JobRecord, SimResult
-from batpolicy.simulator.bookkeeping import SimJob
-from batpolicy.simulator.books import Books
+from batpolicy.simulator.records import SimJob
+from batpolicy.simulator.books import RunBooks
 from batpolicy.simulator.energy.pstates import EnergyPart
 from batpolicy.simulator.instant import MovingEnds
 from batpolicy.simulator.engine.message_clock import InstantMessages
@@ -81,7 +81,7 @@ class Accounting:
     __slots__ = ("_books", "_ends", "_messages", "result_so_far", "on_record", "energy",
                  "keep_records", "_overlap", "_down_pending", "_windows_seen")
 
-    def __init__(self, books: Books, ends: MovingEnds, messages: InstantMessages,
+    def __init__(self, books: RunBooks, ends: MovingEnds, messages: InstantMessages,
                  result: SimResult, on_record: Callable[[JobRecord], None] | None) -> None:
         self._books = books
         self._ends = ends

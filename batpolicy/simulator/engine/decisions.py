@@ -3,9 +3,9 @@
 :class:`DecisionApplier` is the part of the engine that applies decisions: one
 handler per decision type (PROTOCOL.md §1.4, :attr:`DecisionApplier.handlers`), each
 validated first by :mod:`.validation` (where Batsim aborts) and then applied to
-Batsim's bookkeeping (:class:`~.books.Books`), through the parts that own the rest: job
+Batsim's bookkeeping (:class:`~.books.RunBooks`), through the parts that own the rest: job
 starts through :class:`~.instant.MovingEnds`, job ends through
-:class:`~.accounting.Accounting`, job models through :class:`~.model_choice.ModelChoice`.
+:class:`~.accounting.Accounting`, job models through :class:`~.jobmodels.choice.ModelChoice`.
 The driver decides *when* each decision applies; kills wait until it calls
 :meth:`DecisionApplier.perform_kills` (Batsim's killer acts once the reply is read).
 """
@@ -24,15 +24,15 @@ from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
 from batpolicy.simulator.engine import validation as v
 from batpolicy.simulator.engine.accounting import Accounting
 from batpolicy.simulator.actors import Reactions, Waiter
-from batpolicy.simulator.bookkeeping import ProfileTable, SimJob
-from batpolicy.simulator.books import Books
+from batpolicy.simulator.records import ProfileTable, SimJob
+from batpolicy.simulator.books import RunBooks
 from batpolicy.simulator.core import CALL
 from batpolicy.simulator.energy.pstates import EnergyPart
 from batpolicy.simulator.energy.host_energy import profile_load
 from batpolicy.simulator.instant import MovingEnds
 from batpolicy.simulator.engine.message_clock import InstantMessages
 from batpolicy.simulator.jobmodels.choice import ModelChoice
-from batpolicy.simulator.wire import round_progress, wire_json, wire_time
+from batpolicy.simulator.json_quirks import round_progress, wire_json, wire_time
 
 __all__ = ["MIN_WAIT", "DecisionApplier"]
 
@@ -61,12 +61,12 @@ def kill_return_code(books: Any, workload: str, progress: Any) -> int:
     ``return_code = -1`` (``jobs.hpp``). The running task is the innermost of the job's
     progress.
 
-    >>> class Books:
+    >>> class RunBooks:
     ...     def profile_definition(self, workload, name):
     ...         return {"d": {"type": "delay"}, "p": {"type": "parallel"}}[name]
     >>> seq = {"profile_name": "s", "current_task_index": 1,
     ...        "current_task": {"profile_name": "p", "progress": 0.25}}
-    >>> kill_return_code(Books(), "w0", seq), kill_return_code(Books(), "w0", {
+    >>> kill_return_code(RunBooks(), "w0", seq), kill_return_code(RunBooks(), "w0", {
     ...     "profile_name": "d", "progress": 0.5})
     (-2, -1)
     """
@@ -91,7 +91,7 @@ class DecisionApplier:
     __slots__ = ("_books", "_queue", "_ends", "_accounting", "_models", "_messages",
                  "handlers", "kills", "_kill_groups", "waiters", "energy")
 
-    def __init__(self, books: Books, ends: MovingEnds, accounting: Accounting,
+    def __init__(self, books: RunBooks, ends: MovingEnds, accounting: Accounting,
                  models: ModelChoice, messages: InstantMessages) -> None:
         self._books = books
         self._queue = books.queue

@@ -1,12 +1,12 @@
 """The parts the engine is built from, and how they are wired for one run.
 
 Each part is an object with a narrow public interface; none shares another's private
-state. What they share is the Batsim side's data, :class:`~.books.Books`, through its
+state. What they share is the Batsim side's data, :class:`~.books.RunBooks`, through its
 named fields:
 
 - :class:`~.core.EventQueue`: the clock and the heap (SimPy's ``Environment``);
-- :class:`~.books.Books`: Batsim's jobs, profiles, machines, open counts, the outbox;
-- :class:`~.model_choice.ModelChoice`: which job model runs each job (:mod:`.registry`);
+- :class:`~.books.RunBooks`: Batsim's jobs, profiles, machines, open counts, the outbox;
+- :class:`~.jobmodels.choice.ModelChoice`: which job model runs each job (:mod:`.registry`);
 - :class:`~.instant.MovingEnds`: each running job's planned completion, and the
   once-per-instant hook that may move it (instant models, the end listener);
 - :class:`~.message_clock.InstantMessages`: Batsim's clock between the messages of one
@@ -16,7 +16,7 @@ named fields:
 - :class:`~.server.Server`: Batsim's reaction to its actors' messages, and the talk
   with the scheduler.
 
-A driver (:class:`~.zero_latency.ZeroLatencyDriver`, :class:`~.latency.LatencyDriver`)
+A driver (:class:`~.zero_latency.ZeroLatencyDriver`, :class:`~.latency.driver.LatencyDriver`)
 decides when each reaction happens; it is the target of the heap events, bound here
 with :meth:`Parts.bind`.
 """
@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from batpolicy import __version__
 from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Platform
-from batpolicy.io.model import Workload
+from batpolicy.io.workload import Workload
 from batpolicy.io.result import JobRecord, SimResult
 from batpolicy.simulator.engine.accounting import Accounting
 from batpolicy.simulator.actors import Reactions
-from batpolicy.simulator.bookkeeping import MachineBooks
-from batpolicy.simulator.books import Books, by_submission
+from batpolicy.simulator.records import SimMachines
+from batpolicy.simulator.books import RunBooks, by_submission
 from batpolicy.simulator.core import EventQueue
 from batpolicy.simulator.engine.decisions import DecisionApplier
 from batpolicy.simulator.energy.pstates import EnergyPart, build_energy
@@ -52,7 +52,7 @@ class Parts:
     """One run's parts (module docstring), built by :meth:`build`."""
 
     queue: EventQueue
-    books: Books
+    books: RunBooks
     models: ModelChoice
     ends: MovingEnds
     messages: InstantMessages
@@ -77,9 +77,9 @@ class Parts:
         if instant is not None and not isinstance(instant, InstantModel):
             raise ConfigError(f"instant_model must be an InstantModel, got {instant!r}")
         queue = EventQueue()
-        machines = MachineBooks([m.name for m in machine_info],
+        machines = SimMachines([m.name for m in machine_info],
                             [float(m.speed) for m in machine_info])
-        books = Books(queue, options, platform, machines)
+        books = RunBooks(queue, options, platform, machines)
         models = ModelChoice(with_default_model(options, workloads))
         ends = MovingEnds(queue, books, [instant, *models.configured()])
         models.on_instant_model = ends.add_model

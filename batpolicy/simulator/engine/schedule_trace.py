@@ -24,7 +24,7 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
 from batpolicy.io.paje import PajeTraceWriter
 from batpolicy.io.result import JobRecord
-from batpolicy.simulator.books import Books
+from batpolicy.simulator.books import RunBooks
 from batpolicy.simulator.engine.parts import Parts
 
 __all__ = ["PARALLEL_TASK_TYPES", "attach", "kill_cancels_parallel_task"]
@@ -39,7 +39,7 @@ _WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
 _KILLED = JobState.COMPLETED_KILLED
 
 
-def kill_cancels_parallel_task(job: Any, now: float, books: Books) -> bool:
+def kill_cancels_parallel_task(job: Any, now: float, books: RunBooks) -> bool:
     """Whether killing ``job`` at ``now`` cancels a parallel task (its current task's type).
 
     A job set running by CHANGE_JOB_STATE runs nothing (no cancel).

@@ -4,7 +4,7 @@
 it turns static jobs into JOB_SUBMITTED, applies external events and speed changes,
 closes a job that reaches its planned end, writes SIMULATION_BEGINS and talks to the
 scheduler (one message out, one reply in, timed). *When* each of these happens is the
-driver's business; the server reads and writes :class:`~.books.Books` and hands job
+driver's business; the server reads and writes :class:`~.books.RunBooks` and hands job
 ends to :class:`~.accounting.Accounting`.
 """
 
@@ -21,15 +21,15 @@ from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Reply
-from batpolicy.io.model import JobSpec, Workload
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.simulator.engine.accounting import Accounting
 from batpolicy.simulator.actors import SpeedChange
-from batpolicy.simulator.bookkeeping import ProfileTable, SimJob, referenced_profiles
-from batpolicy.simulator.books import Books
+from batpolicy.simulator.records import ProfileTable, SimJob, referenced_profiles
+from batpolicy.simulator.books import RunBooks
 from batpolicy.simulator.core import EXTERNAL
 from batpolicy.simulator.instant import MovingEnds
 from batpolicy.simulator.jobmodels.choice import ModelChoice
-from batpolicy.simulator.wire import as_machine_set, wire_json, wire_time
+from batpolicy.simulator.json_quirks import as_machine_set, wire_json, wire_time
 
 __all__ = ["Scheduler", "Server"]
 
@@ -45,7 +45,7 @@ class Server:
     __slots__ = ("_books", "_models", "_accounting", "_ends", "_platform", "_machine_info",
                  "_workload_paths", "_begin_profiles")
 
-    def __init__(self, books: Books, models: ModelChoice, accounting: Accounting,
+    def __init__(self, books: RunBooks, models: ModelChoice, accounting: Accounting,
                  ends: MovingEnds, platform: Platform, machine_info: list[Any]) -> None:
         self._books = books
         self._models = models

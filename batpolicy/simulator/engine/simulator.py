@@ -10,8 +10,8 @@ It is one engine built from parts (:mod:`.parts`: clock and heap, Batsim's books
 models, moving ends, accounting, decisions, server) and one driver, the strategy that
 decides when messages go and come back: :class:`~.zero_latency.ZeroLatencyDriver`
 (Batsim on a zero-latency platform, the default) or
-:class:`~.latency.LatencyDriver` (Batsim's message latencies, see
-:func:`~.latency.make_simulator`).
+:class:`~.latency.driver.LatencyDriver` (Batsim's message latencies, see
+:func:`~.latency.driver.make_simulator`).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from batpolicy.errors import ConfigError
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.io.model import Workload
+from batpolicy.io.workload import Workload
 from batpolicy.io.result import JobRecord, SimResult
 from batpolicy.simulator.actors import Reactions
-from batpolicy.simulator.bookkeeping import MachineBooks, ProfileTable, SimJob
+from batpolicy.simulator.records import SimMachines, ProfileTable, SimJob
 from batpolicy.simulator.instant import EndListener
 from batpolicy.simulator.options import SimOptions
 from batpolicy.simulator.engine.parts import Parts
@@ -54,7 +54,7 @@ class Simulator:
     """Batsim 4.2.1 without Batsim: workloads, a platform, external events, Batsim's flags.
 
     ``on_record`` is called with every :class:`JobRecord` as the job ends (e.g.
-    :meth:`JobsCsvWriter.write`), so outputs stay on disk if a run stops on an error;
+    :meth:`~.outputs.JobsCsvWriter.write`), so outputs stay on disk if a run stops on an error;
     :meth:`result` gives the totals at any time, after an error included. ``driver``
     builds the message loop (default: Batsim on a zero-latency platform). A simulator
     runs once.
@@ -78,7 +78,7 @@ class Simulator:
         #: Batsim's jobs by id (those it still holds), profile tables, machines.
         self.jobs: dict[str, SimJob] = parts.books.jobs
         self.tables: dict[str, ProfileTable] = parts.books.tables
-        self.machines: MachineBooks = parts.books.machines
+        self.machines: SimMachines = parts.books.machines
         self._started = False
 
     @property
@@ -167,7 +167,7 @@ class Simulator:
     def run(self, scheduler: Scheduler) -> SimResult:
         """Simulate until SIMULATION_ENDS, asking ``scheduler`` whenever Batsim would.
 
-        Raises :class:`InvalidDecision` where Batsim would abort, and when the
+        Raises :class:`~batpolicy.errors.InvalidDecision` where Batsim would abort, and when the
         simulation can never end (Batsim would wait forever).
         """
         if self._started:

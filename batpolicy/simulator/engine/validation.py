@@ -18,7 +18,7 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import EventType, JobState
 from batpolicy.scheduler import rules
-from batpolicy.simulator.bookkeeping import MachineBooks, ProfileTable, SimJob
+from batpolicy.simulator.records import SimMachines, ProfileTable, SimJob
 from batpolicy.simulator.options import SimOptions
 
 __all__ = ["BatsimView", "check_call_me_later", "check_change_job_state", "check_energy",
@@ -48,7 +48,7 @@ class BatsimView(Protocol):
     options: SimOptions
     jobs: dict[str, SimJob]
     tables: dict[str, ProfileTable]
-    machines: MachineBooks
+    machines: SimMachines
     registration_finished: bool
 
     def ever_met(self, job_id: str) -> bool:

@@ -17,8 +17,8 @@ the simulator never does, which is the faithful reading of "everything of one in
 is batched" and changes nothing for a scheduler that decides after each message.
 
 :class:`ZeroLatencyDriver` is one of the engine's two drivers (the other is
-:class:`~.latency.LatencyDriver`): it decides *when* things happen and talks through
-the parts of :class:`~.engine.Parts`; it is also the target of the heap events
+:class:`~.latency.driver.LatencyDriver`): it decides *when* things happen and talks through
+the parts of :class:`~.parts.Parts`; it is also the target of the heap events
 (:class:`~.actors.Reactions`).
 """
 
@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from batpolicy.protocol import types as t
 from batpolicy.simulator.actors import EndOfInput, ExternalEventOccurs, Resume, Submitter
-from batpolicy.simulator.bookkeeping import SimJob
+from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.core import BYE, DECISION, END_OF_INPUT, EXTERNAL, SUBMISSION
 from batpolicy.simulator.engine.server import Scheduler
-from batpolicy.simulator.wire import wire_time
+from batpolicy.simulator.json_quirks import wire_time
 
 if TYPE_CHECKING:
     from batpolicy.simulator.engine.parts import Parts
@@ -78,7 +78,7 @@ class ZeroLatencyDriver:
     def run(self, scheduler: Scheduler) -> None:
         """Simulate until SIMULATION_ENDS, asking ``scheduler`` at every message.
 
-        Raises :class:`InvalidDecision` where Batsim would abort, and when the
+        Raises :class:`~batpolicy.errors.InvalidDecision` where Batsim would abort, and when the
         simulation can never end (Batsim would wait forever).
         """
         parts = self._parts

@@ -14,8 +14,8 @@ from dataclasses import replace
 from typing import Any
 
 from batpolicy.errors import ConfigError, InputError
-from batpolicy.io.model import JobSpec, Workload
-from batpolicy.simulator.bookkeeping import SimJob
+from batpolicy.io.workload import JobSpec, Workload
+from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.instant import InstantModel
 from batpolicy.simulator.jobmodels.base import JobModel
 from batpolicy.simulator.options import SimOptions

@@ -23,7 +23,7 @@ SAME_DATE = 1e-9
 
 
 class ActorHost(Protocol):
-    """What actors need of the driver that runs them (:class:`~.latency.LatencyDriver`)."""
+    """What actors need of the driver that runs them (:class:`~.driver.LatencyDriver`)."""
 
     @property
     def now(self) -> float:

@@ -6,7 +6,7 @@ server's mailbox (``ipp.cpp``), and the server receives one message at a time. O
 platform with latencies, a message therefore costs its route's latency plus one byte
 over its narrowest link (:mod:`.routes`), and waits while the server receives earlier
 ones. :class:`LatencyDriver`, a driver (strategy) of the one engine
-(:class:`~.engine.Simulator`), replays that machinery, actor by actor:
+(:class:`~.engine.simulator.Simulator`), replays that machinery, actor by actor:
 
 - the static job submitter (one per workload, on the master host,
   ``job_submitter.cpp``): SUBMITTER_HELLO, then batches of the jobs due, sleeping
@@ -25,8 +25,8 @@ they began to wait on it: the server first when it was already waiting, the send
 first when its message had to queue. Everything else is done by the engine's parts
 (:mod:`.parts`: jobs, profiles, machines, checks, records), unchanged.
 
-The actors' primitives (sleeps, blocking puts) are in :mod:`.latency_actors`, the
-server's mailbox loop in :mod:`.latency_server` and the submitters in :mod:`.submitters`;
+The actors' primitives (sleeps, blocking puts) are in :mod:`.actors`, the
+server's mailbox loop in :mod:`.server` and the submitters in :mod:`.submitters`;
 this module runs the other actors (the reply, killers, waiters, jobs' and switches'
 reports) and the loop over dates.
 """
@@ -40,9 +40,9 @@ from typing import Any
 from batpolicy.errors import InvalidDecision
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
-from batpolicy.io.model import Workload
+from batpolicy.io.workload import Workload
 from batpolicy.io.result import JobRecord
-from batpolicy.simulator.bookkeeping import SimJob
+from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.engine.decisions import MIN_WAIT
 from batpolicy.simulator.delays import MessageDelays, message_delays
 from batpolicy.simulator.engine.simulator import Simulator
@@ -60,7 +60,7 @@ from batpolicy.simulator.engine.parts import Parts
 from batpolicy.simulator.engine.server import Scheduler
 from batpolicy.simulator.latency.submitters import Submitters
 from batpolicy.simulator.engine.validation import check_call_me_later
-from batpolicy.simulator.wire import wire_time
+from batpolicy.simulator.json_quirks import wire_time
 
 __all__ = ["LatencyDriver", "LatencySimulator", "MessageDelays", "make_simulator",
            "message_delays"]
@@ -169,7 +169,7 @@ class LatencyDriver:
 
     @classmethod
     def factory(cls, delays: MessageDelays) -> Callable[[Parts, list[Any]], LatencyDriver]:
-        """The driver factory :class:`~.engine.Simulator` takes, for these delays."""
+        """The driver factory :class:`~.engine.simulator.Simulator` takes, for these delays."""
         return partial(cls, delays=delays)
 
     # ------------------------------------------------------------ heap plumbing
@@ -195,7 +195,7 @@ class LatencyDriver:
             self.at(self.now + duration, then)
 
     def post(self, put: Put) -> None:
-        """A blocking put on the server's mailbox (:class:`~.latency_server.ServerProcess`)."""
+        """A blocking put on the server's mailbox (:class:`~.server.ServerProcess`)."""
         self._process.post(put)
 
     # ------------------------------------------------------------ actors' programs

@@ -1,9 +1,9 @@
 """Batsim's server actor over a platform with latencies: its mailbox and the scheduler talk.
 
 ``server_process`` (``server.cpp``) receives one message at a time on its mailbox; every
-other actor's message is a blocking put (:class:`~.latency_actors.Put`) that waits while
+other actor's message is a blocking put (:class:`~.actors.Put`) that waits while
 the server receives earlier ones. :class:`ServerProcess` is that mailbox and loop for
-:class:`~.latency.LatencyDriver`: what the server does with each message is the
+:class:`~.driver.LatencyDriver`: what the server does with each message is the
 :class:`~.server.Server` part's, shared with the zero-latency driver; the server sends
 the scheduler what it gathered once the scheduler is ready *and its mailbox looks
 empty* (:meth:`ServerProcess._serve`).
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from batpolicy.protocol import types as t
 from batpolicy.simulator.latency.actors import SAME_DATE, Actor, ActorHost, Put
 from batpolicy.simulator.engine.server import Scheduler
-from batpolicy.simulator.wire import wire_time
+from batpolicy.simulator.json_quirks import wire_time
 
 if TYPE_CHECKING:
     from batpolicy.simulator.engine.parts import Parts

@@ -5,7 +5,7 @@
 SUBMITTER_HELLO, then one blocking put per batch of what is due, sleeping
 ``subtime - (time it last woke up)`` *after* each put (so their clocks drift by one
 message per batch), then SUBMITTER_BYE. :class:`Submitters` starts them for
-:class:`~.latency.LatencyDriver`; the server's side of each message is the
+:class:`~.driver.LatencyDriver`; the server's side of each message is the
 :class:`~.server.Server` part's.
 """
 
@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from batpolicy.protocol import types as t
-from batpolicy.io.model import JobSpec
+from batpolicy.io.workload import JobSpec
 from batpolicy.simulator.latency.actors import Actor, ActorHost, Program, Put, Sleep
-from batpolicy.simulator.wire import wire_time
+from batpolicy.simulator.json_quirks import wire_time
 
 if TYPE_CHECKING:
     from batpolicy.simulator.delays import MessageDelays

@@ -120,7 +120,7 @@ def _in_process_batsim(module: Any, pipe: _Pipe) -> type:
 class PybatsimScheduler:
     """The simulator's scheduler callable around one pybatsim scheduler object.
 
-    ``scheduler`` is what :func:`~.pybatsim_loader.load_scheduler` returns; ``label``
+    ``scheduler`` is what :func:`~.loader.load_scheduler` returns; ``label``
     names it in errors (``pybatsim:easyBackfill``); ``protect`` wraps it in pybatsim's
     ``ValidatingMachine`` (``pybatsim -p``); ``paranoid`` checks the state's invariants
     after every message. One instance runs one simulation.

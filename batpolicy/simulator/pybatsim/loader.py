@@ -14,7 +14,7 @@ The options are pybatsim's ``-o JSON`` / ``-O FILE`` / ``-p``, given as policy
 parameters: ``--param options=JSON``, ``--param options-file=FILE``,
 ``--param protect=true`` (:func:`pybatsim_options`).
 
-pybatsim is optional: it is imported only here and in :mod:`.pybatsim_driver`, when a
+pybatsim is optional: it is imported only here and in :mod:`.driver`, when a
 ``pybatsim:`` policy is asked for (:func:`import_pybatsim` says how to install it).
 """
 

@@ -27,7 +27,7 @@ def _batsim_scheduler_class() -> type | None:
 
 def pybatsim_driver(policy: Any, params: Mapping[str, Any] | None, *, paranoid: bool = True,
                     state: ClusterState | None = None) -> Any:
-    """A :class:`~.pybatsim_driver.PybatsimScheduler` for ``policy``, or None if not pybatsim."""
+    """A :class:`~.driver.PybatsimScheduler` for ``policy``, or None if not pybatsim."""
     from batpolicy.simulator.pybatsim.driver import PybatsimScheduler
 
     params = dict(params or {})

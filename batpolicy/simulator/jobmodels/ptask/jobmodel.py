@@ -9,18 +9,18 @@ sharing CPUs and links with the others (:mod:`.l07`, :mod:`.runner`). Any other 
 runs alone on its machines and keeps the closed form of
 :class:`~batpolicy.simulator.jobmodels.base.ProfileModel` (the same durations, no solve).
 
-With ``-E`` the energy part follows the tasks' loads (:class:`~..host_energy.TaskPower` on
+With ``-E`` the energy part follows the tasks' loads (:class:`~.energy.host_energy.TaskPower` on
 the shared model, the loads handed over after each instant), and every sequence that
 computes runs on the shared model, task by task, as SimGrid's host-energy plugin sees it.
 
-The model is also an instant model (:mod:`..instant`): after each instant it moves the
+The model is also an instant model (:mod:`.simulator.instant`): after each instant it moves the
 shared model to now, starts the tasks of the jobs started then, and completes the jobs
 whose last task ended; it wakes the simulator at the model's next event (a task end, a
 latency paid, a sleep's end) with an event of its own. A job's planned end stays its
 walltime kill (or far away) until its tasks end: the engine keeps the walltime exact.
 
 Batsim's own messages (:meth:`PtaskModel.message_network`): on a platform whose
-messages take time, the latency driver (:mod:`..latency`) sends each protocol message
+messages take time, the latency driver (:mod:`.simulator.latency`) sends each protocol message
 through this model, as SimGrid does: a 1-byte put on the server's mailbox is a
 communication of the L07 model (``ipp.cpp``, ``CommImpl::start``,
 ``NetworkL07Model::communicate``) from the sender's host to the master host, sharing
@@ -213,7 +213,7 @@ class PtaskModel(JobModel, InstantModel):
 
     # ------------------------------------------------------------------ the shared model
     def _setup(self, ctx: Any) -> JobRunner:
-        """The shared model of the run, from the Books (``ctx``) on the first job.
+        """The shared model of the run, from the RunBooks (``ctx``) on the first job.
 
         Without a platform file (``--nb-res N``: machines and nothing else) the machines
         have no link between them: data moves at once, CPUs are still shared.

@@ -73,7 +73,7 @@ class L07Model:
     """Running parallel tasks on hosts and links; see the module docstring.
 
     ``cpus[h]`` is host ``h``'s (speed in flop/s, core count); ``route(a, b)`` the links
-    from host ``a`` to host ``b`` (:meth:`~..routes.Routes.links`). Runtime complexity:
+    from host ``a`` to host ``b`` (:meth:`~.platforms.routes.Routes.links`). Runtime complexity:
     one solve per :meth:`next_event` after a change, O(tasks) per :meth:`advance`.
     """
 

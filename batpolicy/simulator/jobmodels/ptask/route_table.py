@@ -30,7 +30,7 @@ class RouteTable:
 
     ``route(a, b)`` gives the hops from host ``a`` to host ``b``; ``link(hop)`` the
     index of a hop's link constraint (the caller creates it at its first meeting). A
-    hop with :data:`~..routes.COORDINATES` sharing (a Vivaldi distance) adds its latency
+    hop with :data:`~.platforms.routes.COORDINATES` sharing (a Vivaldi distance) adds its latency
     and no link. Memory: with at most ``dense_limit`` hosts, three numbers per destination
     for each source host met (a task's pairs are then one array indexing); else three per
     pair met (a dictionary look-up per pair); plus the links of the routes met.

@@ -1,4 +1,4 @@
-"""Setting up the redirection policy: its parameters, its base policies, its two groups.
+"""The redirection policy's configuration: its parameters, its base policies, its two groups.
 
 Faure, Lucarelli, Richard & Trystram, *Online scheduling with redirection for parallel
 jobs*, IPDPSW 2020, §III-B and §IV-B: the machines are split into a principal group and a
@@ -108,27 +108,27 @@ def base_params(p: Mapping[str, Any], registry: Any, group: str) -> dict[str, An
     return sub
 
 
-def copy_planner(state: PolicyView, copy_workload: str,
+def copy_planner(view: PolicyView, copy_workload: str,
                  needs_dynamic_jobs: bool) -> tuple[CopyPlanner | None, str | None]:
     """The planner of restarted copies, or why copies cannot be registered on this run."""
     if not needs_dynamic_jobs:
         return None, "alpha=0 leaves no redirection group"
-    if not state.dynamic_jobs_enabled:
+    if not view.dynamic_jobs_enabled:
         return None, ("redirection restarts killed jobs as dynamically registered copies: "
                       "run Batsim with --enable-dynamic-jobs (and --enable-profile-reuse or "
                       "--forward-profiles-on-submission)")
-    config = state.config
+    config = view.config
     planner = CopyPlanner(copy_workload,
                           reuse=bool(config.get("profile-reuse-enabled", False)),
                           forwarded=bool(config.get("profiles-forwarded-on-submission", False)))
-    return planner, planner.problem_at_begin(state.profiles, state.workloads)
+    return planner, planner.problem_at_begin(view.profiles, view.workloads)
 
 
-def log_split(p: Mapping[str, Any], state: PolicyView, principal: MachineSet,
+def log_split(p: Mapping[str, Any], view: PolicyView, principal: MachineSet,
               redirection: MachineSet, names: tuple[str, str], planner: CopyPlanner) -> None:
     """Say how the machines were split and with which settings (INFO), warn if α·m is 0."""
     if p["grow"] and not p["original_size"]:
-        n = state.nb_machines
+        n = view.nb_machines
         grown = grown_size(n, p["alpha"])
         log.info("redirection: grow=true: the %d machines are read as an original "
                  "platform of %d grown by %d; if %d is the original size, run on %d "
@@ -138,7 +138,7 @@ def log_split(p: Mapping[str, Any], state: PolicyView, principal: MachineSet,
              "θ=%g, α=%g, filter=%s, conflict=%s; %s; acknowledgements %s",
              principal, names[0], redirection, names[1], p["theta"], p["alpha"], p["filter"],
              p["conflict"], planner.describe(),
-             "on" if state.dynamic_jobs_acknowledged else "off")
+             "on" if view.dynamic_jobs_acknowledged else "off")
     if not redirection:
         log.warning("redirection: alpha=%g gives an empty redirection group: no job "
                     "will be redirected", p["alpha"])

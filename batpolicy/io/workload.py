@@ -18,7 +18,7 @@ class JobSpec:
 
     Why this form: readers, generators and transforms build and rewrite workloads before
     any run, with no simulation state; the simulator turns each into a
-    :class:`~batpolicy.simulator.bookkeeping.SimJob` when it submits it.
+    :class:`~batpolicy.simulator.records.SimJob` when it submits it.
 
     ``walltime`` is ``None`` when the job has none (Batsim's ``-1``). ``raw`` is the
     job's JSON object as Batsim would forward it in JOB_SUBMITTED (``id`` rewritten to

@@ -1,4 +1,6 @@
-"""Batsim's own bookkeeping, kept by the embedded simulator (it *is* Batsim, not the scheduler).
+"""Batsim's own records of jobs, profiles and machines, kept by the embedded simulator.
+
+:class:`~.books.RunBooks` holds one run's records together; this module defines them:
 
 - :class:`SimJob`: a job as Batsim knows it, from submission to its deletion (Batsim
   frees a job once its JOB_COMPLETED has been sent, since v4.0.0; PROTOCOL.md §1.5).
@@ -6,7 +8,7 @@
   (§1.6): when a job is deleted and profile reuse is off, its profile's name stays
   "existing" but empty, so registering a job with it, or registering the name again,
   is fatal.
-- :class:`MachineBooks`: which machines compute or are unavailable, their speeds, and the
+- :class:`SimMachines`: which machines compute or are unavailable, their speeds, and the
   machine-time totals Batsim writes in ``schedule.csv`` (§1.11).
 """
 
@@ -22,7 +24,7 @@ from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import EMPTY_FIELDS, JobFields
 
-__all__ = ["MachineBooks", "ProfileTable", "SimJob", "referenced_profiles"]
+__all__ = ["ProfileTable", "SimJob", "SimMachines", "referenced_profiles"]
 
 
 class SimJob:
@@ -160,17 +162,17 @@ def referenced_profiles(used: Iterable[str], profiles: dict[str, dict[str, Any]]
     return {name: profile for name, profile in profiles.items() if name in keep}
 
 
-#: Queued state changes written into ``MachineBooks.last_change`` at once (memory bound).
+#: Queued state changes written into ``SimMachines.last_change`` at once (memory bound).
 _FOLD_EVERY = 4096
 
 
-#: ``machine_states.csv`` rows kept before :meth:`MachineBooks.hand_over` passes them on.
+#: ``machine_states.csv`` rows kept before :meth:`SimMachines.hand_over` passes them on.
 ROWS_AT_ONCE = 4096
 #: Rows appended inline below this count; the last one goes through ``trace`` (hand-over).
 _LAST_ROW = ROWS_AT_ONCE - 1
 
 
-class MachineBooks:
+class SimMachines:
     """Compute machines as Batsim sees them: busy, unavailable, speeds, state times.
 
     ``busy`` and ``unavailable`` are mutable bitmaps (``pyroaring.BitMap``, the mutable
@@ -188,7 +190,7 @@ class MachineBooks:
     machines took 5 % of a simulation). ``last_change`` is current only after
     :meth:`last_change_sum`, its one reader, has folded the queue.
 
-    >>> m = MachineBooks(["a", "b", "c"], [1.0, 1.0, 1.0])
+    >>> m = SimMachines(["a", "b", "c"], [1.0, 1.0, 1.0])
     >>> m.occupy(MachineSet.span(0, 1), 0.0)
     >>> str(m.busy_in(MachineSet.span(1, 2)))
     '1'
@@ -257,7 +259,7 @@ class MachineBooks:
         (Batsim's ``server_on_event_machine_unavailable``). Runtime complexity: O(1)
         C-level counts.
 
-        >>> m = MachineBooks(["a", "b", "c"], [1.0, 1.0, 1.0])
+        >>> m = SimMachines(["a", "b", "c"], [1.0, 1.0, 1.0])
         >>> m.occupy(MachineSet.span(0, 1), 0.0); _ = m.set_unavailable(MachineSet.of(1), 0.0)
         >>> m.state_row()
         (0, 0, 0, 1, 1)

@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from batpolicy.simulator.wire import wire_json, wire_time
+from batpolicy.simulator.json_quirks import wire_json, wire_time
 
 NUMBERS = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-2**70, 2**70) | \
     st.floats(min_value=0, max_value=1e9).map(lambda x: float(round(x)))
