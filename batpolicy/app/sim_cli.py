@@ -104,14 +104,7 @@ def _add_outputs(p: argparse.ArgumentParser, *, batsim_defaults: bool = False) -
     g.add_argument("-e", "--export", metavar="PREFIX",
                    help="Batsim's naming instead: PREFIX_jobs.csv, PREFIX_schedule.csv, "
                         "PREFIX_metrics.json")
-    if batsim_defaults:  # Batsim writes its Pajé trace unless told not to
-        g.add_argument("--disable-schedule-tracing", dest="schedule_trace",
-                       action="store_false",
-                       help="do not write Batsim's Pajé trace PREFIX_schedule.trace")
-    else:
-        g.add_argument("--schedule-trace", action="store_true",
-                       help="also write Batsim's Pajé trace of the schedule: schedule.trace "
-                            "(PREFIX_schedule.trace with -e), as batsim writes it by default")
+    _add_output_switches(g, batsim_defaults=batsim_defaults)
     g.add_argument("--bsld-tau", type=float, default=10.0, metavar="S",
                    help="bounded slowdown threshold tau (default: 10 s)")
     g.add_argument("--record", metavar="FILE",
@@ -119,6 +112,24 @@ def _add_outputs(p: argparse.ArgumentParser, *, batsim_defaults: bool = False) -
     g.add_argument("--no-progress", action="store_true", help="no progress bar or lines")
     g.add_argument("-q", "--quiet", action="store_true",
                    help="no progress and no summary: only warnings and errors on stderr")
+
+
+def _add_output_switches(g: Any, *, batsim_defaults: bool) -> None:
+    """One switch per optional output of the registry (:mod:`batpolicy.simulator.outputs`).
+
+    ``--NAME`` writes it; with ``batsim_defaults`` (fake-batsim), an output Batsim writes
+    unless told not to is on by default and Batsim's flag turns it off.
+    """
+    from batpolicy.simulator.outputs.registry import registered_outputs
+
+    for name, output in registered_outputs().items():
+        where = ", ".join(f"PREFIX_{f}" for f in output.files)
+        if batsim_defaults and output.batsim_disable_flag:
+            g.add_argument(output.batsim_disable_flag, dest=name, action="store_false",
+                           help=f"do not write {where} (written by default, as Batsim does)")
+        else:
+            g.add_argument(f"--{name.replace('_', '-')}", dest=name, action="store_true",
+                           help=output.help)
 
 
 def _input_spec(args: argparse.Namespace) -> InputSpec:
@@ -169,10 +180,11 @@ def _job_models(specs: list[str]) -> dict[str, Any]:
 
 def _paths(args: argparse.Namespace) -> OutputPaths:
     from batpolicy.io.outputs import OutputPaths
+    from batpolicy.simulator.outputs.registry import output_files, registered_outputs
 
-    trace = bool(getattr(args, "schedule_trace", False))
-    return OutputPaths.with_prefix(args.export, schedule_trace=trace) if args.export else \
-        OutputPaths.in_dir(args.output_dir, schedule_trace=trace)
+    files = output_files(name for name in registered_outputs() if getattr(args, name, False))
+    return OutputPaths.with_prefix(args.export, files=files) if args.export else \
+        OutputPaths.in_dir(args.output_dir, files=files)
 
 
 def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],

@@ -312,48 +312,64 @@ class OutputPaths:
     """Where a run writes; :meth:`in_dir` (``DIR/jobs.csv``...) or Batsim's ``-e PREFIX``.
 
     ``machine_states`` is Batsim's ``_machine_states.csv``
-    (:mod:`batpolicy.io.machine_states`), ``schedule_trace`` its Pajé
-    ``_schedule.trace`` (:mod:`batpolicy.io.paje`); None to not write them.
+    (:mod:`batpolicy.io.machine_states`); None to not write it. ``extra`` holds the files
+    of the run's optional outputs (:mod:`batpolicy.simulator.outputs`), each as its name
+    under the output prefix (``"schedule.trace"``) and its path, in the order they are
+    listed; who writes each is the outputs' registry's business, not this class's.
     """
 
     jobs: Path
     schedule: Path
     metrics: Path
     machine_states: Path | None = None
-    schedule_trace: Path | None = None
+    extra: tuple[tuple[str, Path], ...] = ()
 
     @classmethod
     def in_dir(cls, directory: str | os.PathLike[str], *,
-               schedule_trace: bool = False) -> OutputPaths:
+               files: Iterable[str] = ()) -> OutputPaths:
         """``jobs.csv``, ``schedule.csv``, ``machine_states.csv``, ``metrics.json`` in it.
 
-        ``schedule_trace``: also ``schedule.trace``.
+        ``files``: the optional outputs' files (e.g. ``schedule.trace``), in it too.
         """
         d = Path(directory)
         return cls(d / "jobs.csv", d / "schedule.csv", d / "metrics.json",
-                   d / "machine_states.csv", d / "schedule.trace" if schedule_trace else None)
+                   d / "machine_states.csv", tuple((name, d / name) for name in files))
 
     @classmethod
-    def with_prefix(cls, prefix: str, *, schedule_trace: bool = False) -> OutputPaths:
+    def with_prefix(cls, prefix: str, *, files: Iterable[str] = ()) -> OutputPaths:
         """Batsim's naming: ``PREFIX_jobs.csv``, ``PREFIX_schedule.csv``, ``..._metrics.json``.
 
-        ``schedule_trace``: also ``PREFIX_schedule.trace``.
+        ``files``: the optional outputs' files, ``PREFIX_schedule.trace`` and so on.
         """
         return cls(Path(f"{prefix}_jobs.csv"), Path(f"{prefix}_schedule.csv"),
                    Path(f"{prefix}_metrics.json"), Path(f"{prefix}_machine_states.csv"),
-                   Path(f"{prefix}_schedule.trace") if schedule_trace else None)
+                   tuple((name, Path(f"{prefix}_{name}")) for name in files))
+
+    def file(self, name: str) -> Path | None:
+        """The path of optional file ``name`` (e.g. ``"schedule.trace"``), None if not written.
+
+        >>> OutputPaths.in_dir("out", files=["schedule.trace"]).file("schedule.trace")
+        PosixPath('out/schedule.trace')
+        """
+        return next((path for key, path in self.extra if key == name), None)
+
+    @property
+    def schedule_trace(self) -> Path | None:
+        """Batsim's Pajé ``_schedule.trace`` (:mod:`batpolicy.io.paje`), None if not written."""
+        return self.file("schedule.trace")
 
     def files(self, *, energy: bool = False) -> list[Path]:
         """Every file a run writes here, in the order Batsim lists them, ``metrics.json`` last.
 
-        ``energy``: also Batsim's ``-E`` files beside ``jobs.csv`` (``consumed_energy.csv``,
-        ``pstate_changes.csv``).
+        The optional outputs' files come after Batsim's default ones, in :attr:`extra`'s
+        order. ``energy``: also Batsim's ``-E`` files beside ``jobs.csv``
+        (``consumed_energy.csv``, ``pstate_changes.csv``).
 
         >>> [p.name for p in OutputPaths.in_dir("out").files()]
         ['jobs.csv', 'schedule.csv', 'machine_states.csv', 'metrics.json']
         """
         stem = str(self.jobs)[:-len("jobs.csv")]
-        listed = [self.jobs, self.schedule, self.machine_states, self.schedule_trace]
+        listed = [self.jobs, self.schedule, self.machine_states, *(p for _, p in self.extra)]
         if energy:
             listed += [Path(f"{stem}consumed_energy.csv"), Path(f"{stem}pstate_changes.csv")]
         return [p for p in listed if p is not None] + [self.metrics]
@@ -373,8 +389,9 @@ class OutputPaths:
             """``path`` with ``.part`` appended to its name."""
             return None if path is None else path.with_name(path.name + ".part")
 
+        extra = tuple((name, path.with_name(path.name + ".part")) for name, path in self.extra)
         return OutputPaths(part(self.jobs), part(self.schedule), part(self.metrics),  # type: ignore[arg-type]
-                           part(self.machine_states), part(self.schedule_trace))
+                           part(self.machine_states), extra)
 
     def clear(self) -> None:
         """Remove these files if a previous run left them (so none passes for this run's)."""
@@ -392,10 +409,7 @@ class OutputPaths:
 
     def create_parents(self) -> None:
         """Make the output folders (an unwritable place fails here, before simulating)."""
-        for path in (self.jobs, self.schedule, self.metrics, self.machine_states,
-                     self.schedule_trace):
-            if path is None:
-                continue
+        for path in self.files():
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:

@@ -9,9 +9,10 @@ run goes:
 - ``schedule.csv``: Batsim's ``_schedule.csv``, written at the end, also after an error;
 - ``machine_states.csv``: Batsim's ``_machine_states.csv``, a row at each job start and
   end (:mod:`~batpolicy.io.machine_states`), when ``paths`` names it;
-- ``schedule.trace``: Batsim's Pajé ``_schedule.trace``, lines at each job start and end
-  (:mod:`~batpolicy.io.paje`), its end once the run is complete, when ``paths``
-  names it;
+- the optional outputs whose files ``paths`` names (``OutputPaths.extra``), each written
+  by its :class:`~batpolicy.simulator.outputs.base.Output` (:mod:`batpolicy.simulator.outputs`),
+  e.g. ``schedule.trace``: Batsim's Pajé ``_schedule.trace``, lines at each job start and
+  end (:mod:`~batpolicy.io.paje`), its end once the run is complete;
 - ``metrics.json``: :func:`~batpolicy.io.metrics.run_metrics` (docs/metrics.md),
   and ``"error"`` when the run stopped on one;
 - optionally the whole conversation as a msgpack transcript (``record``).
@@ -46,6 +47,8 @@ from batpolicy.io.outputs import JobsCsvWriter, OutputPaths, write_schedule_csv
 from batpolicy.io.result import JobRecord, SimResult
 from batpolicy.simulator.engine.simulator import Scheduler, Simulator
 from batpolicy.simulator.options import SimOptions
+from batpolicy.simulator.outputs.base import Output
+from batpolicy.simulator.outputs.registry import enabled_outputs
 from batpolicy.scheduler.steady_gc import steady_gc
 from batpolicy.scheduler.stop_signals import outputs_first
 
@@ -177,6 +180,7 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
     paths.create_parents()
     paths.clear()  # a previous run's outputs must not pass for this one's
     final, paths = paths, paths.partial()  # written as NAME.part, renamed at the end
+    outputs = enabled_outputs(paths)  # the optional ones (simulator.outputs), to attach
     began = time.perf_counter()
     bar = _JobProgress(nb_jobs, progress)
     close_record: Callable[[], None] | None = None
@@ -204,13 +208,10 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
             if paths.machine_states is not None else None
         if states is not None:
             simulator.trace_machine_states(states.write_rows)
-        trace = None
-        if paths.schedule_trace is not None:
-            from batpolicy.io.paje import PajeTraceWriter
-
-            trace = PajeTraceWriter(paths.schedule_trace, simulator.machine_names,
-                                    sharing=simulator.options.compute_sharing)
-            simulator.trace_schedule(trace)
+        attached: list[Output] = []
+        for output in outputs:
+            output.attach(simulator)
+            attached.append(output)  # closed however the run stops
         try:
             simulator.run(scheduler)
         except BaseException as exc:
@@ -226,11 +227,8 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
                 if close_record is not None:
                     close_record()
                 result = simulator.result()
-                if trace is not None:  # Batsim ends the trace only at the simulation's end
-                    if error is None:
-                        trace.finish(simulator.end_clock())
-                    else:
-                        trace.close()
+                for output in attached:  # e.g. Batsim's Pajé trace ends only if the run did
+                    output.close(simulator, error)
                 wall = time.perf_counter() - began
                 write_schedule_csv(paths.schedule, result)
                 energy = simulator.parts.energy

@@ -43,7 +43,7 @@ class Server:
     """Batsim's server actor: submissions, external events, job ends, the scheduler talk."""
 
     __slots__ = ("_books", "_models", "_accounting", "_ends", "_platform", "_machine_info",
-                 "_workload_paths", "_begin_profiles")
+                 "_workload_paths", "_begin_profiles", "on_submit")
 
     def __init__(self, books: RunBooks, models: ModelChoice, accounting: Accounting,
                  ends: MovingEnds, platform: Platform, machine_info: list[Any]) -> None:
@@ -55,6 +55,9 @@ class Server:
         self._machine_info = machine_info
         self._workload_paths: dict[str, str] = {}
         self._begin_profiles: dict[str, dict[str, Any]] = {}
+        #: ``on_submit(n)``: ``n`` static jobs were just submitted (a tap, see
+        #: :meth:`~.simulator.Simulator.tap_submissions`); None: nobody listens.
+        self.on_submit: Callable[[int], None] | None = None
 
     def load(self, workloads: Sequence[Workload]) -> list[JobSpec]:
         """Load the workloads as Batsim does; return their jobs (not yet sorted).
@@ -101,6 +104,8 @@ class Server:
             out.append(t.JobSubmitted(stamp, spec.id, wire_json(spec.raw),
                                       wire_json(data) if forward else None))
         books.nb_open += len(specs)
+        if self.on_submit is not None:
+            self.on_submit(len(specs))
 
     def external_event(self, event: Any) -> None:
         """Machine (un)availability (§1.14): applied and notified; others forwarded if asked.

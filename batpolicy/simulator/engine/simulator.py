@@ -145,6 +145,73 @@ class Simulator:
 
         attach(self.parts, writer)
 
+    # ---- taps: how an output (:mod:`batpolicy.simulator.outputs`) hears of the run -------
+    # Each wraps a callback the engine already makes (the records, a decision's handler) or
+    # fills a hook it tests for None, so a run that nobody taps pays nothing more per event.
+
+    def tap_records(self, callback: Callable[[JobRecord], None]) -> None:
+        """Also hand ``callback`` each job's record as it is made, before ``on_record``.
+
+        A record is made when a job stops running (completed, killed, walltime reached)
+        or is rejected (``record.start`` None), its machines already released.
+        """
+        accounting = self.parts.accounting
+        inner = accounting.on_record
+        if inner is None:
+            accounting.on_record = callback
+            return
+
+        def both(record: JobRecord) -> None:
+            """The tap, then the run's own ``on_record``."""
+            callback(record)
+            inner(record)
+
+        accounting.on_record = both
+
+    def tap_decisions(self, kind: type, callback: Callable[[Any], None]) -> None:
+        """Call ``callback(decision)`` once each decision of type ``kind`` has been applied.
+
+        ``kind`` is a :mod:`batpolicy.protocol.types` decision (``t.ExecuteJob``,
+        ``t.RejectJob``, ``t.RegisterJob``...); the simulator's clock (:attr:`now`) is the
+        time it applied.
+        """
+        handlers = self.parts.decisions.handlers
+        apply = handlers[kind]
+
+        def tapped(decision: Any) -> None:
+            """Apply the decision, then tell the tap."""
+            apply(decision)
+            callback(decision)
+
+        handlers[kind] = tapped
+
+    def tap_submissions(self, callback: Callable[[int], None]) -> None:
+        """Call ``callback(n)`` when ``n`` of the workloads' jobs are submitted (at :attr:`now`).
+
+        Jobs the scheduler registers are REGISTER_JOB decisions (:meth:`tap_decisions`).
+        """
+        server = self.parts.server
+        inner = server.on_submit
+        if inner is None:
+            server.on_submit = callback
+            return
+
+        def both(n: int) -> None:
+            """The earlier tap, then this one."""
+            inner(n)
+            callback(n)
+
+        server.on_submit = both
+
+    def waiting_and_running(self) -> tuple[int, int]:
+        """How many jobs are submitted and neither started nor rejected, and how many run.
+
+        Runtime complexity: O(1).
+        """
+        books = self.parts.books
+        running = len(books.running)
+        return books.nb_open - running, running
+
     def forget_records(self) -> None:
         """Hand each job's record to ``on_record`` and keep none (``result().records`` stays
         empty): a run's memory is then that of the jobs alive, whatever the trace's length.

@@ -10,11 +10,19 @@ its own package plus one entry point, no edit here.
 
 A spec is ``name`` or ``name:argument``; a class that takes an argument (e.g.
 ``fixed-penalty:1.25``) says so with a ``from_argument(text)`` class method.
+
+Example models live one module each in :mod:`.examples` and register themselves by being
+there: the module ``scaled_delay.py`` is the model ``scaled-delay``, its class the
+module's ``JOB_MODEL`` (:data:`EXAMPLE_JOB_MODELS`, names from the folder's listing,
+classes imported on first use). They are asked for by name like ours, apart from
+:data:`JOB_MODELS` (batpolicy's own models).
 """
 
 from __future__ import annotations
 
+import pkgutil
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from batpolicy.errors import ConfigError
@@ -23,7 +31,8 @@ from batpolicy.plugins import LazyClasses, with_plugins
 if TYPE_CHECKING:
     from batpolicy.simulator.jobmodels.base import JobModel
 
-__all__ = ["ENTRY_POINT_GROUP", "JOB_MODELS", "available_job_models", "make_job_model"]
+__all__ = ["ENTRY_POINT_GROUP", "EXAMPLE_JOB_MODELS", "JOB_MODELS", "available_job_models",
+           "make_job_model"]
 
 
 #: The entry-point group through which other packages register job models.
@@ -43,6 +52,14 @@ _LOCATIONS: dict[str, str] = {
 
 JOB_MODELS: Mapping[str, type[JobModel]] = LazyClasses("batpolicy.simulator", _LOCATIONS)
 
+#: The example models (module docstring): ``examples/NAME.py`` -> ``NAME`` with ``-``
+#: for ``_``, its class the module's ``JOB_MODEL``. A directory listing, no import.
+_EXAMPLES: dict[str, str] = {
+    info.name.replace("_", "-"): f"jobmodels.examples.{info.name}:JOB_MODEL"
+    for info in pkgutil.iter_modules([str(Path(__file__).with_name("examples"))])
+    if not info.name.startswith("_")}
+EXAMPLE_JOB_MODELS: Mapping[str, type[JobModel]] = LazyClasses("batpolicy.simulator", _EXAMPLES)
+
 def available_job_models() -> Mapping[str, type[JobModel]]:
     """Our job models, plus those other installed packages register as entry points.
 
@@ -53,7 +70,8 @@ def available_job_models() -> Mapping[str, type[JobModel]]:
     """
     from batpolicy.simulator.jobmodels.base import JobModel
 
-    return with_plugins(JOB_MODELS, ENTRY_POINT_GROUP, JobModel, "job model")
+    ours = LazyClasses("batpolicy.simulator", {**_LOCATIONS, **_EXAMPLES})
+    return with_plugins(ours, ENTRY_POINT_GROUP, JobModel, "job model")
 
 
 def make_job_model(spec: str | JobModel) -> JobModel:
@@ -69,7 +87,8 @@ def make_job_model(spec: str | JobModel) -> JobModel:
     if isinstance(spec, JobModel):
         return spec
     name, sep, argument = spec.partition(":")
-    models = JOB_MODELS if name in JOB_MODELS else available_job_models()
+    models = JOB_MODELS if name in JOB_MODELS else \
+        EXAMPLE_JOB_MODELS if name in EXAMPLE_JOB_MODELS else available_job_models()
     cls = models.get(name)
     if cls is None:
         raise ConfigError(f"unknown job model {spec!r} (known: {', '.join(sorted(models))})")
