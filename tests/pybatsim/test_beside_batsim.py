@@ -2,7 +2,7 @@
 
 Needs the Batsim and pybatsim that ``../shared/batsim/build.sh`` installs (skipped when
 absent, before any process starts). The whole matrix (every bundled scheduler, every
-shared workload, whole KTH-SP2) is ``bench/pybatsim_inprocess.py fidelity``; here, the
+shared workload, whole KTH-SP2) is ``bench/performance/pybatsim_inprocess.py fidelity``; here, the
 cases not covered by the recorded transcripts: composed profiles, same-instant
 submissions, a small platform.
 """

@@ -12,7 +12,7 @@ same messages. Not a product: never use it to schedule anything.
 
 Usage (as the benchmark starts it)::
 
-    python bench/floor_fcfs.py tcp://127.0.0.1:28000
+    python bench/performance/floor_fcfs.py tcp://127.0.0.1:28000
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Random parallel-task workloads with communication: real Batsim vs fake-batsim.
 
-Beyond Batsim's own test suite (``bench/batsim_testsuite.py``): seeded random workloads
+Beyond Batsim's own test suite (``bench/fidelity/batsim_testsuite.py``): seeded random workloads
 of ``parallel`` (random cpu vector and com matrix), ``parallel_homogeneous`` (with com),
 ``parallel_homogeneous_total`` and ``composed`` profiles (sequences repeated), some jobs
 cut by their walltime, on generated multi-cluster and rack platforms
@@ -10,7 +10,7 @@ communications cross shared, latency-bound links), each scheduled by batsched's
 ``batpolicy fake-batsim``; jobs compared as ``tests/batsim_suite.py`` does (state,
 allocation, start and finish within 1e-6 s).
 
-    python bench/ptask_random.py --seeds 3 --jobs 40 [--save bench/results/ptask_random.txt]
+    python bench/fidelity/ptask_random.py --seeds 3 --jobs 40 [--save bench/results/ptask_random.txt]
 
 How Batsim's own messages are modelled (:data:`CAUSE`): as SimGrid does, inside the
 parallel-task solver, sharing links with the jobs' tasks.
@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parents[1] / "tests"))
 
 import batsim_suite  # noqa: E402
 
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.save:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True, cwd=HERE).stdout.strip()
-        args.save.write_text(f"# commit {commit}; command: python bench/ptask_random.py "
+        args.save.write_text(f"# commit {commit}; command: python bench/fidelity/ptask_random.py "
                              f"{' '.join(argv if argv is not None else sys.argv[1:])}\n"
                              f"# messages: {CAUSE}\n" + text)
     sys.stdout.write(text)

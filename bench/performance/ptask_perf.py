@@ -7,7 +7,7 @@ profiles, all moving data; then times ``batpolicy simulate --policy easy`` (bats
 ``easy_bf``, decision for decision) and real Batsim 4.2.1 + batsched ``easy_bf`` on the
 same inputs, and checks both wrote the same jobs.
 
-    python bench/ptask_perf.py [--jobs 10000] [--rounds 2] [--skip-batsim] [--save FILE]
+    python bench/performance/ptask_perf.py [--jobs 10000] [--rounds 2] [--skip-batsim] [--save FILE]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parents[1] / "tests"))
 
 import batsim_suite  # noqa: E402
 
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.save:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True, cwd=HERE).stdout.strip()
-        args.save.write_text(f"# commit {commit}; command: python bench/ptask_perf.py "
+        args.save.write_text(f"# commit {commit}; command: python bench/performance/ptask_perf.py "
                              f"{' '.join(argv if argv is not None else sys.argv[1:])}\n"
                              f"# {args.jobs} communicating parallel-task jobs on 512 hosts "
                              f"(8 clusters x 64, 1 Gbps / 50 us uplinks), {args.rounds} "

@@ -23,8 +23,8 @@ machine and the command:
 
 Usage::
 
-    python bench/pybatsim_inprocess.py fidelity [--kth] [--schedulers NAME ...]
-    python bench/pybatsim_inprocess.py speed [--rounds 3] [--max-jobs N]
+    python bench/performance/pybatsim_inprocess.py fidelity [--kth] [--schedulers NAME ...]
+    python bench/performance/pybatsim_inprocess.py speed [--rounds 3] [--max-jobs N]
 
 Needs Batsim and pybatsim under ``--prefix`` (``bash ../shared/batsim/build.sh``) and
 pybatsim in this interpreter (docs/pybatsim.md).
@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
 from harness import SHARED_DATA, free_port, write_results  # noqa: E402  (bench/harness.py)
 from serve_vs_batsched import PLATFORM, prepare  # noqa: E402  (same KTH inputs)
 

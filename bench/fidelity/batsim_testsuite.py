@@ -6,8 +6,8 @@ real Batsim and beside fake-batsim (``tests/batsim_suite.py`` says how the matri
 expanded and what is compared). Prints one row per case and the counts the simulator
 issues are judged by: same outcome, both clean, same jobs; energy cases apart.
 
-    python bench/batsim_testsuite.py                   # whole matrix, table on stdout
-    python bench/batsim_testsuite.py --match kill -j 2 --save bench/results/batsim_testsuite.txt
+    python bench/fidelity/batsim_testsuite.py                   # whole matrix, table on stdout
+    python bench/fidelity/batsim_testsuite.py --match kill -j 2 --save bench/results/batsim_testsuite.txt
 
 Needs Batsim built (``bash ../shared/batsim/build.sh``, or ``--batsim-prefix``).
 """
@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parents[1] / "tests"))
 
 import batsim_suite  # noqa: E402
 
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batsim-prefix", type=Path, default=Path("/opt/batsim-4.2.1"))
     ap.add_argument("--archive", type=Path,
-                    default=HERE.parent.parent / "shared" / "batsim" / "batsim-4.2.1.tar.gz")
+                    default=HERE.parents[2] / "shared" / "batsim" / "batsim-4.2.1.tar.gz")
     ap.add_argument("--match", default="", help="only cases whose test id contains this")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="cases run at once")
     ap.add_argument("--work", type=Path, default=None,

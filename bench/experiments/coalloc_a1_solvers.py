@@ -13,15 +13,17 @@ make) show the p^m worst case, where the DP's O(m p^2 / w) wins.
 
 Usage::
 
-    python bench/coalloc_a1_solvers.py              # the committed run
+    python bench/experiments/coalloc_a1_solvers.py              # the committed run
 """
 
 from __future__ import annotations
 
 import random
 import sys
+from pathlib import Path
 
-from harness import measure, write_results  # bench/harness.py (the script's folder)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
+from harness import measure, write_results  # noqa: E402  (bench/harness.py)
 
 from batpolicy.policies.coalloc.satisfy import feasible_ranges, solve_branch_and_bound, solve_dp
 from batpolicy.platforms.bandwidth import ppbw_from_bsbw
@@ -61,7 +63,7 @@ def gapped(clusters: int, count: int, seed: int) -> list[tuple[list, int]]:
 
 def main() -> int:
     """Compare the solvers on 4 and 8 clusters; print and save the results."""
-    lines = ["# command: python bench/coalloc_a1_solvers.py"]
+    lines = ["# command: python bench/experiments/coalloc_a1_solvers.py"]
     for clusters, kind in ((4, "random"), (8, "random"), (8, "gapped"), (10, "gapped")):
         cases = instances(clusters, 2000, seed=clusters) if kind == "random" else \
             gapped(clusters, 50, seed=clusters)

@@ -19,9 +19,9 @@ first 50,000 jobs alone); see ``bench/results/sim_throughput.txt``.
 
 Usage::
 
-    python bench/sim_throughput.py                       # every trace, easy and fcfs
-    python bench/sim_throughput.py --traces KTH RICC --jobs 2
-    python bench/sim_throughput.py --max-jobs 10000      # first 10,000 jobs of each
+    python bench/performance/sim_throughput.py                       # every trace, easy and fcfs
+    python bench/performance/sim_throughput.py --traces KTH RICC --jobs 2
+    python bench/performance/sim_throughput.py --max-jobs 10000      # first 10,000 jobs of each
 
 Each (trace, policy) pair runs once in its own worker process (``--jobs`` workers; the
 default 1 keeps timings free of interference; with 2 workers on 2 cores they compete for
@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
 from harness import SHARED_DATA, header, write_results  # noqa: E402  (bench/harness.py)
 
 log = logging.getLogger("sim_throughput")

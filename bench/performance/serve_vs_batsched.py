@@ -17,7 +17,7 @@ Schedulers, each started first on its own port, then Batsim connects:
 - ``pybatsim easyBackfill``;
 - ``batpolicy serve --policy easy|fcfs|dpsa-n|redirection`` (redirection with Batsim's
   ``--enable-dynamic-jobs --enable-profile-reuse``, which it needs).
-- ``floor-fcfs``: ``bench/floor_fcfs.py``, the cheapest FCFS we can write in Python (raw
+- ``floor-fcfs``: ``bench/performance/floor_fcfs.py``, the cheapest FCFS we can write in Python (raw
   dicts, no checks), to tell CPython's floor on this machine from our own layers; not in
   the default set.
 
@@ -63,10 +63,10 @@ above the earlier runs (kept).
 
 Usage::
 
-    python bench/serve_vs_batsched.py                 # KTH whole + RICC first 20,000; 3 rounds
-    python bench/serve_vs_batsched.py --quick         # 2,000 jobs of each, 1 round, not saved
-    python bench/serve_vs_batsched.py --schedulers batsched-easy serve-easy --rounds 5
-    python bench/serve_vs_batsched.py --traces KTH --python pyenv=python \
+    python bench/performance/serve_vs_batsched.py                 # KTH whole + RICC first 20,000; 3 rounds
+    python bench/performance/serve_vs_batsched.py --quick         # 2,000 jobs of each, 1 round, not saved
+    python bench/performance/serve_vs_batsched.py --schedulers batsched-easy serve-easy --rounds 5
+    python bench/performance/serve_vs_batsched.py --traces KTH --python pyenv=python \
         --python debian=/tmp/venvdeb/bin/python   # one interpreter against another
 """
 
@@ -88,6 +88,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
 from harness import SHARED_DATA, free_port, write_results  # noqa: E402  (bench/harness.py)
 
 TRACES = {"KTH": SHARED_DATA / "traces" / "KTH-SP2-1996-2.swf.gz",
@@ -132,7 +133,7 @@ def schedulers(prefix: Path) -> dict[str, Scheduler]:
         Scheduler("serve-dpsa-n", (*serve, "dpsa-n"), "batsched-easy", python=True),
         Scheduler("serve-redirection", (*serve, "redirection"), "batsched-easy", dynamic,
                   python=True),
-        # not a product: the cheapest Python FCFS (bench/floor_fcfs.py), the floor under serve
+        # not a product: the cheapest Python FCFS (bench/performance/floor_fcfs.py), the floor under serve
         Scheduler("floor-fcfs", (sys.executable, str(Path(__file__).with_name("floor_fcfs.py")),
                                  "{endpoint}"), "batsched-fcfs", in_default=False, python=True),
     ]
@@ -374,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         chosen += [scheduler.under(label, path) for label, path in pythons]
     args.workdir.mkdir(parents=True, exist_ok=True)
-    lines = [f"# command: python bench/serve_vs_batsched.py {shlex.join(argv or sys.argv[1:])}",
+    lines = [f"# command: python bench/performance/serve_vs_batsched.py {shlex.join(argv or sys.argv[1:])}",
              "# sched s = Batsim's scheduling_time (schedule.csv); cpu s = user+sys of the "
              "scheduler process (wait4), sys s its system part; wall s = whole run; "
              "x batsched = ours / batsched's same algorithm (easy_bf; fcfs for fcfs); "

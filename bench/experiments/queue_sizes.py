@@ -10,7 +10,7 @@ move of pointers. This prints, for a FCFS queue of ``n`` waiting jobs, the µs p
 the list starts to lose is measured, not guessed. The state's index of running jobs
 (``ClusterState``) is the same kind of list. Usage::
 
-    python bench/queue_sizes.py [--sizes 1000 16000 100000] [--ops 2000] [--save]
+    python bench/experiments/queue_sizes.py [--sizes 1000 16000 100000] [--ops 2000] [--save]
 
 ``--save`` writes ``bench/results/queue_sizes.txt``.
 """
@@ -29,6 +29,7 @@ from batpolicy.policies.toolkit.queue import JobQueue
 from batpolicy.scheduler.jobs import Job
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
 from harness import write_results  # noqa: E402  (bench/harness.py)
 
 #: Submission rank, but not ``fcfs_key`` itself: JobQueue then keeps no FCFS index (numpy
@@ -78,7 +79,7 @@ def main() -> None:
     parser.add_argument("--ops", type=int, default=2000)
     parser.add_argument("--save", action="store_true")
     args = parser.parse_args()
-    lines = [f"# command: python bench/queue_sizes.py --sizes {' '.join(map(str, args.sizes))} "
+    lines = [f"# command: python bench/experiments/queue_sizes.py --sizes {' '.join(map(str, args.sizes))} "
              f"--ops {args.ops}{' --save' if args.save else ''}",
              "# us per (remove head, add at tail) on a FCFS queue of n waiting jobs, best of 3",
              f"{'queued jobs':>12} {'JobQueue us':>12} {'SortedKeyList us':>17} {'ratio':>7}"]

@@ -10,7 +10,7 @@ copy's submissions shifted by the previous copies' span plus one day), a reprodu
 
 Usage::
 
-    python bench/memory_ricc.py --version base=/work/venvs/base/bin/python \\
+    python bench/performance/memory_ricc.py --version base=/work/venvs/base/bin/python \\
         --version now=/work/venvs/stream/bin/python --times 1 4 --save bench/results/memory_ricc.txt
 """
 
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(row)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=Path(__file__).parent).stdout.strip()
-    text = (f"# bench/memory_ricc.py at {commit}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+    text = (f"# bench/performance/memory_ricc.py at {commit}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
             f"{sys.version.split()[0]}, policy {args.policy}, {args.trace.name}\n"
             + "\n".join(rows) + "\n")
     print(text, end="")

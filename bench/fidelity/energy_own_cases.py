@@ -19,7 +19,7 @@ Each case runs batsched beside real Batsim and beside ``batpolicy fake-batsim`` 
 same command (``tests/batsim_suite.py``: same outcome, jobs, schedule.csv,
 machine_states.csv, consumed_energy.csv, pstate_changes.csv).
 
-    python bench/energy_own_cases.py -j 1 --work /tmp/own --save bench/results/energy_own_cases.txt
+    python bench/fidelity/energy_own_cases.py -j 1 --work /tmp/own --save bench/results/energy_own_cases.txt
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parents[1] / "tests"))
 sys.path.insert(0, str(HERE))
 
 from batsim_testsuite import save_table, summary  # noqa: E402

@@ -16,8 +16,8 @@ printed beside. EASY is the baseline: ``ratio = EASY / DPSA`` on medians.
 
 Usage::
 
-    python bench/dpsa_decision_time.py                 # m in 1k, 10k, 100k; q in 10, 100, 1000
-    python bench/dpsa_decision_time.py --machines 100000 --queue 1000 --decisions 500
+    python bench/papers/dpsa_decision_time.py                 # m in 1k, 10k, 100k; q in 10, 100, 1000
+    python bench/papers/dpsa_decision_time.py --machines 100000 --queue 1000 --decisions 500
 
 Results go to ``bench/results/dpsa_decision_time.txt`` with the commit and the machine.
 """
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
 from harness import header, pool_map, write_results  # noqa: E402  (bench/harness.py)
 
 log = logging.getLogger("dpsa_decision_time")

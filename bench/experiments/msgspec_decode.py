@@ -18,7 +18,7 @@ it. Prints; ``--save`` adds the run to
 ``bench/results/msgspec_decode.txt``::
 
     batpolicy simulate --policy easy -w KTH-SP2-1996-2.swf.gz --record /tmp/kth.msgpack -q
-    python bench/msgspec_decode.py /tmp/kth.msgpack --idle-us 1000
+    python bench/experiments/msgspec_decode.py /tmp/kth.msgpack --idle-us 1000
 
 ``--dump FILE`` writes the bytes instead (``cmp`` two versions' files).
 """
@@ -39,6 +39,7 @@ from batpolicy.protocol.transcript import read_transcript
 from batpolicy.protocol.types import Reply
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
 from harness import batsim_messages, write_results  # noqa: E402  (bench/harness.py)
 
 
@@ -119,7 +120,7 @@ def main() -> None:
                 best[name, idle] = min(best[name, idle],
                                        per_message_us(step, inputs, idle / 1e6))
     label = f"{args.label} " if args.label else ""
-    lines = [f"# command: python bench/msgspec_decode.py {' '.join(sys.argv[1:])}",
+    lines = [f"# command: python bench/experiments/msgspec_decode.py {' '.join(sys.argv[1:])}",
              f"# {label}{describe()}; {len(raws)} messages timed, process CPU µs per "
              f"message, best of {args.repeat}",
              f"{'step':<20} {'back to back':>13} {f'{args.idle_us:g} us idle':>14}"]

@@ -24,8 +24,8 @@ process pool over all cores, with a progress bar.
 
 Usage::
 
-    python bench/dpsa_vs_easy.py --max-jobs 5000          # quick look
-    python bench/dpsa_vs_easy.py --traces KTH SDSC --max-jobs 0   # whole traces
+    python bench/papers/dpsa_vs_easy.py --max-jobs 5000          # quick look
+    python bench/papers/dpsa_vs_easy.py --traces KTH SDSC --max-jobs 0   # whole traces
 
 Results go to ``bench/results/dpsa_vs_easy.txt`` with the commit and the machine.
 """
@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
 from harness import header, pool_map, write_results  # noqa: E402  (bench/harness.py)
 
 from batpolicy.io.model import Workload  # noqa: E402
@@ -52,7 +53,7 @@ from batpolicy.io.transform import drop_larger, head  # noqa: E402
 
 log = logging.getLogger("dpsa_vs_easy")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO.parent / "shared" / "data" / "traces"
 POLICIES = ("easy", "dpsa-p", "dpsa-n", "dpsa-w")
 TAU = 10.0

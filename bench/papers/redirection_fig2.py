@@ -6,7 +6,7 @@ for θ × α, on the platform grown to m + ⌈α·m⌉ machines; bounded slowdow
 per user job. The runs are made by the product::
 
     batpolicy campaign bench/campaigns/redirection_fig2.toml
-    python bench/redirection_fig2.py bench/campaigns/results/redirection_fig2 \
+    python bench/papers/redirection_fig2.py bench/campaigns/results/redirection_fig2 \
         -o bench/results/redirection_fig2.txt
 
 This script only reads the campaign's ``results.csv`` and prints, per trace, the ratio

@@ -10,7 +10,7 @@ and prints the distribution.
 
 Usage::
 
-    python bench/batsim_gaps.py --traces KTH --policy easy
+    python bench/experiments/batsim_gaps.py --traces KTH --policy easy
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from batpolicy.scheduler.daemon import ServeOptions, serve
 from batpolicy.scheduler.dispatch import Dispatcher
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
 from harness import free_port, write_results  # noqa: E402  (bench/harness.py)
-from serve_vs_batsched import DEFAULT_JOBS, TRACES, batsim_argv, prepare  # noqa: E402
+from performance.serve_vs_batsched import DEFAULT_JOBS, TRACES, batsim_argv, prepare  # noqa: E402
 
 
 class TimedReplySocket(transport.ReplySocket):
@@ -77,7 +78,7 @@ def main() -> None:
 
     daemon.ReplySocket = timed_socket  # type: ignore[misc,assignment]  # what serve() opens
     args.workdir.mkdir(parents=True, exist_ok=True)
-    lines = [f"# command: python bench/batsim_gaps.py {' '.join(sys.argv[1:])}",
+    lines = [f"# command: python bench/experiments/batsim_gaps.py {' '.join(sys.argv[1:])}",
              "# gap = our reply sent -> Batsim's next message readable (µs)",
              f"{'trace':<6} {'messages':>9} {'mean':>6} {'p10':>6} {'p25':>6} {'p50':>6} "
              f"{'p75':>6} {'p90':>6} {'p99':>6} {'<=100':>6} {'<=200':>6} {'<=300':>6}"]

@@ -9,7 +9,7 @@ Runs are sequential: one simulation at a time.
 
 Usage::
 
-    python bench/compare_versions.py --before OLD/.venv/bin/python
+    python bench/fidelity/compare_versions.py --before OLD/.venv/bin/python
         --after NEW/.venv/bin/python --work /tmp/cmp -o bench/results/compare_versions.txt
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 LOG = logging.getLogger("compare_versions")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared" / "data"
 TRACES = SHARED / "traces"
 WORKLOADS = SHARED / "batsim" / "workloads"

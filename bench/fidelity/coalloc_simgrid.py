@@ -22,8 +22,8 @@ schedules differ as soon as one runtime differs, so turnarounds compare whole ru
 
 Usage (the platform is small: Batsim runs every module to the end in seconds)::
 
-    python bench/coalloc_simgrid.py --jobs 2000 --bsbw 300 600 900 1200 --workers 2
-    python bench/coalloc_simgrid.py --jobs 2000 --bsbw 300 600 900 1200 --workers 2 \
+    python bench/fidelity/coalloc_simgrid.py --jobs 2000 --bsbw 300 600 900 1200 --workers 2
+    python bench/fidelity/coalloc_simgrid.py --jobs 2000 --bsbw 300 600 900 1200 --workers 2 \
         --offline [--ptask-only] --compare bench/results/coalloc_simgrid.txt \
         --out coalloc_simgrid_offline
 """
@@ -42,7 +42,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import free_port, pool_map, write_results  # bench/harness.py (the script's folder)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
+from harness import free_port, pool_map, write_results  # noqa: E402  (bench/harness.py)
 
 log = logging.getLogger("coalloc_simgrid")
 
@@ -257,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         cases = _inputs(args, Path(tmp))
         rows = sorted(pool_map(run_case, cases, args.workers, label="cases"),
                       key=lambda r: (r.case.bsbw, MODULES.index(r.case.module)))
-    command = "python bench/coalloc_simgrid.py " + " ".join(argv or sys.argv[1:])
+    command = "python bench/fidelity/coalloc_simgrid.py " + " ".join(argv or sys.argv[1:])
     lo, hi = args.node_range
     lines = [f"# command: {command}",
              f"# {args.clusters} clusters x {args.nodes} nodes, {args.link_bandwidth} uplinks; "

@@ -12,7 +12,7 @@ campaign table's column names: mean bounded slowdown from Batsim's ``jobs.csv`` 
 metrics code (tau_bsld = 10 s, rejected jobs in no mean), Batsim's ``schedule.csv``
 energy totals.
 
-    python bench/energy_batsched.py -o bench/campaigns/results/energy_tradeoff/batsched.csv
+    python bench/fidelity/energy_batsched.py -o bench/campaigns/results/energy_tradeoff/batsched.csv
 
 Needs Batsim and batsched (``$BATSIM``, ``$BATSCHED``, default /opt/batsim-4.2.1/bin)
 and ``../shared``. Runs one simulation at a time; progress on stderr. With ``--keep DIR``
@@ -39,7 +39,7 @@ from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics
 
 log = logging.getLogger("energy_batsched")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path("/opt/batsim-4.2.1/bin")
 BATSIM = Path(os.environ.get("BATSIM", BIN / "batsim"))
 BATSCHED = Path(os.environ.get("BATSCHED", BIN / "batsched"))

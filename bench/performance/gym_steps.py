@@ -1,6 +1,6 @@
 """Steps per second of ``batpolicy/Scheduling-v0`` on whole KTH-SP2 with the FCFS baseline.
 
-Usage: ``python bench/gym_steps.py [TRACE] [--rounds N]`` (default: the full
+Usage: ``python bench/performance/gym_steps.py [TRACE] [--rounds N]`` (default: the full
 KTH-SP2-1996-2 trace in /work/shared/data/traces, else the bundled 4-week excerpt).
 Prints, per round, the steps, wall and CPU seconds (both threads: the simulation runs in
 the environment's helper thread) and steps per second of each; then min/median/max.

@@ -5,7 +5,7 @@ Issue 34 asks ``usage_trace`` profiles to give Batsim 4.2.1's outcome beyond its
 
 - platforms: Batsim's ``small_platform_usage_replay.xml`` (4 hosts of 100 cores, two
   speeds, routes of up to 7 links with latencies), ``multicore16`` of
-  ``bench/energy_own_cases.py`` (16 four-core hosts, 10 µs links, sleep pstates) and
+  ``bench/fidelity/energy_own_cases.py`` (16 four-core hosts, 10 µs links, sleep pstates) and
   Batsim's ``cluster_energy_128.xml`` (one-core hosts, 50 µs links);
 - random usage traces (seeded, :func:`usage_workload`): 1 to 8 ranks per job (so several
   ranks on one host when a job has fewer machines), 1 to 12 ``m_usage`` lines per rank
@@ -16,13 +16,13 @@ Issue 34 asks ``usage_trace`` profiles to give Batsim 4.2.1's outcome beyond its
   parallel tasks beside them, a few walltimes shorter than the run;
 - batsched 1.4 variants: ``easy_bf`` with ``-E``, ``fcfs_fast`` without, and (on the
   platforms with sleep pstates) ``energy_bf_idle_sleeper`` as ``idle0`` of
-  ``bench/energy_own_cases.py``.
+  ``bench/fidelity/energy_own_cases.py``.
 
 Each case runs batsched beside real Batsim and beside ``batpolicy fake-batsim`` with the
 same command (``tests/batsim_suite.py``: same outcome, jobs, schedule.csv,
 machine_states.csv and, with ``-E``, consumed_energy.csv and pstate_changes.csv).
 
-    python bench/usage_trace_cases.py -j 1 --work /tmp/ut --save bench/results/usage_trace_cases.txt
+    python bench/fidelity/usage_trace_cases.py -j 1 --work /tmp/ut --save bench/results/usage_trace_cases.txt
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parents[1] / "tests"))
 sys.path.insert(0, str(HERE))
 
 from energy_own_cases import PLATFORMS as ENERGY_PLATFORMS  # noqa: E402

@@ -3,7 +3,7 @@
 # 22-27), drawn by `batpolicy plot` from the committed campaign results:
 #
 #     batpolicy campaign bench/campaigns/coalloc_fig9.toml     # ... fig10, fig11, modules
-#     sh bench/coalloc_plots.sh
+#     sh bench/papers/coalloc_plots.sh
 set -e
 cd "$(dirname "$0")/.."
 R=bench/campaigns/results

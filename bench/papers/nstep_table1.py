@@ -10,7 +10,7 @@ results.csv, timings.csv and run folders) and prints, beside the paper's values:
 
 Usage::
 
-    python bench/nstep_table1.py bench/campaigns/results/nstep_table1 \
+    python bench/papers/nstep_table1.py bench/campaigns/results/nstep_table1 \
         -o bench/results/nstep_table1.txt
 """
 
@@ -56,7 +56,7 @@ def main() -> None:
                             text=True).stdout.strip()
     lines = [f"# N-step search (seed 001), Table 1 - batpolicy at {commit}",
              "# command: batpolicy campaign bench/campaigns/nstep_table1.toml; "
-             f"python bench/nstep_table1.py {args.results}", "",
+             f"python bench/papers/nstep_table1.py {args.results}", "",
              "Average utility, mean ± std over seeds [min-max] (jobs killed at last, mean); "
              "paper in parentheses", ""]
     header = "| mode | " + " | ".join(exps) + " |"

@@ -16,8 +16,8 @@ with the commit and the command.
 
 Usage::
 
-    python bench/conservative_vs_batsched.py              # everything (~10 min on 2 cores)
-    python bench/conservative_vs_batsched.py --quick      # two small workloads, not saved
+    python bench/fidelity/conservative_vs_batsched.py              # everything (~10 min on 2 cores)
+    python bench/fidelity/conservative_vs_batsched.py --quick      # two small workloads, not saved
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from serve_vs_batsched import prepare
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/
+from performance.serve_vs_batsched import prepare  # noqa: E402
 
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
@@ -40,7 +41,7 @@ from batpolicy.protocol.codec import reply_from_obj, request_from_obj
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.testing import decision_key
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data"
 INPUTS = SHARED / "transcripts" / "inputs"
 WORKLOADS = SHARED / "batsim" / "workloads"
@@ -132,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                                 text=True, cwd=REPO).stdout.strip()
         header = [f"# commit {commit}; {time.strftime('%Y-%m-%d %H:%M:%S')}; CPython "
                   f"{platform.python_version()}; {platform.machine()}",
-                  f"# command: python bench/conservative_vs_batsched.py "
+                  f"# command: python bench/fidelity/conservative_vs_batsched.py "
                   f"{' '.join(argv if argv is not None else sys.argv[1:])}".rstrip(),
                   "# batsched 1.4 conservative_bf (defaults) beside Batsim 4.2.1, recorded; "
                   "our conservative replayed on the Batsim side. identical = every reply "

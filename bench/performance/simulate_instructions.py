@@ -17,7 +17,7 @@ times its normal CPU time. jobs.csv of every version must equal the first's: a r
 
 Usage::
 
-    python bench/simulate_instructions.py --version before=/tmp/old/.venv/bin/python \
+    python bench/performance/simulate_instructions.py --version before=/tmp/old/.venv/bin/python \
         --version after=.venv/bin/python --policy fcfs -w KTH-SP2-1996-2.swf.gz \
         --max-jobs 8000 [--save bench/results/simulate_instructions.txt]
 """
@@ -35,7 +35,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from batsim_testsuite import save_table
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/
+from fidelity.batsim_testsuite import save_table  # noqa: E402
 
 log = logging.getLogger("simulate_instructions")
 

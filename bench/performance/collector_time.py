@@ -13,7 +13,7 @@ runs; the product's own value is the default). Rounds alternate the thresholds.
 
 Usage::
 
-    python bench/collector_time.py --traces RICC CEA-Curie --young 50000 500000 --rounds 2
+    python bench/performance/collector_time.py --traces RICC CEA-Curie --young 50000 500000 --rounds 2
 
 Results are printed, and saved to ``bench/results/collector_time.txt`` unless ``--no-save``.
 """
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
 from harness import SHARED_DATA, write_results  # noqa: E402  (bench/harness.py)
 
 TRACES = SHARED_DATA / "traces"
@@ -87,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"no trace in {TRACES} starts with {args.traces}")
     tasks = [(str(p), args.policy, young) for p in paths for _ in range(args.rounds)
              for young in args.young]
-    lines = [f"# command: python bench/collector_time.py {' '.join(argv or sys.argv[1:])}",
+    lines = [f"# command: python bench/performance/collector_time.py {' '.join(argv or sys.argv[1:])}",
              f"{'trace':<28} {'policy':<6} {'young':>9} {'collector s (gen 0/1/2)':>26} "
              f"{'collections':>14} {'wall s':>8} {'peak MB':>8}"]
     print(lines[-1], flush=True)

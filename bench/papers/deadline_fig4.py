@@ -29,9 +29,9 @@ Two sources of runs:
 
 Usage::
 
-    python bench/deadline_fig4.py                       # 7 levels x 20 seeds x 5 policies
-    python bench/deadline_fig4.py --seeds 3 --levels 1 4 7 --workers 2
-    python bench/deadline_fig4.py --from-campaign bench/campaigns/results/deadline_fig4
+    python bench/papers/deadline_fig4.py                       # 7 levels x 20 seeds x 5 policies
+    python bench/papers/deadline_fig4.py --seeds 3 --levels 1 4 7 --workers 2
+    python bench/papers/deadline_fig4.py --from-campaign bench/campaigns/results/deadline_fig4
 
 Results: ``bench/results/<name>.txt`` (commit and command on top) and, if matplotlib is
 installed, ``bench/results/<name>.png`` (default name ``deadline_fig4``).
@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
 from harness import RESULTS, pool_map, write_results  # noqa: E402  (bench/harness.py)
 
 POLICIES = ("fcfs", "edf", "easy", "mt-edf", "tabu")
@@ -321,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--campaign-commit", metavar="HASH",
                         help="the commit the campaign ran at (written in the header)")
     args = parser.parse_args(argv)
-    command = "python bench/deadline_fig4.py " + " ".join(argv if argv is not None
+    command = "python bench/papers/deadline_fig4.py " + " ".join(argv if argv is not None
                                                           else sys.argv[1:])
     if args.from_campaign is not None:
         runs = [r for r in campaign_runs(args.from_campaign)

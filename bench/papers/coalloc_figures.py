@@ -19,9 +19,9 @@ Results go to ``bench/results/coalloc_<part>.txt`` with the commit and the comma
 
 Usage::
 
-    python bench/coalloc_figures.py dynamic --clusters 4 --jobs 8000 --bsbw 100 300 500 700 900
-    python bench/coalloc_figures.py modules --jobs 8000 --bsbw 200 500 800 --lslt 0.6 1.0 1.2
-    python bench/coalloc_figures.py modules --jobs 80000 --only migration-only ideal \
+    python bench/papers/coalloc_figures.py dynamic --clusters 4 --jobs 8000 --bsbw 100 300 500 700 900
+    python bench/papers/coalloc_figures.py modules --jobs 8000 --bsbw 200 500 800 --lslt 0.6 1.0 1.2
+    python bench/papers/coalloc_figures.py modules --jobs 80000 --only migration-only ideal \
         --out coalloc_anchors                       # the paper's two anchors, converged
 """
 
@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import pool_map, write_results  # bench/harness.py (the script's folder)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
+from harness import pool_map, write_results  # noqa: E402  (bench/harness.py)
 
 log = logging.getLogger("coalloc_figures")
 
@@ -186,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
     lines = (dynamic if args.part == "dynamic" else modules)(args)
-    command = "python bench/coalloc_figures.py " + " ".join(argv or sys.argv[1:])
+    command = "python bench/papers/coalloc_figures.py " + " ".join(argv or sys.argv[1:])
     lines.insert(0, f"# command: {command}")
     for line in lines:
         print(line)

@@ -11,8 +11,8 @@ then timed through the daemon's own steps, in the daemon's order:
 The sum is what serve costs beside ZeroMQ's own send/recv. Usage::
 
     batpolicy simulate --policy easy -w KTH-SP2-1996-2.swf.gz --record /tmp/kth.msgpack -q
-    python bench/serve_stages.py /tmp/kth.msgpack --policy easy
-    python bench/serve_stages.py /tmp/kth.msgpack --policy easy --idle-us 1000
+    python bench/performance/serve_stages.py /tmp/kth.msgpack --policy easy
+    python bench/performance/serve_stages.py /tmp/kth.msgpack --policy easy --idle-us 1000
 
 ``--idle-us`` sleeps that long after each message (outside the timed stages), as the
 daemon waits while Batsim computes. Beside Batsim the same work costs two to three
@@ -53,6 +53,7 @@ from batpolicy.protocol.codec import decode_request, encode_reply
 from batpolicy.scheduler.dispatch import Dispatcher
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
 from harness import batsim_messages  # noqa: E402  (bench/harness.py)
 
 
