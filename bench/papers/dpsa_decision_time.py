@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=30)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    args, _ = parser.parse_known_args(argv)  # bench/run.sh passes the same flags to all
+    args, _ = parser.parse_known_args(argv)  # tolerate flags meant for other scripts
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     tasks = [(p, m, q, args.decisions, args.warmup, args.seed)
              for m in args.machines for q in args.queue for p in args.policies]

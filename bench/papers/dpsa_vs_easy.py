@@ -222,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="sim: the embedded simulator (default when present); delay: "
                              "this script's delay-job driver")
     parser.add_argument("--output", type=Path, default=None)
-    args, _ = parser.parse_known_args(argv)  # bench/run.sh passes the same flags to all
+    args, _ = parser.parse_known_args(argv)  # tolerate flags meant for other scripts
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     driver = args.driver or ("sim" if embedded_simulator_available() else "delay")
     if "easy" not in args.policies:

@@ -118,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="worker processes over the (trace, policy) pairs")
     parser.add_argument("--output", type=Path, default=None)
     parser.add_argument("--no-save", action="store_true", help="print only")
-    args, _ = parser.parse_known_args(argv)  # bench/run.sh passes the same flags to all
+    args, _ = parser.parse_known_args(argv)  # tolerate flags meant for other scripts
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     paths = sorted(p for p in TRACES.iterdir() if p.name.endswith((".swf", ".swf.gz")))
     if args.traces:
