@@ -5,7 +5,8 @@ needs); ``--dry-run`` prints the commands a run would execute, and those it woul
 why; ``python bench/run.py [--group performance|fidelity|papers|experiments] [--only NAME]``
 runs them from the repository's root, one after another. Most take minutes to hours, many
 need real Batsim 4.2.1 and batsched 1.4 (``/opt``, as ``bench/fidelity/`` expects) or the
-shared traces (``../shared/data``, beside the clone); an entry that needs something only a
+whole traces of the Parallel Workloads Archive (the shared data folder beside the clone,
+not in the repository); an entry that needs something only a
 person can give (two trees to compare, a recorded transcript) is printed, not run. The
 papers' tables read the committed campaign results (``bench/campaigns/results/``).
 

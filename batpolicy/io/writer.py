@@ -1,4 +1,4 @@
-"""Writing a :class:`Workload` as a Batsim JSON workload file (PROTOCOL.md §1.7).
+"""Writing a :class:`Workload` as a Batsim JSON workload file (Batsim's protocol: workloads).
 
 The file is what Batsim 4.2.1 reads with ``-w``: ``{"nb_res", "jobs", "profiles"}``,
 each job its ``raw`` object (every extra field kept: ``swf``, ``deadline``, ``job_type``...)

@@ -1,4 +1,4 @@
-"""Machine sets: Batsim interval sets (PROTOCOL.md §1.12) as compressed bitmaps.
+"""Machine sets: Batsim interval sets (Batsim's protocol: interval sets) as compressed bitmaps.
 
 Batsim names machines by integer ids and writes sets of them as closed intervals,
 ``"0-3 7"``. Inside batpolicy every such set is a :class:`MachineSet`: an immutable

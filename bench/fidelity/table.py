@@ -1,6 +1,7 @@
 """Regenerate the fidelity table of docs/simulator.md: our simulator against real Batsim 4.2.1.
 
-For every platform file (default: ../shared/data/batsim/platforms) whose messages take time
+For every platform file (default: Batsim 4.2.1's platforms, from the shared data folder beside
+the clone) whose messages take time
 in Batsim, and each scheduler, run the same workload twice and compare the jobs.csv files
 job by job:
 

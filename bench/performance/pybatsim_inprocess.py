@@ -6,7 +6,7 @@ machine and the command:
 ``fidelity`` (``pybatsim_fidelity.txt``)
     Every scheduler of pybatsim 3.2.1's bundled ``schedulers`` package, on each shared
     Batsim workload whose profiles the embedded simulator models (delays and sequences of
-    delays; ../shared/data/batsim/workloads, plus the transcripts' walltime_mix_120.json)
+    delays; Batsim 4.2.1's own workloads, plus the transcripts' walltime_mix_120.json)
     on a zero-latency cluster of the workload's size, and with ``--kth`` on whole
     KTH-SP2: real Batsim 4.2.1 + ``pybatsim NAME``, then
     ``batpolicy simulate --policy pybatsim:NAME`` on the same files; the two jobs.csv
@@ -26,7 +26,7 @@ Usage::
     python bench/performance/pybatsim_inprocess.py fidelity [--kth] [--schedulers NAME ...]
     python bench/performance/pybatsim_inprocess.py speed [--rounds 3] [--max-jobs N]
 
-Needs Batsim and pybatsim under ``--prefix`` (``bash ../shared/batsim/build.sh``) and
+Needs Batsim and pybatsim under ``--prefix`` (built outside the repository) and
 pybatsim in this interpreter (docs/pybatsim.md).
 """
 

@@ -1,7 +1,7 @@
 """``batpolicy serve`` beside real Batsim 4.2.1, against batsched 1.4 and pybatsim 3.2.1 (issue 14).
 
 Builds nothing: it runs the Batsim, batsched and pybatsim found under ``--prefix``
-(default ``/opt/batsim-4.2.1``, as ``../shared/batsim/build.sh`` installs them) and the
+(default ``/opt/batsim-4.2.1``, where the shared folder's build script installs them) and the
 ``batpolicy`` of the Python running this script.
 
 Inputs, written once to ``--workdir``: each SWF trace is read with our reader

@@ -19,7 +19,7 @@ Usage::
 
     python bench/performance/simulate_instructions.py --version before=/tmp/old/.venv/bin/python \
         --version after=.venv/bin/python --policy fcfs -w KTH-SP2-1996-2.swf.gz \
-        --max-jobs 8000 [--save bench/results/simulate_instructions.txt]
+        --max-jobs 8000 [--save bench/results/simulate_instructions_kth_fcfs.txt]
 """
 
 from __future__ import annotations

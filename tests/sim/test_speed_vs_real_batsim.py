@@ -72,7 +72,7 @@ def _workload(nb_jobs: int = 40, seed: int = 3) -> str:
 
     Each job's work carries its own small fraction (``i`` × 1.37 Mflop), so that no two
     events (submissions, completions) fall on one instant: Batsim sometimes splits an
-    instant over two messages (PROTOCOL.md §1.9), which changes FCFS's allocations and
+    instant over two messages (Batsim's protocol: batching), which changes FCFS's allocations and
     is not what these tests compare.
     """
     rng = random.Random(seed)
