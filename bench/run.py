@@ -129,6 +129,9 @@ RESULTS: tuple[Result, ...] = (
     _r("fuzz.txt", F + "fuzz.py",
        "python bench/fidelity/fuzz.py --seeds 0:1100 -j 2 --no-shrink --max-minutes 13 "
        "--save bench/results/fuzz.txt", BATSIM),
+    _r("fidelity_latency.txt", F + "table.py",
+       "python bench/fidelity/table.py --write docs/fidelity.md "
+       "--save bench/results/fidelity_latency.txt", BATSIM),
     _r("conservative_vs_batsched.txt", F + "conservative_vs_batsched.py",
        "python bench/fidelity/conservative_vs_batsched.py", BATSIM),
     _r("coalloc_simgrid.txt", F + "coalloc_simgrid.py",

@@ -49,7 +49,7 @@ Python scheduler runs once per interpreter per round, named ``serve-easy@LABEL``
 interpreter's build matters as much as our code: a CPython built without profile-guided
 and link-time optimisation, with a shared ``libpython`` (pyenv's default build), costs
 serve about a fifth more CPU in-process and a tenth more beside Batsim than a
-distribution's or python.org's build (docs/performance.md, "The interpreter's build").
+distribution's or python.org's build (docs/performance.md, "Measuring on a shared VM").
 The header names each interpreter, its version and build.
 
 Ratios: ``x batsched`` is ours / batsched's of the same algorithm (easy_bf for
