@@ -1,4 +1,4 @@
-"""The one exception hierarchy of batpolicy (STYLE.md habit 9).
+"""The one exception hierarchy of batpolicy (docs/design.md, "Errors").
 
 Every failure a user can cause or meet is one of these, with a message that names
 what and where; nothing else is raised on purpose.

@@ -3,7 +3,7 @@
 The interpreter's build moves simulate's CPU by about a fifth, serve's beside Batsim by
 about a tenth: pyenv's default build (no profile-guided or link-time optimisation, a
 shared ``libpython``) against a distribution's or python.org's (docs/performance.md,
-"The interpreter's build"). ``batpolicy --version``, the daemon's start-up log line and
+"Measuring on a shared VM"). ``batpolicy --version``, the daemon's start-up log line and
 every benchmark result say which one ran.
 """
 

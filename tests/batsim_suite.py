@@ -19,7 +19,7 @@ every ``_consumed_energy.csv`` row's energy within :data:`ENERGY_TOLERANCE`, the
 times, kinds and wattmin equal) and the same ``_pstate_changes.csv``.
 
 Used by ``tests/sim/test_batsim_testsuite.py`` (when Batsim is built) and
-``bench/batsim_testsuite.py`` (the whole matrix, a table in ``bench/results``).
+``bench/fidelity/batsim_testsuite.py`` (the whole matrix, a table in ``bench/results``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Shared test fixtures: where the shared data lives, and its vendored core.
 
-The shared data folder is a sibling of the repository (``../shared/data``). A clone
+The shared data folder is a sibling of the repository, not part of it. A clone
 without it still proves the core fidelity claims: a handful of recorded Batsim 4.2.1
 conversations and their inputs are vendored under ``tests/data/transcripts`` (see
 ``tests/data/README.md``), and :data:`TRANSCRIPTS` falls back to them. Tests that need
@@ -37,7 +37,7 @@ BATSIM_PREFIX = Path(__import__("os").environ.get("BATSIM_PREFIX", "/opt/batsim-
 
 @pytest.fixture(scope="session")
 def batsim_prefix() -> Path:
-    """Where real Batsim 4.2.1 and batsched are installed (``../shared/batsim/build.sh``).
+    """Where real Batsim 4.2.1 and batsched are installed (built outside the repository).
 
     Tests using it skip when they are absent: the suite passes without them.
     """

@@ -25,7 +25,7 @@ Inputs of the images (environment): ``BATPOLICY_DOCKER_SCHEDULER_BASE`` and
 ``BATPOLICY_DOCKER_BATSIM_BASE`` (default: local/python:3.11 and local/debian:12 when they
 exist, from docker/local-base.sh, else python:3.11-slim and debian:12), and
 ``BATPOLICY_BATSIM_ARCHIVES``, a folder of source archives for the Batsim image (default
-../shared/batsim beside the repository when it is there, else the archives are fetched).
+the shared folder's Batsim archives beside the repository when there, else they are fetched).
 """
 
 from __future__ import annotations

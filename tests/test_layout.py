@@ -1,4 +1,4 @@
-"""The layout tells the architecture; these tests keep it honest (STYLE.md habits 1–7, 12)."""
+"""The layout tells the architecture; these tests keep it honest (docs/design.md)."""
 
 from __future__ import annotations
 

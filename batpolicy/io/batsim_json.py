@@ -1,4 +1,4 @@
-"""Batsim JSON workloads (PROTOCOL.md §1.7): read with Batsim 4.2.1's rules, and written.
+"""Batsim JSON workloads (Batsim's protocol: workloads): read with Batsim 4.2.1's rules, and written.
 
 Checked like ``Job::from_json`` in Batsim's ``src/jobs.cpp``: the top level is an object
 with a ``jobs`` array and a ``profiles`` object (``nb_res`` optional); each job has an

@@ -1,4 +1,4 @@
-"""Batsim external events files (``--events``, PROTOCOL.md §1.14).
+"""Batsim external events files (``--events``, Batsim's protocol: external events).
 
 One JSON object per line, in any order: ``{"timestamp": 10, "type":
 "machine_unavailable", "resources": "0-4 6"}``. ``machine_unavailable`` and

@@ -1,4 +1,4 @@
-"""Batsim-compatible ``<prefix>_jobs.csv`` and ``<prefix>_schedule.csv`` (PROTOCOL.md §1.11).
+"""Batsim-compatible ``<prefix>_jobs.csv`` and ``<prefix>_schedule.csv`` (Batsim's outputs).
 
 Byte for byte what Batsim 4.2.1 writes (``src/export.cpp``), so evalys and other tools
 read them: columns in Batsim's order, numbers as C++ ``std::to_string`` (``%f``, six

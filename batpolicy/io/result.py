@@ -107,7 +107,7 @@ class SimResult:
     (``Simulator.forget_records``, what ``simulate`` does: memory then stays that of the
     jobs alive); ``nb_records`` counts them either way and ``schedule`` keeps
     ``schedule.csv``'s means and maxima as they end.
-    Counts follow Batsim's ``schedule.csv`` (PROTOCOL.md §1.11): ``nb_jobs`` counts every
+    Counts follow Batsim's ``schedule.csv`` (Batsim's documented outputs): ``nb_jobs`` counts every
     submitted or registered job, rejected ones included; ``nb_jobs_killed`` every
     finished job that did not succeed (walltime and failures included).
     """

@@ -9,7 +9,7 @@ header or comment line. A job becomes a Batsim job ``<name>!<job number>`` with
   reproduced in ``bench/`` use it: the processors the job really held);
 - a ``delay`` profile of the run time (field 4): one profile per distinct run time,
   named ``delay_<runtime>``, ``{"type": "delay", "delay": runtime}``. Unlike Batsim's
-  ``tools/swf_to_batsim_workload_delay.py`` (PROTOCOL.md §1.15) the delay is the run
+  ``tools/swf_to_batsim_workload_delay.py`` (Batsim's protocol: its tools) the delay is the run
   time itself, not rounded up to the next whole second plus one;
 - ``walltime`` = requested time (field 9), or the run time when the request is missing
   or not positive. A job whose run time is at least its walltime is kept; Batsim then

@@ -1,4 +1,4 @@
-"""The wire schema of what Batsim sends: one struct per ``type`` (PROTOCOL.md §1.3).
+"""The wire schema of what Batsim sends: one struct per ``type`` (Batsim's protocol: events).
 
 Three events carry objects whose members are open: SIMULATION_BEGINS (unknown members
 are kept in ``extra``; its raw parts, config, workloads and profiles, are kept as

@@ -1,4 +1,4 @@
-"""The wire schema of what a scheduler sends, with Batsim 4.2.1's own validation (PROTOCOL.md §1.4).
+"""The wire schema of what a scheduler sends, with Batsim 4.2.1's own validation.
 
 What a type annotation cannot say is checked in ``__post_init__``: at most one optional
 member of EXECUTE_JOB and its mapping inside the allocation, a CALL_ME_LATER strictly in

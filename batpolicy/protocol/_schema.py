@@ -5,7 +5,7 @@ decoded in one C pass as a tagged union on the event's ``type``
 (:mod:`._decoders`): strict types (booleans are not numbers, counts and codes are JSON
 integers within a C ``int``, job ids hold exactly one ``!``, interval sets parse,
 enumerations are closed) and exact member sets, as Batsim 4.2.1 sends or accepts them
-(PROTOCOL.md §1.3, §1.4). What a type annotation cannot say is checked in
+(Batsim's protocol: events, decisions). What a type annotation cannot say is checked in
 ``__post_init__``, raising :class:`~batpolicy.protocol._wire.FieldError`. Each event
 struct's ``typed()`` builds the event or decision of :mod:`batpolicy.protocol.types`.
 """
@@ -37,7 +37,7 @@ __all__ = ["ChangeableState", "Data", "JobMsg", "MachineState", "Object", "WireE
 Object = dict[str, Any]
 MachineState = Literal["sleeping", "idle", "computing", "switching_on", "switching_off",
                        "unavailable"]
-#: Target states CHANGE_JOB_STATE accepts (PROTOCOL.md §1.4).
+#: Target states CHANGE_JOB_STATE accepts (Batsim's protocol: decisions).
 ChangeableState = Literal["NOT_SUBMITTED", "RUNNING", "COMPLETED_SUCCESSFULLY",
                           "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED", "REJECTED"]
 
@@ -67,7 +67,7 @@ def check_job(job: Object, field: str, *, registration: bool) -> None:
     """A job description: ``res`` a JSON integer >= 0; ``subtime``/``walltime`` numbers.
 
     The description is Batsim's raw job object (kept whole, extra user fields
-    included), so it is checked member by member (PROTOCOL.md §1.7).
+    included), so it is checked member by member (Batsim's protocol: workloads).
     """
     if "res" not in job:
         raise FieldError(f"{field}.res", "missing member")

@@ -54,7 +54,7 @@ Name = Annotated[str, Meta(max_length=MAX_NAME)]
 Int32 = Annotated[int, Meta(ge=INT32_MIN, le=INT32_MAX)]
 #: A count, id or index: a JSON integer in ``[0, INT32_MAX]``.
 Count = Annotated[int, Meta(ge=0, le=INT32_MAX)]
-#: A full job id ``workload!name``: exactly one ``!`` (PROTOCOL.md §1.5).
+#: A full job id ``workload!name``: exactly one ``!`` (Batsim's protocol: job ids).
 JOB_ID_PATTERN = r"^[^!]*![^!]*$"
 JobId = Annotated[str, Meta(pattern=JOB_ID_PATTERN, max_length=MAX_NAME)]
 #: A non-negative integer written as a string (pstates, mapping indexes).
@@ -158,7 +158,7 @@ def as_int(value: Any, field: str, minimum: int = INT32_MIN) -> int:
 
 
 def machine_set(value: Any) -> MachineSet:
-    """A non-empty Batsim interval set (PROTOCOL.md §1.12) of ids a C ``int`` holds.
+    """A non-empty Batsim interval set (Batsim's protocol: interval sets) of ids a C ``int`` holds.
 
     From the wire, a string such as ``"0-3 7"``; when the codec checks a message it is
     about to send, the :class:`MachineSet` the decision holds (same rules, no parsing).

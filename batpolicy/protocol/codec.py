@@ -17,7 +17,7 @@ Direction
     always decoded as *from Batsim* (:func:`decode_request`) or *from a scheduler*
     (:func:`decode_reply`).
 
-Strictness (PROTOCOL.md §1.2–1.4, §3)
+Strictness (Batsim's protocol: messages)
     The envelope is an object with exactly ``now`` (finite number) and ``events``
     (array); each event has exactly ``timestamp`` (finite number, <= ``now``, never
     decreasing), ``type`` (known for that direction) and ``data`` (object). Booleans are

@@ -1,4 +1,4 @@
-"""Machine sets: Batsim interval sets (PROTOCOL.md §1.12) as compressed bitmaps.
+"""Machine sets: Batsim interval sets (Batsim's protocol: interval sets) as compressed bitmaps.
 
 Batsim names machines by integer ids and writes sets of them as closed intervals,
 ``"0-3 7"``. Inside batpolicy every such set is a :class:`MachineSet`: an immutable
@@ -8,8 +8,8 @@ the checker, the policies, the allocators and the platform's groups.
 
 Why bitmaps: the set algebra is in C. On a fragmented 8,192-machine set (RICC, Curie)
 ``free - alloc`` costs about 1.6 µs against 120 µs for a sorted interval list walked in
-Python, and "the lowest k ids" is ``free.lowest(k)`` (bench/results/pyroaring_sets.txt,
-docs/performance.md). Why immutable: a policy reads the state's own sets
+Python, and "the lowest k ids" is ``free.lowest(k)`` (measured when the bitmaps came in;
+the figures are in git's history). Why immutable: a policy reads the state's own sets
 (:class:`~batpolicy.scheduler.view.PolicyView`); ``free -= alloc`` rebinds the policy's
 name to a new set and can never change the state's.
 

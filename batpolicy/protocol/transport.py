@@ -1,4 +1,4 @@
-"""ZeroMQ request/reply transport between Batsim and a scheduler (PROTOCOL.md §1.1).
+"""ZeroMQ request/reply transport between Batsim and a scheduler (Batsim's protocol: transport).
 
 Batsim owns the REQ socket and connects; the scheduler binds. :class:`ReplySocket` is
 the scheduler's end, :class:`RequestSocket` the end our fake Batsim uses. Both move raw

@@ -1,4 +1,4 @@
-"""Typed Batsim 4.2 messages, both directions (PROTOCOL.md §1.3 and §1.4).
+"""Typed Batsim 4.2 messages, both directions (Batsim's protocol: events, decisions).
 
 Pure data: frozen records and enums, no I/O, no JSON. The codec
 (:mod:`batpolicy.protocol.codec`) is the only place that knows the wire spelling.

@@ -1,6 +1,6 @@
 """The one decision checker: nothing reaches Batsim (or the simulator) unchecked.
 
-Every rule below is something real Batsim 4.2.1 aborts on (PROTOCOL.md §1.4; the rules
+Every rule below is something real Batsim 4.2.1 aborts on (Batsim's protocol: decisions; the rules
 both this checker and the simulator apply are written once, in
 :mod:`batpolicy.scheduler.rules`) or something that would silently corrupt the
 schedule. A violation raises one :class:`~batpolicy.errors.InvalidDecision` naming the

@@ -1,7 +1,7 @@
 """Batsim's conversation order: what a message may say given the messages before it.
 
 The codec checks each message alone (types, fields, timestamps not decreasing within it);
-these rules span messages (PROTOCOL.md §1.1-1.2), following Batsim 4.2.1's
+these rules span messages (Batsim's protocol: turn-taking), following Batsim 4.2.1's
 ``src/server.cpp``: one SIMULATION_BEGINS, first; a clock that never goes back; a job
 that completes after it started; NOTIFY types Batsim itself sends, unless it forwards
 external events. Each raises one :class:`~batpolicy.errors.ProtocolError` naming the
@@ -22,7 +22,7 @@ __all__ = ["check_begins_once", "check_completion", "check_notify_kind",
 
 def check_order(started: bool, last_now: float, now: float,
                 events: tuple[t.Event, ...]) -> None:
-    """Refuse a message that breaks the conversation's order in time (PROTOCOL.md §1.1-1.2).
+    """Refuse a message that breaks the conversation's order in time (Batsim's turn-taking).
 
     Batsim's first message holds SIMULATION_BEGINS first (src/server.cpp sends it alone,
     at time 0); its clock never goes back, so a message's ``now`` and its first event's

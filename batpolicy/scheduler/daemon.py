@@ -1,6 +1,6 @@
 """The daemon driver: Batsim asks over ZeroMQ, the dispatcher answers.
 
-Batsim owns the REQ socket and connects; we bind (PROTOCOL.md §1.1), on the loopback by
+Batsim owns the REQ socket and connects; we bind (Batsim's protocol: transport), on the loopback by
 default, and talk to the first Batsim that speaks only
 (:class:`~batpolicy.protocol.transport.ReplySocket`). Each received message is decoded,
 handed to the :class:`~batpolicy.scheduler.dispatch.Dispatcher` and the reply is encoded

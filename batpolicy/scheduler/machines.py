@@ -2,7 +2,7 @@
 
 One part of :class:`~batpolicy.scheduler.state.ClusterState`, which owns the jobs and
 tells this part which machines its running jobs hold. Batsim's rules followed here
-(PROTOCOL.md §1.4): a machine starts a job only when it is available and in a computing
+(Batsim's protocol: decisions): a machine starts a job only when it is available and in a computing
 power state (``idle`` or ``computing``); NOTIFY ``event_machine_unavailable`` /
 ``event_machine_available`` change availability without touching running jobs; a
 SET_RESOURCE_STATE to one of the host's ``sleep_pstates`` (Batsim's ``pstate.cpp``) takes
@@ -23,7 +23,7 @@ from batpolicy.protocol.intervals import MachineSet
 
 __all__ = ["COMPUTING_POWER_STATES", "Machines", "Resource"]
 
-#: Power states in which Batsim lets a machine compute (PROTOCOL.md §1.4, EXECUTE_JOB).
+#: Power states in which Batsim lets a machine compute (Batsim's protocol: decisions, EXECUTE_JOB).
 COMPUTING_POWER_STATES = frozenset({"idle", "computing"})
 
 

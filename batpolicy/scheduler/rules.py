@@ -8,8 +8,8 @@ naming the policy, :mod:`batpolicy.simulator.engine.validation` one worded as Ba
 What only one side can know (which machine is busy with which job, which profile was
 garbage-collected) stays with that side.
 
-Sources: PROTOCOL.md §1.4 (what Batsim validates per decision), §1.5 (job ids), §1.7
-(workload fields); Batsim 4.2.1's ``src/server.cpp`` (decisions against its state),
+Sources: Batsim's protocol documentation (what Batsim validates per decision, job ids,
+workload fields) and Batsim 4.2.1's ``src/server.cpp`` (decisions against its state),
 ``src/protocol.cpp`` (the message shape) and ``src/jobs.cpp`` (a job's description).
 """
 
@@ -63,7 +63,7 @@ def may_start(state: JobState) -> bool:
     """EXECUTE_JOB needs a SUBMITTED job: a job starts once, never after a rejection.
 
     server.cpp ``server_on_execute_job``: "Cannot execute job ...: its state is not
-    JOB_STATE_SUBMITTED" (PROTOCOL.md §1.4).
+    JOB_STATE_SUBMITTED" (Batsim's protocol: decisions).
     """
     return state is JobState.SUBMITTED
 
@@ -71,7 +71,7 @@ def may_start(state: JobState) -> bool:
 def may_be_rejected(state: JobState) -> bool:
     """REJECT_JOB needs a SUBMITTED job ("submitted and not allocated yet").
 
-    server.cpp ``server_on_reject_job`` (PROTOCOL.md §1.4).
+    server.cpp ``server_on_reject_job`` (Batsim's protocol: decisions).
     """
     return state is JobState.SUBMITTED
 
@@ -80,7 +80,7 @@ def may_be_killed(state: JobState) -> bool:
     """KILL_JOB needs a job being executed or already complete.
 
     server.cpp ``server_on_kill_jobs``: "refers to a job not being executed nor completed"
-    (PROTOCOL.md §1.4, §1.6).
+    (Batsim's protocol: decisions, dynamic jobs).
 
     >>> may_be_killed(JobState.RUNNING), may_be_killed(JobState.SUBMITTED)
     (True, False)
@@ -91,7 +91,7 @@ def may_be_killed(state: JobState) -> bool:
 def transition_allowed(current: JobState, target: JobState) -> bool:
     """CHANGE_JOB_STATE: SUBMITTED to RUNNING/REJECTED, RUNNING to a final state.
 
-    server.cpp ``server_on_change_job_state`` (PROTOCOL.md §1.4).
+    server.cpp ``server_on_change_job_state`` (Batsim's protocol: decisions).
 
     >>> transition_allowed(JobState.SUBMITTED, JobState.REJECTED)
     True
@@ -111,7 +111,7 @@ def at_most_one_execute_option(mapping: object, storage_mapping: object,
                                additional_io_job: object) -> bool:
     """EXECUTE_JOB's ``data`` holds at most one of mapping, storage_mapping, additional_io_job.
 
-    protocol.cpp ``handle_execute_job`` (PROTOCOL.md §1.4).
+    protocol.cpp ``handle_execute_job`` (Batsim's protocol: decisions).
     """
     return ((mapping is not None) + (storage_mapping is not None)
             + (additional_io_job is not None)) <= 1
@@ -123,7 +123,7 @@ def size_free(profile: Mapping[str, Any] | None,
 
     Only a ``parallel_homogeneous_total`` profile, or a sequence of them, may: server.cpp
     ``server_on_execute_job`` ("Only PARALLEL_HOMOGENEOUS_TOTAL_AMOUNT profile, or a
-    sequence of those profile"; PROTOCOL.md §1.4). ``definition`` gives a sub-profile's
+    sequence of those profile"; Batsim's protocol: decisions). ``definition`` gives a sub-profile's
     JSON by name (``None`` if unknown).
 
     >>> defs = {"t": {"type": "parallel_homogeneous_total"}, "d": {"type": "delay"}}
@@ -149,7 +149,7 @@ def allocation_size_ok(res: int, nb_machines: int, mapping: Mapping[int, int] | 
     """EXECUTE_JOB gives ``res`` executors: a custom mapping's size, else the machine count.
 
     A size-free profile (:func:`size_free`) is exempt. server.cpp ``server_on_execute_job``
-    (the two asserts on ``requested_nb_res``; PROTOCOL.md §1.4).
+    (the two asserts on ``requested_nb_res``; Batsim's protocol: decisions).
 
     >>> allocation_size_ok(4, 2, None, {"type": "delay"}, {}.get)
     False
@@ -164,7 +164,7 @@ def awakes_in_future(at: float, now: float) -> bool:
     """CALL_ME_LATER must name a time strictly after Batsim's clock.
 
     server.cpp ``server_on_call_me_later``: "You asked to be awaken in the past!"
-    (PROTOCOL.md §1.4).
+    (Batsim's protocol: decisions).
     """
     return at > now
 
@@ -173,7 +173,7 @@ def well_formed_job_id(job_id: str) -> bool:
     """A job id is ``workload!name`` with exactly one ``!``.
 
     jobs.cpp ``JobIdentifier`` ("should be formatted as two '!'-separated parts";
-    PROTOCOL.md §1.5).
+    Batsim's protocol: job ids).
 
     >>> well_formed_job_id("w0!1"), well_formed_job_id("w0!1!2"), well_formed_job_id("1")
     (True, False, False)
@@ -182,7 +182,7 @@ def well_formed_job_id(job_id: str) -> bool:
 
 
 def res_ok(res: object) -> bool:
-    """A job's ``res`` is a JSON integer >= 0 (jobs.cpp ``Job::from_json``; PROTOCOL.md §1.7).
+    """A job's ``res`` is a JSON integer >= 0 (jobs.cpp ``Job::from_json``).
 
     >>> res_ok(2), res_ok(True), res_ok(-1), res_ok(2.0)
     (True, False, False, False)
@@ -194,7 +194,7 @@ def walltime_ok(walltime: object) -> bool:
     """A job's ``walltime`` is a finite number > 0, or -1 for none.
 
     jobs.cpp ``Job::from_json``: "should either be -1 (no walltime) or a strictly positive
-    number" (PROTOCOL.md §1.7, §1.8).
+    number" (Batsim's protocol: workloads, walltimes).
 
     >>> walltime_ok(-1), walltime_ok(10.5), walltime_ok(0), walltime_ok("5")
     (True, True, False, False)
@@ -207,6 +207,6 @@ def walltime_ok(walltime: object) -> bool:
 def metadata_ok(metadata: str) -> bool:
     """SET_JOB_METADATA's string may not hold a double quote (it goes into jobs.csv).
 
-    protocol.cpp ``handle_set_job_metadata`` (PROTOCOL.md §1.4).
+    protocol.cpp ``handle_set_job_metadata`` (Batsim's protocol: decisions).
     """
     return '"' not in metadata

@@ -57,7 +57,7 @@ def _add_running(running: list[Job], job: Job) -> None:
     job is most of the messages. Runtime complexity: O(log r) comparisons and one O(r)
     C-level move of pointers: the trade of :class:`~batpolicy.policies.toolkit.queue.JobQueue`
     (about even with a ``SortedKeyList`` at 4,000 entries, 2.2× dearer at 16,000, 8.5× at
-    100,000: ``bench/queue_sizes.py``).
+    100,000: ``bench/experiments/queue_sizes.py``).
     """
     insort(running, job, key=_END_KEY)
 

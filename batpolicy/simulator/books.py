@@ -123,7 +123,7 @@ class RunBooks:
         self.to_delete = []
 
     def can_end(self) -> bool:
-        """PROTOCOL.md §1.10: inputs done, registration finished, nothing open or pending."""
+        """Batsim's end: inputs done, registration finished, nothing open or pending."""
         return (self.static_done and self.events_done and self.nb_open == 0
                 and self.waiters == 0 and self.switching == 0
                 and (not self.options.dynamic_jobs or self.registration_finished))

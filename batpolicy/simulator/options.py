@@ -1,4 +1,4 @@
-"""Batsim-like command-line flags of the embedded simulator (PROTOCOL.md §1.13)."""
+"""Batsim-like command-line flags of the embedded simulator (Batsim's protocol: options)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 :class:`~.books.RunBooks` holds one run's records together; this module defines them:
 
 - :class:`SimJob`: a job as Batsim knows it, from submission to its deletion (Batsim
-  frees a job once its JOB_COMPLETED has been sent, since v4.0.0; PROTOCOL.md §1.5).
+  frees a job once its JOB_COMPLETED has been sent, since v4.0.0; Batsim's protocol: job ids).
 - :class:`ProfileTable`: one workload's profiles with Batsim's garbage collection
   (§1.6): when a job is deleted and profile reuse is off, its profile's name stays
   "existing" but empty, so registering a job with it, or registering the name again,

@@ -8,7 +8,7 @@ usage-trace files, batsched's variant and options, Batsim's flags), so that its 
 - platforms: Batsim 4.2.1's archive (``small_platform.xml``, ``cluster512.xml``,
   ``cluster512_pfs.xml`` with its storage host, the energy ones, the ``*_no_net`` ones,
   ``small_platform_usage_replay.xml``, ``cluster_locality_8x16.xml``), the energy
-  platforms of ``bench/energy_own_cases.py`` (several cores, two sleep pstates), the
+  platforms of ``bench/fidelity/energy_own_cases.py`` (several cores, two sleep pstates), the
   generators of ``batpolicy platform`` (multi-cluster, racks: uplinks with latency) and
   :func:`cluster_xml` (one ``<cluster>`` with SHARED, FATPIPE or SPLITDUPLEX private
   links, a SHARED or FATPIPE backbone or none, a loopback or not, latencies from 0 to
@@ -17,7 +17,7 @@ usage-trace files, batsched's variant and options, Batsim's flags), so that its 
   SMPI (``delay``, ``parallel`` with a dense, sparse, zero or huge com matrix,
   ``parallel_homogeneous``, ``parallel_homogeneous_total``, ``composed`` with repeat and
   nested sequences, ``parallel_homogeneous_pfs`` where a storage host exists,
-  ``data_staging``, ``usage_trace`` with ``bench/usage_trace_cases.py``'s rank files),
+  ``data_staging``, ``usage_trace`` with ``bench/fidelity/usage_trace_cases.py``'s rank files),
   sized to the platform's speed and bandwidth so that jobs last seconds to minutes;
   walltimes unset, below, at and above the runtime;
 - schedulers: batsched 1.4's ``fcfs_fast``, ``fcfs``, ``easy_bf``, ``conservative_bf``,
@@ -64,7 +64,7 @@ ARCHIVE_PLATFORMS: dict[str, tuple[int, float, float, str | None, str | None]] =
     "energy_platform_homogeneous.xml": (4, 1e8, 1.25e8, None, None),
     "cluster_energy_128.xml": (128, 1e8, 1.25e8, None, "cluster_energy_128"),
 }
-#: energy platforms of bench/energy_own_cases.py -> (machines, flop/s, byte/s)
+#: energy platforms of bench/fidelity/energy_own_cases.py -> (machines, flop/s, byte/s)
 OWN_ENERGY = {"multicore16": (16, 1e9, 1.25e9), "twosleep8": (8, 2e8, 1.25e8)}
 
 PLAIN_VARIANTS = ("fcfs_fast", "fcfs_fast", "fcfs", "easy_bf", "easy_bf", "conservative_bf",
@@ -285,7 +285,7 @@ def random_profile(rng: random.Random, kinds: list[str], sizes: Sizes, res: int,
 
 def _usage_traces(rng: random.Random, profiles: dict[str, dict], speed: float
                   ) -> dict[str, str]:
-    """Rank files of every ``usage_trace`` profile (``bench/usage_trace_cases.py``'s)."""
+    """Rank files of every ``usage_trace`` profile (``bench/fidelity/usage_trace_cases.py``'s)."""
     traces = {}
     for name, p in profiles.items():
         if p["type"] != "usage_trace":

@@ -1,6 +1,7 @@
-"""Regenerate the fidelity table of docs/simulator.md: our simulator against real Batsim 4.2.1.
+"""Regenerate docs/fidelity.md's latency table: our simulator against real Batsim 4.2.1.
 
-For every platform file (default: ../shared/data/batsim/platforms) whose messages take time
+For every platform file (default: Batsim 4.2.1's platforms, from the shared data folder beside
+the clone) whose messages take time
 in Batsim, and each scheduler, run the same workload twice and compare the jobs.csv files
 job by job:
 
@@ -15,10 +16,11 @@ Batsim's, and the largest start difference. Also with ``--zero-latency`` (the si
 before the latency model), to show what the model changes.
 
     python bench/fidelity/table.py --batsim /opt/batsim-4.2.1/bin/batsim \
-        --batsched /opt/batsim-4.2.1/bin/batsched --write docs/simulator.md
+        --batsched /opt/batsim-4.2.1/bin/batsched --write docs/fidelity.md \
+        --save bench/results/fidelity_latency.txt
 
-Progress goes to stderr; the table (with commit and command) to stdout, and into the file
-given by ``--write`` between the ``fidelity-table`` markers.
+Progress goes to stderr; the table (with commit and command) to stdout, into the file
+given by ``--write`` between the ``fidelity-table`` markers, and whole into ``--save``.
 """
 
 from __future__ import annotations
@@ -199,6 +201,7 @@ def main() -> None:
     parser.add_argument("--schedulers", default="easy_bf,easy")
     parser.add_argument("--only", default="", help="comma-separated platform file names")
     parser.add_argument("--write", type=Path, help="markdown file to update between markers")
+    parser.add_argument("--save", type=Path, help="also write the table to this file")
     parser.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
@@ -246,6 +249,8 @@ def main() -> None:
         "|---|---|---|---|---|---|---|---|---|---|",
         *rows])
     print(table)
+    if args.save:
+        args.save.write_text(table + "\n")
     if args.write:
         text = args.write.read_text()
         if BEGIN in text and END in text:

@@ -72,7 +72,7 @@ def test_plotting_committed_results_writes_outside_the_tracked_tree(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``plot`` of a git-tracked results table puts its PNG under out/plots/ (issue 47, item 1).
 
-    It wrote ``bench/campaigns/results/<name>/plots/*.png`` into the clone before.
+    Before, it wrote its PNGs into the committed campaign results folder, in the clone.
     """
     pytest.importorskip("matplotlib")
     repo = tmp_path / "clone"

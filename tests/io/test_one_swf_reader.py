@@ -1,6 +1,6 @@
 """One SWF reader: the benchmarks read traces with the product's reader and transforms.
 
-``bench/dpsa_vs_easy.py`` and the redirection sweep used to parse SWF files their own
+``bench/papers/dpsa_vs_easy.py`` and the redirection sweep used to parse SWF files their own
 way; the first now calls :func:`read_swf` and :mod:`transform`, the sweep is a campaign
 file (``bench/campaigns/redirection_fig2.toml``) run through the product's
 :func:`load_inputs`, so what a benchmark simulates is what ``batpolicy simulate`` /
@@ -19,7 +19,7 @@ import pytest
 from batpolicy.io.swf import read_swf
 from batpolicy.io.transform import WEEK, drop_larger, weeks
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "papers"
 SCRIPTS = ("dpsa_vs_easy",)
 
 

@@ -1,6 +1,6 @@
 """``serve --policy nstep`` beside real Batsim 4.2.1 on a generated rack platform.
 
-Runs when Batsim is built (``../shared/batsim/build.sh``); skipped otherwise.
+Runs when real Batsim is built (outside the repository); skipped otherwise.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ platform). The speeds reach the daemon both from ``--platform`` and from the hos
 ``speed`` properties that Batsim forwards in SIMULATION_BEGINS. Serving ``mt-edf``
 instead makes a different set of late jobs here, so the comparison tells tabu apart.
 
-Runs when Batsim is built (``../shared/batsim/build.sh``); skipped otherwise.
+Runs when real Batsim is built (outside the repository); skipped otherwise.
 """
 
 from __future__ import annotations

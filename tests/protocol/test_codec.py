@@ -310,7 +310,7 @@ DOC_REFUSED = [
         "storage_mapping": {"pfs": 2},
         "additional_io_job": {"alloc": "2-3 5-6", "profile_name": "my_io_job"}}'''),
      0, "additional_io_job"),
-    # REGISTER_JOB needs the job's subtime in 4.2.1 (PROTOCOL.md §1.4)
+    # REGISTER_JOB needs the job's subtime in 4.2.1 (Batsim's protocol: decisions)
     ("reply", _one('''{"timestamp": 10.0, "type": "REGISTER_JOB", "data": {
         "job_id": "dyn!my_new_job", "job": {"profile": "delay_10s", "res": 1,
         "id": "dyn!my_new_job", "walltime": 12.0}}}'''), 0, "data.job.subtime"),

@@ -1,8 +1,8 @@
 """Live: real Batsim 4.2.1 + pybatsim, then the same scheduler in-process; same jobs.csv.
 
-Needs the Batsim and pybatsim that ``../shared/batsim/build.sh`` installs (skipped when
+Needs real Batsim and pybatsim, built outside the repository (skipped when
 absent, before any process starts). The whole matrix (every bundled scheduler, every
-shared workload, whole KTH-SP2) is ``bench/pybatsim_inprocess.py fidelity``; here, the
+shared workload, whole KTH-SP2) is ``bench/performance/pybatsim_inprocess.py fidelity``; here, the
 cases not covered by the recorded transcripts: composed profiles, same-instant
 submissions, a small platform.
 """

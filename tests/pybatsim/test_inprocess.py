@@ -1,7 +1,7 @@
 """``batpolicy simulate --policy pybatsim:...``: pybatsim schedulers, unmodified, in-process.
 
 The references are real: ``pybatsim-easy-*.jobs.csv`` is what Batsim 4.2.1 wrote beside
-pybatsim 3.2.1's ``easyBackfill`` (../shared/data/transcripts; walltime120 vendored).
+pybatsim 3.2.1's ``easyBackfill`` (the shared data's transcripts; walltime120 vendored).
 A user's scheduler file (docs/examples/pybatsim/myFcfs.py) must give the same jobs.csv
 in-process and over ``batpolicy fake-batsim`` with pybatsim's own launcher on the socket.
 """

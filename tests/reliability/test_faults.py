@@ -8,7 +8,7 @@ up with one line when no scheduler listens (tests/sim/test_fake_batsim.py), and
 Here: SIGINT/SIGTERM during ``batpolicy serve --record`` and during ``fake-batsim``;
 ``fake-batsim`` when its scheduler vanishes mid-run; a policy raising inside ``serve``;
 KILL_JOB racing with the job's own completion, and JOB_KILLED listing jobs that had
-already completed (PROTOCOL.md §1.4), in the dispatcher and through the simulator.
+already completed (Batsim's protocol: decisions), in the dispatcher and through the simulator.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ show:
 - ``basic2-cluster512_pfs-delay1-fcfs`` (``test_simple::test_basic2``): the storage host
   counts in schedule.csv's ``nb_computing_machines`` (513), not in machine states.
 
-and two runs of ``bench/ptask_random.py`` (batsched ``fcfs`` on its seeded random
+and two runs of ``bench/fidelity/ptask_random.py`` (batsched ``fcfs`` on its seeded random
 workloads of communicating parallel tasks, on the generated ``racks`` and
 ``multicluster`` platforms, links with latency): Batsim's 1-byte messages share the
 links with the running tasks in the parallel-task solver and slow them for their few

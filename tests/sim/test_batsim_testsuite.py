@@ -11,7 +11,7 @@ sides fail (``same-fail``, e.g. a batsched variant aborting beside real Batsim t
 
 The whole matrix takes minutes: by default one case per Batsim test module runs (the
 first in its order); ``BATPOLICY_BATSIM_SUITE=all`` runs all of them, as
-``bench/batsim_testsuite.py`` does for the committed table.
+``bench/fidelity/batsim_testsuite.py`` does for the committed table.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.batsim
 #: 34: the network model, Batsim's message grouping and energy are in). Outside this matrix,
 #: on random communicating workloads (bench/results/ptask_random.txt), printed times may
 #: differ by 1-2 us: Batsim's 1-byte messages share the links of running parallel tasks in
-#: SimGrid's system, the simulator's do not (bench/ptask_random.py, CAUSE).
+#: SimGrid's system, the simulator's do not (bench/fidelity/ptask_random.py, CAUSE).
 KNOWN: dict[str, str] = {
     "test_resourcesharing::": "batsched 'random' picks machines with std::random_device "
                               "(intervalset's random_pick): allocations differ run to run",

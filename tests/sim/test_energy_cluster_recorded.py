@@ -14,12 +14,12 @@ Batsim's ``simulator.log``, Batsim's outputs as written):
   on them;
 - ``sleeper-delaysequences-cluster``: sequences of delays, switches between jobs (the
   sixth decimal of ``epower`` over sub-millisecond intervals);
-- ``sleeper-random1-cluster``: ``bench/energy_own_cases.py``'s first random workload
+- ``sleeper-random1-cluster``: ``bench/fidelity/energy_own_cases.py``'s first random workload
   (communicating tasks, sequences of a communicating task and a delay, walltime
   kills): a sleep's end updates the job actor's host only, so the next task's load is
   charged over the sleep on the job's other hosts.
 
-and three cases of ``bench/energy_own_cases.py`` (``energy_bf_idle_sleeper``, idle
+and three cases of ``bench/fidelity/energy_own_cases.py`` (``energy_bf_idle_sleeper``, idle
 timeout 0) that need Batsim's own messages inside the parallel-task solver
 (:meth:`~batpolicy.simulator.jobmodels.ptask.jobmodel.PtaskModel.message_network`):
 
@@ -57,7 +57,7 @@ and two runs of ``usage_trace`` profiles (:mod:`~batpolicy.simulator.jobmodels.p
   ``small_platform_usage_replay.xml``: hosts of 100 cores at two speeds, routes of up to
   7 links): each rank's tasks on ``round(usage x 100)`` cores, the ranks' 4-byte
   messages to the job actor received one after the other;
-- ``easybf-usage2-multicore16``: ``bench/usage_trace_cases.py``'s
+- ``easybf-usage2-multicore16``: ``bench/fidelity/usage_trace_cases.py``'s
   ``easy_bf-E-multicore16-usage2`` (four-core hosts, up to 8 ranks per job so several
   on one host, ``smpi_ranks_to_hosts_mapping``, a usage trace in a sequence, jobs
   killed at their walltime with their ranks, the reader's quirks in the trace files).

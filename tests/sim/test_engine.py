@@ -2,7 +2,7 @@
 
 Each test drives :class:`Simulator` with a scripted scheduler (a function of the
 request) or with ``Dispatcher(policy).handle``, and checks the messages and records
-against Batsim 4.2.1's documented behaviour (PROTOCOL.md §1).
+against Batsim 4.2.1's documented behaviour (Batsim 4.2.1's protocol).
 """
 
 from __future__ import annotations
@@ -348,7 +348,7 @@ def test_kill_of_a_never_started_job_aborts() -> None:
 
 
 def test_kill_of_a_job_completed_but_not_yet_reported_is_listed_without_progress() -> None:
-    """Batsim's race (PROTOCOL.md §1.9): the job ended at this instant, not yet reported.
+    """Batsim's race (Batsim's protocol: batching): the job ended at this instant, not yet reported.
 
     The simulator delivers every event of an instant before asking, so it never creates
     this race itself; the rule is checked on its bookkeeping directly.

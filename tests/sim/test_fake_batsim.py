@@ -1,6 +1,6 @@
 """``batpolicy fake-batsim`` + ``batpolicy serve`` against ``batpolicy simulate``.
 
-The two ways differ only in the transport (STYLE.md habit 3): ``simulate`` calls the
+The two ways differ only in the transport (docs/design.md): ``simulate`` calls the
 policy in-process, ``fake-batsim`` plays Batsim on a ZeroMQ REQ socket and ``serve``
 (a real subprocess, the command a user starts) answers on its REP socket. Same policy and
 inputs must give the same jobs.csv, byte for byte.

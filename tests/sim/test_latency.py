@@ -14,7 +14,7 @@ between real Batsim 4.2.1 and batsched 1.4 ``easy_bf``:
 
 Replayed, the simulator must send what Batsim sent, at the same (6-decimal) times, and
 write Batsim's jobs.csv byte for byte. The figures for every shared platform are in
-docs/simulator.md (``bench/fidelity/table.py``).
+docs/fidelity.md (``bench/fidelity/table.py``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ host sits in a ``routing="None"`` zone), so the tests set that zone's routing to
 - the file's own 0.5 µs latencies: Batsim delays each submission, start and completion
   message by a few latencies; execution times, states and allocations are still equal,
   start and finish times drift by at most ``LATENCY_DRIFT`` (measured, documented in
-  docs/simulator.md).
+  docs/fidelity.md).
 
 Needs real Batsim (``BATSIM`` or ``/opt/batsim-4.2.1/bin/batsim``) and the shared data;
 marked ``batsim`` and skipped without them.
@@ -72,7 +72,7 @@ def _workload(nb_jobs: int = 40, seed: int = 3) -> str:
 
     Each job's work carries its own small fraction (``i`` × 1.37 Mflop), so that no two
     events (submissions, completions) fall on one instant: Batsim sometimes splits an
-    instant over two messages (PROTOCOL.md §1.9), which changes FCFS's allocations and
+    instant over two messages (Batsim's protocol: batching), which changes FCFS's allocations and
     is not what these tests compare.
     """
     rng = random.Random(seed)

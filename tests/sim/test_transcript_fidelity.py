@@ -9,7 +9,7 @@ same-instant completions, the failure says so.
 
 Messages are compared **per instant**, as typed events turned back into Batsim's JSON
 objects (``request_to_obj``): the same events, same order, same fields, at each
-timestamp. Batsim may split one instant over two messages (PROTOCOL.md §1.9: e.g. the
+timestamp. Batsim may split one instant over two messages (Batsim's protocol: batching: e.g. the
 last JOB_SUBMITTED and ``no_more_static_job_to_submit``, or the last JOB_COMPLETED and
 SIMULATION_ENDS's predecessor); the simulator sends everything of an instant at once, so
 the replayed replies of the messages Batsim split are concatenated. Only the workload

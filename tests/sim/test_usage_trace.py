@@ -6,7 +6,7 @@ one-host parallel tasks of ``max(round(USAGE x cores), 1)`` executors of FLOPS e
 SimGrid's host-energy plugin reads the share of the host's cores in use. The figures
 below are worked out by hand from those rules; real Batsim's own outputs are checked by
 ``tests/sim/test_energy_cluster_recorded.py`` (vendored recordings) and
-``bench/usage_trace_cases.py``.
+``bench/fidelity/usage_trace_cases.py``.
 """
 
 from __future__ import annotations

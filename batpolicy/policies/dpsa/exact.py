@@ -36,7 +36,7 @@ Runtime complexity: O(n · F / 30) digit operations (CPython ints hold 30 bits p
 digit) and O(n · F / 8) bytes for the suffix sets, after
 :func:`.problem.reduce_items` (equal items beyond ``capacity // size`` dropped) and gcd
 scaling. Shortcuts: no item, or all items fit together (then they are the unique
-optimum). Measured (``bench/dpsa_decision_time.py``): about 1 ms for 1,000 items on
+optimum). Measured (``bench/papers/dpsa_decision_time.py``): about 1 ms for 1,000 items on
 100,000 free machines with trace-like sizes.
 """
 

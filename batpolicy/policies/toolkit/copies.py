@@ -3,9 +3,9 @@
 Faure, Lucarelli, Richard & Trystram, IPDPSW 2020, §III-A: "a redirected job is terminated
 and restarted from the beginning into the redirection group". On Batsim that is KILL_JOB,
 then, on JOB_KILLED, REGISTER_JOB of a *copy* (new id, same res, walltime and subtime,
-PROTOCOL.md §1.4 and §1.6), and the copy is started like any job.
+Batsim's protocol: decisions, dynamic jobs), and the copy is started like any job.
 
-Where the copy's profile comes from (PROTOCOL.md §1.6, profile garbage collection):
+Where the copy's profile comes from (Batsim's protocol: dynamic jobs, profile garbage collection):
 
 - ``copy_workload="@original"`` and ``--enable-profile-reuse``: the copy lives in the
   original's workload and names the original profile; nothing else is registered (the

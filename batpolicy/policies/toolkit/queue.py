@@ -67,7 +67,7 @@ class JobQueue:
     remove per job: a tenth of EASY's calls per message).
 
     The price is one O(n) C-level move of pointers per add or remove. Measured
-    (``bench/queue_sizes.py``: remove at the head, add at the tail, as FCFS does): 1.3 µs
+    (``bench/experiments/queue_sizes.py``: remove at the head, add at the tail, as FCFS does): 1.3 µs
     at 1,000 queued jobs against 1.7 µs with a ``SortedKeyList``, about even at 4,000,
     4.5 µs against 2.0 at 16,000 (the peak of RICC-2010, whose whole simulation still
     gains), 20 µs against 2.4 at 100,000: an overloaded sweep holding ~100,000 jobs in the

@@ -1,7 +1,7 @@
 """Jobs running on machines that become unavailable: keep them, kill them, or requeue them.
 
 Batsim 4.2.1 leaves a job running on machines an ``--events`` file makes unavailable
-(PROTOCOL.md §1.14): the scheduler must kill it itself. :class:`Evacuation` is the
+(Batsim's protocol: external events): the scheduler must kill it itself. :class:`Evacuation` is the
 policy-side helper that does so, for any policy that wires it (EASY's ``on_unavailable``
 parameter does):
 
@@ -10,9 +10,9 @@ parameter does):
   last decision (the job ends ``COMPLETED_KILLED``);
 * ``requeue`` — kill it, and once Batsim acknowledges the kill (JOB_KILLED), register a
   copy that starts from scratch and waits in the queue like a new submission: pybatsim's
-  ``resubmit_job`` convention (PROTOCOL.md §1.6) with the copy machinery of redirection
-  (:mod:`batpolicy.policies.toolkit.copies`: same res, walltime and subtime, metadata
-  ``parent=<id>``, so metrics count each user job once). A job that completed on its own
+  ``resubmit_job`` convention (Batsim's protocol: dynamic jobs) with the copy machinery of
+  redirection (:mod:`batpolicy.policies.toolkit.copies`: same res, walltime and subtime,
+  metadata ``parent=<id>``, so metrics count each user job once). A job that completed on its own
   before the kill acted is not requeued. Needs ``--enable-dynamic-jobs`` and
   ``--acknowledge-dynamic-jobs`` (the acknowledgement is the message in which the copy
   is queued); profiles are reused with ``--enable-profile-reuse``, else re-registered.

@@ -1,7 +1,7 @@
 """How the embedded simulator applies each decision of a reply, as Batsim 4.2.1 does.
 
 :class:`DecisionApplier` is the part of the engine that applies decisions: one
-handler per decision type (PROTOCOL.md §1.4, :attr:`DecisionApplier.handlers`), each
+handler per decision type (Batsim's protocol: decisions, :attr:`DecisionApplier.handlers`), each
 validated first by :mod:`.validation` (where Batsim aborts) and then applied to
 Batsim's bookkeeping (:class:`~.books.RunBooks`), through the parts that own the rest: job
 starts through :class:`~.instant.MovingEnds`, job ends through

@@ -6,7 +6,8 @@ named fields:
 
 - :class:`~.core.EventQueue`: the clock and the heap (SimPy's ``Environment``);
 - :class:`~.books.RunBooks`: Batsim's jobs, profiles, machines, open counts, the outbox;
-- :class:`~.jobmodels.choice.ModelChoice`: which job model runs each job (:mod:`.registry`);
+- :class:`~batpolicy.simulator.jobmodels.choice.ModelChoice`: which job model runs each job
+  (:mod:`batpolicy.simulator.jobmodels.registry`);
 - :class:`~.instant.MovingEnds`: each running job's planned completion, and the
   once-per-instant hook that may move it (instant models, the end listener);
 - :class:`~.message_clock.InstantMessages`: Batsim's clock between the messages of one
@@ -16,7 +17,8 @@ named fields:
 - :class:`~.server.Server`: Batsim's reaction to its actors' messages, and the talk
   with the scheduler.
 
-A driver (:class:`~.zero_latency.ZeroLatencyDriver`, :class:`~.latency.driver.LatencyDriver`)
+A driver (:class:`~.zero_latency.ZeroLatencyDriver`,
+:class:`~batpolicy.simulator.latency.driver.LatencyDriver`)
 decides when each reaction happens; it is the target of the heap events, bound here
 with :meth:`Parts.bind`.
 """

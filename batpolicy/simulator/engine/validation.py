@@ -1,7 +1,7 @@
 """Batsim 4.2.1's checks of the scheduler's decisions, against Batsim's own bookkeeping.
 
 Every function raises :class:`~batpolicy.errors.InvalidDecision` exactly where Batsim
-4.2.1 aborts (``src/server.cpp``, ``src/protocol.cpp``; PROTOCOL.md §1.4), naming the
+4.2.1 aborts (``src/server.cpp``, ``src/protocol.cpp``; Batsim's protocol: decisions), naming the
 decision, the job, the resources and the rule. The rules the daemon's checker applies too
 are written once, in :mod:`batpolicy.scheduler.rules`; here they are worded as Batsim's
 abort. They read the Batsim side only, never the scheduler's state: a scheduler that

@@ -10,9 +10,9 @@ Messages, as Batsim 4.2.1 sends them on a zero-latency platform:
    JOB_KILLED for a KILL_JOB; the JOB_SUBMITTED acknowledging a REGISTER_JOB; the
    completion of a job of zero length; RESOURCE_STATE_CHANGED) in a follow-up message
    at the same time;
-4. SIMULATION_ENDS alone once nothing can happen any more (PROTOCOL.md §1.10).
+4. SIMULATION_ENDS alone once nothing can happen any more (Batsim's protocol: end of simulation).
 
-Batsim sometimes splits one instant over two messages (issue #67, PROTOCOL.md §1.9);
+Batsim sometimes splits one instant over two messages (issue #67, Batsim's protocol: batching);
 the simulator never does, which is the faithful reading of "everything of one instant
 is batched" and changes nothing for a scheduler that decides after each message.
 
@@ -167,7 +167,7 @@ class ZeroLatencyDriver:
 
     # ---------------------------------------------------------------- heap events
     def on_submission_time(self, asleep_after_decision: bool = False) -> None:
-        """Submit every static job due now, in (subtime, full id) order (PROTOCOL.md §1.5).
+        """Submit every static job due now, in (subtime, full id) order (Batsim's job ids).
 
         Then the submitter sleeps until its next batch (:mod:`.core`: its wake-up comes
         after those of the actors already asleep); ``asleep_after_decision``: only once
