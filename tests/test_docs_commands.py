@@ -32,7 +32,6 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 NOT_RUN_YET = {
     "add_a_policy.md": "needs the reader's plug-in package installed",
     "energy.md": "the paper-size campaign and real batsched",
-    "pybatsim.md": "pip lines and a user's scheduler file",
     "deadline.md": "the 700-run Fig. 4 campaign (25 min)",
     "batsim5.md": "real Batsim 5 (tests/batsim5 plays it with fake-batsim --batsim 5, and "
                   "runs the builds when present)",
@@ -108,6 +107,7 @@ def _doc_shell(doc: str, checkout: Checkout) -> Checkout:  # noqa: F811
 def _run_doc(doc: str, checkout: Checkout, slow: bool) -> None:  # noqa: F811
     text = (DOCS / doc).read_text()
     pytest.importorskip("matplotlib") if "batpolicy plot" in text else None
+    pytest.importorskip("batsim") if "--policy pybatsim:" in text else None
     shell = _doc_shell(doc, checkout)
     for line in doc_commands(text, slow=slow):
         shell.run(_wired(line), what=doc, timeout=SLOW_LINE_TIMEOUT_S if slow else None)
