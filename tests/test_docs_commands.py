@@ -32,11 +32,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 NOT_RUN_YET = {
     "add_a_policy.md": "needs the reader's plug-in package installed",
     "energy.md": "the paper-size campaign and real batsched",
-    "deadline.md": "the 700-run Fig. 4 campaign (25 min)",
     "batsim5.md": "real Batsim 5 (tests/batsim5 plays it with fake-batsim --batsim 5, and "
                   "runs the builds when present)",
-    "gym.md": "the full training run (minutes; tests/gym checks the example's short run) "
-              "and a serve that waits for the reader's Batsim",
 }
 
 
@@ -52,6 +49,8 @@ BLOCK = re.compile(r"^```[a-z]*\n(.*?)^```|(?:^\n)((?:^    \S[^\n]*\n(?:^    [^\
                    re.M | re.S)
 #: The lines that are commands: batpolicy's, Batsim's (played by fake-batsim) and scripts.
 COMMAND = re.compile(r"(nice |python )?(batpolicy|batsim) |python ")
+#: A comment ending a line (``cmd &  # waits for Batsim``).
+COMMENT = re.compile(r"\s+#(\s.*)?$")
 
 
 def doc_blocks(text: str) -> list[tuple[str, str, list[str]]]:
@@ -59,7 +58,7 @@ def doc_blocks(text: str) -> list[tuple[str, str, list[str]]]:
 
     Continuations are joined, and a line ending in ``&`` with the next command line.
 
-    >>> doc_blocks("```sh\n# d\nbatpolicy e &\nbatpolicy f \\\n  -o g\n```\n"
+    >>> doc_blocks("```sh\n# d\nbatpolicy e &  # c\nbatpolicy f \\\n  -o g\n```\n"
     ...            "<!-- slow: long -->\n\n    python x.py\n    pip y\n")
     [('', '', ['batpolicy e & batpolicy f -o g']), ('slow', 'long', ['python x.py'])]
     """
@@ -71,8 +70,8 @@ def doc_blocks(text: str) -> list[tuple[str, str, list[str]]]:
         for line in (raw.strip() for raw in joined.splitlines()):
             if not COMMAND.match(line):
                 continue
-            if lines and lines[-1].endswith("&"):
-                lines[-1] = f"{lines[-1]} {line}"
+            if lines and COMMENT.sub("", lines[-1]).endswith("&"):
+                lines[-1] = f"{COMMENT.sub('', lines[-1])} {line}"
             else:
                 lines.append(line)
         if lines:
@@ -108,6 +107,7 @@ def _run_doc(doc: str, checkout: Checkout, slow: bool) -> None:  # noqa: F811
     text = (DOCS / doc).read_text()
     pytest.importorskip("matplotlib") if "batpolicy plot" in text else None
     pytest.importorskip("batsim") if "--policy pybatsim:" in text else None
+    pytest.importorskip("gymnasium") if "gym_train.py" in text else None
     shell = _doc_shell(doc, checkout)
     for line in doc_commands(text, slow=slow):
         shell.run(_wired(line), what=doc, timeout=SLOW_LINE_TIMEOUT_S if slow else None)
