@@ -16,8 +16,12 @@ Batsim's flags (real Batsim's runs are the tests that need it). The docs in
 
 from __future__ import annotations
 
+import copy
 import os
 import re
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,7 +34,6 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 #: Docs whose lines this test does not run yet: why.
 NOT_RUN_YET = {
-    "add_a_policy.md": "needs the reader's plug-in package installed",
     "batsim5.md": "real Batsim 5 (tests/batsim5 plays it with fake-batsim --batsim 5, and "
                   "runs the builds when present)",
 }
@@ -112,9 +115,34 @@ def _run_doc(doc: str, checkout: Checkout, slow: bool) -> None:  # noqa: F811
         shell.run(_wired(line), what=doc, timeout=SLOW_LINE_TIMEOUT_S if slow else None)
 
 
+def _plugin_installed(checkout: Checkout) -> Checkout:  # noqa: F811
+    """The shell with docs/examples/my_package pip-installed into a folder on PYTHONPATH.
+
+    Not into this environment (as the doc's ``pip install -e`` would): pip builds a copy
+    of the package outside the clone, into a folder beside it, without network or build
+    isolation (as tests/plugins do). The doc's step 1 is the package's module.
+    """
+    package = checkout.root / "docs" / "examples" / "my_package"
+    code = re.findall(r"^```python\n(.*?)^```", (DOCS / "add_a_policy.md").read_text(),
+                      re.M | re.S)[0]
+    assert code in (package / "my_package" / "policies.py").read_text()
+    site = checkout.root.parent / "plugin-site"
+    if not site.is_dir():
+        source = checkout.root.parent / "plugin-source"
+        shutil.copytree(package, source)
+        done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                               "--no-build-isolation", "--no-index", "--target", str(site),
+                               str(source)], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"cannot pip-install my_package: {done.stderr[-2000:]}"
+    shell = copy.copy(checkout)
+    path = os.environ.get("PYTHONPATH")
+    shell.env = {**checkout.env, "PYTHONPATH": f"{site}{os.pathsep}{path}" if path else str(site)}
+    return shell
+
+
 #: What a doc's lines need that its ``not run`` blocks give the reader: doc -> function of
 #: the clone's shell returning the shell to run the lines in.
-SET_UP: dict[str, Callable[[Checkout], Checkout]] = {}
+SET_UP: dict[str, Callable[[Checkout], Checkout]] = {"add_a_policy.md": _plugin_installed}
 #: Docs whose slow lines read the shared traces (paper-size campaigns).
 NEEDS_SHARED_DATA = {"energy.md"}
 #: A slow line's bound (the 700-run campaign takes 25 min on the shared 2-core machine).
