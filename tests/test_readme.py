@@ -80,10 +80,11 @@ class Checkout:
     def status(self) -> str:
         return _git(self.root, "status", "--porcelain")
 
-    def run(self, line: str, what: str = "README") -> str:
+    def run(self, line: str, what: str = "README", timeout: float | None = None) -> str:
         """Run one line; fail naming it if it fails or leaves the tree unclean; its stderr."""
         done = subprocess.run(["bash", "-e", "-c", line], cwd=self.root, env=self.env,
-                              capture_output=True, text=True, timeout=LINE_TIMEOUT_S)
+                              capture_output=True, text=True,
+                              timeout=timeout or LINE_TIMEOUT_S)
         assert done.returncode == 0, \
             f"{what} line failed (exit {done.returncode}): {line}\n{done.stderr[-3000:]}"
         assert self.status() == "", f"{what} line dirtied the checkout: {line}\n{self.status()}"

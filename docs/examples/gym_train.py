@@ -8,6 +8,7 @@ the comparison; ``--save FILE.npz`` keeps the agent for
 
 import argparse
 import logging
+from pathlib import Path
 
 import gymnasium
 
@@ -38,6 +39,7 @@ def training_env():
 agent = SoftmaxAgent(WINDOW)
 returns = train(training_env, agent, episodes=episodes, lr=0.05, seed=1)
 if args.save:
+    Path(args.save).parent.mkdir(parents=True, exist_ok=True)
     agent.save(args.save)
 print(f"trained on {episodes} episodes of {slice_jobs} jobs; "
       f"return of the first {returns[0]:.2f}, of the last {returns[-1]:.2f}")
@@ -73,4 +75,5 @@ if args.plot:
     ax.set_xticks(range(len(table)), list(table))
     ax.set_ylabel("mean bounded slowdown (weeks 3, 4)")
     fig.tight_layout()
+    Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.plot)
