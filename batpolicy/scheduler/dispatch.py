@@ -20,7 +20,7 @@ from batpolicy.protocol import types as t
 from batpolicy.scheduler.checker import check_decisions
 from batpolicy.scheduler.contract import Policy
 from batpolicy.scheduler.conversation import check_order
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.state import ClusterState, check_invariants
 from batpolicy.scheduler.view import PolicyView
 
 
@@ -101,7 +101,7 @@ class Dispatcher:
                 state.apply_decision(decision)
         if self.paranoid:
             try:
-                state.check()
+                check_invariants(state)
             except AssertionError as exc:
                 raise InvalidDecision(f"state invariant broken after t={now}: {exc}",
                                       policy=who) from None

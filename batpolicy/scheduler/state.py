@@ -320,19 +320,11 @@ class ClusterState:
         elif kind == t.NotifyType.NO_MORE_EXTERNAL_EVENT_TO_OCCUR:
             self.no_more_external_events = True
         elif kind == t.NotifyType.EVENT_MACHINE_UNAVAILABLE and ev.resources is not None:
-            self.set_unavailable(ev.resources)
+            self.machines.set_unavailable(ev.resources)  # running jobs keep them
         elif kind == t.NotifyType.EVENT_MACHINE_AVAILABLE and ev.resources is not None:
-            self.set_available(ev.resources)
+            self.machines.set_available(ev.resources, self.busy_machines())  # idle: free
         else:
             check_notify_kind(kind, self.config)
-
-    def set_unavailable(self, machines: MachineSet) -> None:
-        """Mark machines unavailable: running jobs keep them, nothing new starts there."""
-        self.machines.set_unavailable(machines)
-
-    def set_available(self, machines: MachineSet) -> None:
-        """Mark machines available again; idle ones become free."""
-        self.machines.set_available(machines, self.busy_machines())
 
     def busy_machines(self) -> MachineSet:
         """Machines allocated to running jobs. Runtime complexity: one C-level union of r sets."""
@@ -413,11 +405,6 @@ class ClusterState:
     @staticmethod
     def _ignore(_: object) -> None:
         """Events and decisions that change no state (QUERY, ANSWER, messages to jobs)."""
-
-    # ---------------------------------------------------------------------- invariants
-    def check(self) -> None:
-        """Verify the invariants (:func:`check_invariants`): ``AssertionError`` if broken."""
-        check_invariants(self)
 
 
 def check_invariants(state: ClusterState) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from batpolicy.scheduler.state import check_invariants
 from batpolicy.errors import ConfigError
 from batpolicy.policies.easy import EasyBackfilling
 from batpolicy.policies.registry import POLICIES, make_policy
@@ -168,7 +169,7 @@ def test_easy_head_never_starts_after_its_shadow_time(seed: int, allocator: str,
         machines = MachineSet.parse(alloc)
         if one_group == "true" or allocator == "one-group":
             assert any(machines.issubset(g) for g in groups), (name, alloc)
-    d.state.check()
+    check_invariants(d.state)
 
 
 @pytest.mark.parametrize("policy", ["fcfs", "dpsa-p", "dpsa-w"])

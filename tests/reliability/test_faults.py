@@ -27,6 +27,7 @@ import pytest
 import zmq
 from reliability.helpers import Job, Scenario, check_run, simulate, workload
 
+from batpolicy.scheduler.state import check_invariants
 from batpolicy.errors import ConfigError, InvalidDecision, PolicyError
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.easy import EasyBackfilling
@@ -319,7 +320,7 @@ def test_job_killed_listing_a_job_that_completed_first_is_handled_as_batsim_send
     assert not jobs["w0!1"].kill_requested and not jobs["w0!2"].kill_requested
     assert policy.killed_events[-1].job_ids == ("w0!1", "w0!2")
     assert jobs["w0!3"].allocation is not None  # the freed machines were used at once
-    d.state.check()
+    check_invariants(d.state)
 
 
 def test_killing_a_job_whose_completion_was_already_reported_is_refused() -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from batpolicy.scheduler.state import check_invariants
 from batpolicy.errors import PolicyError, ReadOnlyError
 from batpolicy.policies import registry
 from batpolicy.policies.base import Policy
@@ -145,7 +146,7 @@ def test_a_mutation_fails_at_the_policy_line_naming_the_policy(
     assert (str(state.free), [j for j in state.waiting if j != "w0!b"],
             [j for j in state.jobs if j != "w0!b"], dict(state.config),
             state.job("w0!a").status, str(state.job("w0!a").allocation)) == before[:6]
-    state.check()
+    check_invariants(state)
 
 
 def test_the_view_offers_everything_a_policy_reads_and_nothing_to_write() -> None:
