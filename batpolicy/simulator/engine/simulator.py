@@ -156,17 +156,7 @@ class Simulator:
         or is rejected (``record.start`` None), its machines already released.
         """
         accounting = self.parts.accounting
-        inner = accounting.on_record
-        if inner is None:
-            accounting.on_record = callback
-            return
-
-        def both(record: JobRecord) -> None:
-            """The tap, then the run's own ``on_record``."""
-            callback(record)
-            inner(record)
-
-        accounting.on_record = both
+        accounting.on_record = _in_turn(callback, accounting.on_record)
 
     def tap_decisions(self, kind: type, callback: Callable[[Any], None]) -> None:
         """Call ``callback(decision)`` once each decision of type ``kind`` has been applied.
@@ -191,17 +181,7 @@ class Simulator:
         Jobs the scheduler registers are REGISTER_JOB decisions (:meth:`tap_decisions`).
         """
         server = self.parts.server
-        inner = server.on_submit
-        if inner is None:
-            server.on_submit = callback
-            return
-
-        def both(n: int) -> None:
-            """The earlier tap, then this one."""
-            inner(n)
-            callback(n)
-
-        server.on_submit = both
+        server.on_submit = _in_turn(server.on_submit, callback)
 
     def waiting_and_running(self) -> tuple[int, int]:
         """How many jobs are submitted and neither started nor rejected, and how many run.
@@ -256,3 +236,23 @@ class Simulator:
         unavailable.
         """
         return self.parts.accounting.result()
+
+
+def _in_turn(first: Callable[[Any], None] | None,
+             then: Callable[[Any], None] | None) -> Callable[[Any], None] | None:
+    """One callback calling ``first`` then ``then``; either alone when the other is None.
+
+    A hook nobody taps stays None, so the engine's ``if hook is not None`` test is all an
+    untapped run pays per event.
+    """
+    if first is None:
+        return then
+    if then is None:
+        return first
+
+    def both(value: Any) -> None:
+        """``first``, then ``then``."""
+        first(value)
+        then(value)
+
+    return both
