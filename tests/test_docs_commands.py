@@ -11,7 +11,8 @@ A line ending in ``&`` runs with the next one, as a shell runs them: ``serve`` a
 peer. Sockets: each ``serve``/``fake-batsim``/``batsim`` gets ``-s`` on a free loopback
 port and a timeout; Batsim's part is played by ``batpolicy fake-batsim``, which takes
 Batsim's flags (real Batsim's runs are the tests that need it). The docs in
-:data:`NOT_RUN_YET` are not run here yet, each with its reason.
+:data:`BESIDE_REAL_BATSIM5` speak Batsim 5's command line, which fake-batsim does not
+take: their lines run beside real Batsim 5 (:func:`test_the_batsim5_doc_runs_beside_real_batsim5`).
 """
 
 from __future__ import annotations
@@ -32,11 +33,8 @@ from test_readme import REPO, Checkout, checkout  # noqa: F401  (the module's fi
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
-#: Docs whose lines this test does not run yet: why.
-NOT_RUN_YET = {
-    "batsim5.md": "real Batsim 5 (tests/batsim5 plays it with fake-batsim --batsim 5, and "
-                  "runs the builds when present)",
-}
+#: Docs whose ``batsim`` lines are Batsim 5's command line: run beside real Batsim 5 only.
+BESIDE_REAL_BATSIM5 = {"batsim5.md"}
 
 
 #: A comment on the line before a block (a blank line between allowed) that sets it apart,
@@ -149,9 +147,9 @@ NEEDS_SHARED_DATA = {"energy.md"}
 SLOW_LINE_TIMEOUT_S = 3 * 3600
 
 DOCS_RUN = sorted(p.name for p in DOCS.glob("*.md")
-                  if p.name not in NOT_RUN_YET and doc_commands(p.read_text()))
+                  if p.name not in BESIDE_REAL_BATSIM5 and doc_commands(p.read_text()))
 #: The docs with ``slow`` blocks: the benchmark-marked test runs all their lines.
-DOCS_SLOW = sorted(p.name for p in DOCS.glob("*.md") if p.name not in NOT_RUN_YET
+DOCS_SLOW = sorted(p.name for p in DOCS.glob("*.md") if p.name not in BESIDE_REAL_BATSIM5
                    and any(mark == "slow" for mark, _, _ in doc_blocks(p.read_text())))
 
 
@@ -180,11 +178,37 @@ def test_the_docs_slow_lines_run_as_written_too(
     _run_doc(doc, checkout, slow=True)
 
 
+@pytest.mark.batsim5
+@pytest.mark.parametrize("doc", sorted(BESIDE_REAL_BATSIM5))
+def test_the_batsim5_doc_runs_beside_real_batsim5(doc: str, checkout: Checkout) -> None:  # noqa: F811
+    """The doc's lines as written, ``batsim`` being real Batsim 5 (``$BATSIM5_PREFIX``).
+
+    Both processes must exit 0 and Batsim must write its jobs; skipped when Batsim 5 is
+    not built here (``docker/batsim5/build.sh``) or is the rc2 build, whose EDC options
+    differ from the snapshot's that the doc shows.
+    """
+    from batsim5 import live
+
+    if not live.available():
+        pytest.skip(f"Batsim 5 not built under {live.PREFIX}")
+    if live.is_rc2():
+        pytest.skip(f"{live.PREFIX} is the rc2 build; the doc shows the snapshot's options")
+    for line in doc_commands((DOCS / doc).read_text()):
+        port = free_port()
+        line = re.sub(r"(^|&\s*)batsim ", rf"\1{live.PREFIX / 'bin' / 'batsim'} ", line)
+        line = line.replace("tcp://localhost:28000", f"tcp://127.0.0.1:{port}")
+        line = re.sub(r"batpolicy serve",
+                      rf"batpolicy serve -s tcp://127.0.0.1:{port} --timeout 60", line)
+        checkout.run(f"{line}; wait" if "&" in line else line, what=doc, timeout=600)
+    jobs = (checkout.root / "out" / "batsim5" / "jobs.csv").read_text().splitlines()
+    assert len(jobs) == 1 + 250  # the header, then every job of the workload
+
+
 def test_every_doc_with_commands_is_run_or_says_why_not() -> None:
     blocks = {p.name: doc_blocks(p.read_text()) for p in DOCS.glob("*.md")}
     with_commands = {name for name, found in blocks.items() if found}
-    assert set(NOT_RUN_YET) <= with_commands
-    assert with_commands - set(NOT_RUN_YET) == set(DOCS_RUN) | set(DOCS_SLOW)
+    assert BESIDE_REAL_BATSIM5 <= with_commands
+    assert with_commands - BESIDE_REAL_BATSIM5 == set(DOCS_RUN) | set(DOCS_SLOW)
     unexplained = [(name, lines) for name, found in blocks.items()
                    for mark, why, lines in found if mark and not why.strip()]
     assert not unexplained, f"a marked block says no reason: {unexplained}"
