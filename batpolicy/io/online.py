@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 _fsum = math.fsum
 #: Jobs taken at once by the batched figures (a few hundred kB of floats at most).
 _BATCH = 4096
+_BATCH_VALUES = 4 * _BATCH
 _KILLED = (JobState.COMPLETED_KILLED, JobState.COMPLETED_WALLTIME_REACHED)
 _SUCCESS = JobState.COMPLETED_SUCCESSFULLY
 
@@ -101,15 +102,15 @@ class ScheduleStats:
         self.slowdowns = ExactSum()
         self.max_wait = self.max_turnaround = self.max_slowdown = 0.0
         self.count = 0
-        self._pending: list[tuple[float, float, float]] = []
+        self._pending: list[float] = []  # start, runtime, submission of each job in turn
         #: ``add((start, runtime, submitted))``: one job that ran. O(1): the jobs are
         #: taken in batches (:meth:`flush`), with the same figures as one at a time.
         self.add = self._add
 
     def _add(self, start: float, runtime: float, submitted: float) -> None:
         pending = self._pending
-        pending.append((start, runtime, submitted))
-        if len(pending) >= _BATCH:
+        pending += (start, runtime, submitted)
+        if len(pending) >= 3 * _BATCH:
             self.flush()
 
     def flush(self) -> None:
@@ -124,7 +125,7 @@ class ScheduleStats:
             return
         import numpy as np
 
-        start, runtime, submitted = np.array(pending).T
+        start, runtime, submitted = np.array(pending, dtype=np.float64).reshape(-1, 3).T
         pending.clear()
         wait = start - submitted
         turnaround = start + runtime - submitted
@@ -174,8 +175,9 @@ class OnlineMetrics:
         #: copies: held records, id -> (outcome fields, root submit, root deadline)
         self._held: dict[str, tuple[tuple[Any, ...], float, float | None]] = {}
         self._replaced: set[str] = set()  # originals named before their record came
-        #: jobs that ran, without a deadline, counted in batches (:meth:`_fold_batch`)
-        self._batch: list[tuple[float, float, float, int]] = []
+        #: jobs that ran, without a deadline, counted in batches (:meth:`_fold_batch`):
+        #: submission, start, runtime, requested resources of each, one after the other
+        self._batch: list[float] = []
         #: no copies, no groups: every such job may be batched
         self._plain = not copies and self._diff is None
 
@@ -184,24 +186,27 @@ class OnlineMetrics:
         """One :class:`~batpolicy.io.result.JobRecord`, in completion order. O(1)."""
         self.nb_records += 1
         start = r.start
-        if start is None:
-            self._rejection(r)
-        elif not self.ran_without_walltime and (r.walltime is None or r.walltime <= 0):
-            self.ran_without_walltime = True
         deadline = r.fields.deadline
         state = r.final_state
         metadata = r.metadata
         if (start is not None and deadline is None and self._plain
                 and not (metadata and "parent" in metadata)):  # the common case: batched
+            walltime = r.walltime
+            if walltime is None or walltime <= 0:
+                self.ran_without_walltime = True
             batch = self._batch
-            batch.append((r.submission_time, start, r.runtime, r.requested_resources))
+            batch += (r.submission_time, start, r.runtime, r.requested_resources)
             if state is _SUCCESS:
                 self.nb_success += 1
             elif state in _KILLED:
                 self.nb_killed += 1
-            if len(batch) >= _BATCH:
+            if len(batch) >= _BATCH_VALUES:
                 self._fold_batch()
             return
+        if start is None:
+            self._rejection(r)
+        elif not self.ran_without_walltime and (r.walltime is None or r.walltime <= 0):
+            self.ran_without_walltime = True
         outcome = (r.submission_time, start,
                    None if start is None else start + r.runtime,
                    r.requested_resources, state is _SUCCESS, state in _KILLED, deadline,
@@ -306,7 +311,7 @@ class OnlineMetrics:
             return
         import numpy as np
 
-        submit, start, runtime, res = np.array(batch).T
+        submit, start, runtime, res = np.array(batch, dtype=np.float64).reshape(-1, 4).T
         batch.clear()
         n = len(submit)
         self.nb_jobs += n

@@ -82,7 +82,6 @@ from __future__ import annotations
 
 import gc
 import gzip
-import io
 import logging
 import math
 import re
@@ -124,6 +123,10 @@ def delay_profile_name(runtime: float) -> str:
     return f"delay_{int(runtime)}" if runtime.is_integer() else f"delay_{runtime!r}"
 
 
+#: Bytes read (and gunzipped) at a time: a few thousand lines.
+_BLOCK = 1 << 18
+
+
 def _read_lines(path: Path) -> Iterator[str]:
     """The trace's lines, read (and gunzipped) as they are asked for: the whole text is
     never held. An unreadable or truncated file is an :class:`InputError` naming it."""
@@ -132,9 +135,16 @@ def _read_lines(path: Path) -> Iterator[str]:
             gzipped = raw.read(2) == b"\x1f\x8b"
             raw.seek(0)
             binary = gzip.GzipFile(fileobj=raw) if gzipped else raw
-            # PWA headers may hold non-ASCII notes; latin-1 never fails, keeps digits as is
-            with io.TextIOWrapper(binary, encoding="latin-1", newline="\n") as text:  # type: ignore[arg-type]
-                yield from text
+            # Read by blocks and split in C: iterating a text wrapper over GzipFile runs
+            # its Python ``closed`` property once a line. PWA headers may hold non-ASCII
+            # notes; latin-1 never fails and keeps digits as they are.
+            rest = ""
+            while block := binary.read(_BLOCK):
+                lines = (rest + block.decode("latin-1")).split("\n")
+                rest = lines.pop()
+                yield from lines
+            if rest:
+                yield rest
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise InputError(f"cannot read the trace: {exc}", path=str(path)) from None
 
