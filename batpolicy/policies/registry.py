@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 _LOCATIONS: dict[str, str] = {
     "fcfs": "fcfs:Fcfs",
     "easy": "easy:EasyBackfilling",
+    "easy-edc5": "easy_edc5:EasyEdc5",
     "conservative": "conservative:ConservativeBackfilling",
     "redirection": "redirection:Redirection",
     "dpsa-p": "dpsa:DpsaP",

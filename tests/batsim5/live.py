@@ -45,10 +45,10 @@ CASES = {
     "walltime120": ("walltime_mix_120.json", "zero_lat_cluster32.xml", ()),
     "samesubmit": ("test_same_submit_time.json", "zero_lat_cluster32.xml", ("--mmax", "1")),
 }
-#: batpolicy policy -> Batsim 5's example EDC library taking the same decisions.
+#: Batsim 5's example EDC libraries, by the EDC's algorithm.
 EDCS = {"easy": "libeasy.so", "fcfs": "libfcfs.so"}
-#: The Python port of Batsim 5's EASY EDC (``edc_easy.py``), served over our wire.
-PORT = "edc-easy-port"
+#: The batpolicy policy taking each example EDC's decisions.
+SAME_AS_EDC = {"easy": "easy-edc5", "fcfs": "fcfs"}
 
 _LOG_LINE = re.compile(r"\] \[server/INFO\] (Sending|Received) '(.*)'$")
 
@@ -155,9 +155,7 @@ def run_beside(case: str, policy: str, out: Path, *, record: Path | None = None)
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     serve = [sys.executable, "-m", "batpolicy", "serve", "--batsim", "5", "--policy", policy,
              "-s", endpoint, "--timeout", "120"]
-    if policy == PORT:
-        serve = [sys.executable, str(Path(__file__).with_name("edc_easy.py")), endpoint]
-    elif record is not None:
+    if record is not None:
         serve += ["--record", str(record)]
     daemon = subprocess.Popen(serve, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -192,8 +190,7 @@ def compare(cases: list[str]) -> int:
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         for case in cases:
-            for policy in [*EDCS, PORT]:
-                lib = "easy" if policy == PORT else policy
+            for lib, policy in SAME_AS_EDC.items():
                 edc = run_library(case, lib, Path(tmp) / f"{case}-{policy}-edc")
                 ours = run_beside(case, policy, Path(tmp) / f"{case}-{policy}-serve")
                 same = edc.returncode == ours.returncode == 0 and edc.jobs_csv == ours.jobs_csv

@@ -5,8 +5,8 @@ Needs Batsim 5 and its example EDC libraries (``docker/batsim5/build.sh``, under
 when absent, before any process starts. Every run must end cleanly (both exit 0), and:
 
 - ``fcfs`` gives the jobs.csv of Batsim 5's FCFS EDC, byte for byte;
-- the port of Batsim 5's EASY EDC (``edc_easy.py``) served over our wire gives the jobs.csv
-  of the C++ EASY EDC, byte for byte: the codec carries every decision faithfully;
+- ``easy-edc5`` (``batpolicy/policies/easy_edc5.py``) gives the jobs.csv of Batsim 5's
+  C++ EASY EDC, byte for byte;
 - ``easy`` (batsched's easy_bf) gives, beside Batsim 5, the starts, ends, machines and
   final states batsched's easy_bf got beside Batsim 4.2.1 (the shared transcripts): the
   policy is unchanged from one protocol to the other. (It differs from Batsim 5's EASY EDC,
@@ -36,7 +36,7 @@ def _needs_batsim5() -> None:
 
 
 @pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize(("policy", "edc"), [("fcfs", "fcfs"), (live.PORT, "easy")])
+@pytest.mark.parametrize(("edc", "policy"), list(live.SAME_AS_EDC.items()))
 def test_same_jobs_as_batsim5_s_own_edc(case: str, policy: str, edc: str,
                                         tmp_path: Path) -> None:
     reference = live.run_library(case, edc, tmp_path / "edc")

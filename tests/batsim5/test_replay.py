@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from batsim5.edc_easy import Batsim5EdcEasy
 
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol.batprotocol.codec import Batsim5Codec
@@ -54,7 +53,7 @@ def _without_version(message: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("name", "policy"), [
-    ("edc-easy-walltime120", "port"),
+    ("edc-easy-walltime120", "easy-edc5"),
     ("edc-fcfs-walltime120", "fcfs"),
     ("serve-easy-walltime120", "easy"),
     ("serve-fcfs-samesubmit", "fcfs"),
@@ -62,8 +61,7 @@ def _without_version(message: dict[str, Any]) -> dict[str, Any]:
 def test_replies_are_the_ones_batsim5_got(name: str, policy: str) -> None:
     recorded = exchanges(name)
     codec = Batsim5Codec(EdcIdentity.of("batpolicy", "test"))
-    dispatcher = Dispatcher(Batsim5EdcEasy() if policy == "port" else make_policy(policy),
-                            ClusterState(None))
+    dispatcher = Dispatcher(make_policy(policy), ClusterState(None))
     hello = recorded[0]
     assert hello["batsim"]["events"][0]["event_type"] == "BatsimHelloEvent"
     ours = json.loads(codec.hello_reply(hello["batsim"]["now"])[:-1])

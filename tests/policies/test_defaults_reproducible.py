@@ -29,7 +29,7 @@ BUNDLED: dict[str, Any] = {"max_jobs": 120}  # the bundled workload and platform
 
 #: Inputs per policy: the job model it needs and a small workload where it searches.
 SETUPS: dict[str, dict[str, Any]] = {
-    "fcfs": BUNDLED, "easy": BUNDLED, "conservative": BUNDLED,
+    "fcfs": BUNDLED, "easy": BUNDLED, "easy-edc5": BUNDLED, "conservative": BUNDLED,
     "dpsa-p": BUNDLED, "dpsa-n": BUNDLED, "dpsa-w": BUNDLED,
     "redirection": BUNDLED,
     "edf": {"preset": "tabu-4", "preset_params": (("nb_jobs", 120), ("nb_machines", 12)),
