@@ -109,6 +109,8 @@ class JobRunner:
         self._sleeps: dict[int, list[Any]] = {}
         self._arrived: list[tuple[Callable[[], None], bool]] = []
         self._timed_out: list[str] = []
+        #: The jobs that ended (done or timed out) at the last update, in SimGrid's order.
+        self._ends: list[str] = []
         #: Told the job id when one of its sleeps (a delay task) ends: SimGrid's sleep
         #: action on the job actor's host changes state then (a power model listens).
         self.on_sleep_end: Callable[[str], None] | None = None
@@ -198,6 +200,16 @@ class JobRunner:
         """
         out, self._timed_out = self._timed_out, []
         return out
+
+    def end_order(self) -> dict[str, int]:
+        """The jobs done or timed out at the last :meth:`advance_to`: their rank in its order.
+
+        SimGrid ends the actions due at one update in their creation order
+        (``HostL07Model::update_actions_state``), a task's completion and a walltime's
+        timer alike, and the job actors report in that order: a job whose delay sleeps to
+        its walltime before one whose delay ends at the same update (seed 364).
+        """
+        return {job_id: rank for rank, job_id in enumerate(self._ends)}
 
     def _begin(self, run: _Run, done: list[tuple[str, int]]) -> None:
         """Start ``run``'s current leaf, or end the job when none is left."""
@@ -335,7 +347,10 @@ class JobRunner:
         self._planned = None
         done: list[tuple[str, int]] = []
         usages: list[_Run] = []
+        ends: list[str] = []
+        self._ends = ends
         for _, run, key in entries:
+            reported = len(done)
             if key is not None or run.usage is not None:
                 if key is not None:
                     self._usage_event(run, key, done)
@@ -360,6 +375,7 @@ class JobRunner:
                     self._time_out(run)  # the task's wait_for timer is done
             elif run.deadline is not None and run.deadline - now < SURF_PRECISION:
                 self._time_out(run)  # the timer is a sleep: it ends up to 1e-9 s early
+            ends.extend(job_id for job_id, _ in done[reported:])
         for run in dict.fromkeys(usages):
             # a usage trace still receiving when its get's timer ends: walltime reached
             if (run.usage is not None and not run.timed_out and run.job_id in self._runs
@@ -370,6 +386,7 @@ class JobRunner:
     def _time_out(self, run: _Run) -> None:
         run.timed_out = True
         self._timed_out.append(run.job_id)
+        self._ends.append(run.job_id)
         if run.usage is not None:
             self._kill_ranks(run)
 
