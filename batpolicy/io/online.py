@@ -25,11 +25,14 @@ from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.outcomes import parent_of
 
-__all__ = ["ExactSum", "OnlineMetrics", "ScheduleStats"]
+__all__ = ["NULL_RUNTIME", "ExactSum", "OnlineMetrics", "ScheduleStats"]
 
 log = logging.getLogger(__name__)
 
 _fsum = math.fsum
+#: The runtime Batsim writes for a job that ran in null time (``jobs_execution.cpp``:
+#: ``job->runtime = 1e-5l``), as a double (re-exported by :mod:`.result`).
+NULL_RUNTIME = 1e-5
 #: Jobs taken at once by the batched figures (a few hundred kB of floats at most).
 _BATCH = 4096
 _BATCH_VALUES = 4 * _BATCH
@@ -89,17 +92,25 @@ class ExactSum:
 class ScheduleStats:
     """``schedule.csv``'s means and maxima over the jobs that ran (Batsim's slowdown).
 
-    The means' sums are exact (:class:`ExactSum`): ``schedule.csv`` divides them by every
-    job, rejected ones included (``export.cpp``, ``JobsTracer::finalize``).
+    As Batsim 4.2.1 computes them (``export.cpp``, ``JobsTracer::write_job`` and
+    ``finalize``): each job's wait ``start - submission``, turnaround ``start + runtime -
+    submission`` and slowdown ``turnaround / runtime`` in long double (a null runtime is
+    ``1e-5l``), added one job after the other in the order the jobs ended to long double
+    sums; a mean is the sum cast to double over every job, rejected ones included. A
+    double computation differs in the last printed digit (seed 302: a mean slowdown of
+    6.2e10, one ulp apart) and an exact sum prints 0.000000 where Batsim's rounded sum is
+    a few ulps below 0 (``-0.000000``). Where numpy's ``longdouble`` is double (not
+    x86), the figures are double's.
     """
 
-    __slots__ = ("waits", "turnarounds", "slowdowns", "max_wait", "max_turnaround",
+    __slots__ = ("wait_sum", "turnaround_sum", "slowdown_sum", "max_wait", "max_turnaround",
                  "max_slowdown", "count", "_pending", "add")
 
     def __init__(self) -> None:
-        self.waits = ExactSum()
-        self.turnarounds = ExactSum()
-        self.slowdowns = ExactSum()
+        #: The long double sums (numpy ``longdouble`` scalars, or 0.0 before any job).
+        self.wait_sum: Any = 0.0
+        self.turnaround_sum: Any = 0.0
+        self.slowdown_sum: Any = 0.0
         self.max_wait = self.max_turnaround = self.max_slowdown = 0.0
         self.count = 0
         self._pending: list[float] = []  # start, runtime, submission of each job in turn
@@ -113,27 +124,43 @@ class ScheduleStats:
         if len(pending) >= 3 * _BATCH:
             self.flush()
 
+    def mean(self, total: Any, nb_jobs: int) -> float:
+        """A long double sum over ``nb_jobs`` as Batsim divides it: cast to double first.
+
+        >>> ScheduleStats().mean(0.0, 0)
+        0.0
+        """
+        return float(total) / nb_jobs if nb_jobs else 0.0
+
     def flush(self) -> None:
         """Count the jobs added since the last flush (call before reading the figures).
 
-        Each job's wait ``start - submitted``, turnaround ``start + runtime - submitted``
-        and slowdown ``turnaround / runtime`` are the same IEEE operations one job at a
-        time or in numpy's arrays; sums are exact and maxima order-free, so batching
-        changes no digit."""
+        numpy's ``longdouble`` operations are the C++ ones element by element, and a
+        cumulative sum adds in order, so batching changes no digit. Runtime complexity:
+        O(jobs added).
+
+        >>> stats = ScheduleStats()
+        >>> stats.add(10.0, 5.0, 4.0); stats.add(20.0, 1e-5, 20.0); stats.flush()
+        >>> stats.mean(stats.wait_sum, 2), stats.max_turnaround, stats.count
+        (3.0, 11.0, 2)
+        """
         pending = self._pending
         if not pending:
             return
         import numpy as np
 
-        start, runtime, submitted = np.array(pending, dtype=np.float64).reshape(-1, 3).T
+        ld = np.longdouble
+        start, runtime, submitted = np.array(pending).astype(ld).reshape(-1, 3).T
         pending.clear()
+        runtime[runtime == ld(NULL_RUNTIME)] = ld("1e-5")  # job->runtime = 1e-5l
         wait = start - submitted
-        turnaround = start + runtime - submitted
+        turnaround = (start + runtime) - submitted
         with np.errstate(divide="ignore", invalid="ignore"):
             slowdown = turnaround / runtime
-        self.waits.extend(wait.tolist())
-        self.turnarounds.extend(turnaround.tolist())
-        self.slowdowns.extend(slowdown.tolist())
+        self.wait_sum = np.cumsum(np.concatenate(([ld(self.wait_sum)], wait)))[-1]
+        self.turnaround_sum = np.cumsum(
+            np.concatenate(([ld(self.turnaround_sum)], turnaround)))[-1]
+        self.slowdown_sum = np.cumsum(np.concatenate(([ld(self.slowdown_sum)], slowdown)))[-1]
         self.max_wait = max(self.max_wait, float(wait.max()))
         self.max_turnaround = max(self.max_turnaround, float(turnaround.max()))
         self.max_slowdown = max(self.max_slowdown, float(slowdown.max()))

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Self
+from typing import IO, Any, Self
 
 from batpolicy.errors import ConfigError
 from batpolicy.protocol.intervals import format_intervals
@@ -262,8 +262,8 @@ def schedule_fields(result: SimResult) -> dict[str, str]:
         stats.flush()
     nb_jobs = result.nb_jobs
 
-    def _mean(total: float) -> float:
-        return total / nb_jobs if nb_jobs else 0.0
+    def _mean(total: Any) -> float:
+        return stats.mean(total, nb_jobs)
 
     values: dict[str, object] = {
         "batsim_version": result.batsim_version,
@@ -272,9 +272,9 @@ def schedule_fields(result: SimResult) -> dict[str, str]:
         "max_slowdown": stats.max_slowdown,
         "max_turnaround_time": stats.max_turnaround,
         "max_waiting_time": stats.max_wait,
-        "mean_slowdown": _mean(stats.slowdowns.value()),
-        "mean_turnaround_time": _mean(stats.turnarounds.value()),
-        "mean_waiting_time": _mean(stats.waits.value()),
+        "mean_slowdown": _mean(stats.slowdown_sum),
+        "mean_turnaround_time": _mean(stats.turnaround_sum),
+        "mean_waiting_time": _mean(stats.wait_sum),
         # Batsim's Machines::nb_machines(): compute machines (after --mmax) and storage
         # hosts alike (export.cpp, JobsTracer::finalize)
         "nb_computing_machines": result.nb_machines + result.nb_storage_machines,

@@ -5,15 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from batpolicy.io.online import ScheduleStats
+from batpolicy.io.online import NULL_RUNTIME, ScheduleStats
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import EMPTY_FIELDS, JobFields
 
-__all__ = ["JobRecord", "SimResult"]
+__all__ = ["NULL_RUNTIME", "JobRecord", "SimResult"]
 
-#: Batsim's runtime for a job that computed in null time (``src/jobs_execution.cpp``).
-NULL_RUNTIME = 1e-5
 
 
 @dataclass(slots=True, eq=False)

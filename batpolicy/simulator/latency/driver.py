@@ -251,8 +251,11 @@ class LatencyDriver:
         del outbox[before:]
         # the killer is an actor the server creates: it puts KILLING_DONE one scheduling
         # round later, after the puts of the actors woken with the server (the reply
-        # actor's next decision or SCHED_READY)
-        self.at(self.now, lambda: self._report_later(self.delays.from_master, done))
+        # actor's next decision or SCHED_READY). Its put is dated by the date the server
+        # received KILL_JOB: with the messages on the parallel-task model, an update of
+        # the solver, so exact (a SCHED_READY received 1e-10 s later sees it: seed 392)
+        self.at(self.now, lambda: self._report_later(self.delays.from_master, done,
+                                                     exact=True))
 
     def _report_later(self, delay: tuple[float, float], events: list[t.Event],
                       then: Callable[[], None] | None = None, src: int | None = None,

@@ -442,4 +442,10 @@ class PtaskModel(JobModel, InstantModel):
                 moves[job_id] = now if self._master is not None else max(
                     now, job.start + job.walltime)
                 verdicts[job_id] = False
+        if len(moves) > 1:
+            # the job actors report in SimGrid's order of the update; a job done as it
+            # started (no task) after them
+            order = runner.end_order()
+            last = len(order)
+            moves = dict(sorted(moves.items(), key=lambda item: order.get(item[0], last)))
         return moves

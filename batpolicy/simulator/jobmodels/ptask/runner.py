@@ -8,6 +8,15 @@ instant the previous one ends, and a task whose ``ret`` is not 0 ends the job wi
 :class:`~.l07.L07Model` and moves them all together from event to event. The walltime
 is the caller's (the engine kills at ``start + walltime``).
 
+A parallel task's walltime is its own timer: Batsim waits for it with
+``ptask->wait_for(*remaining_time)`` (``task_execution.cpp``, ``execute_parallel_task``),
+which SimGrid 3.32 runs as a sleep action started just after the task
+(``ActivityImpl::wait_for``, a ``RawImpl`` on ``CpuL07::sleep``): a countdown from the
+remaining walltime, decreased by each update's delta like any sleep. So the task and its
+timer are compared the way the solver sees them, not against the job's start + walltime
+(which can round a few ulps to the other side: seed 223, a task and its timer both due
+at 31.298045 s, where Batsim completes the job).
+
 Messages (:meth:`JobRunner.send`): Batsim's protocol messages as SimGrid communications
 on the same model (:meth:`~.l07.L07Model.communicate`); a message done is handed back
 by :meth:`JobRunner.arrived`, in the order the messages were sent.
@@ -77,6 +86,8 @@ class _Run:
     remaining: float | None = None
     #: Its current leaf's rank actors when that leaf is a usage trace.
     usage: RankActors | None = None
+    #: What is left of its current parallel task's ``wait_for`` timer (None: no timer).
+    timer: float | None = None
 
 
 def _first(entry: tuple[int, Any, Any]) -> int:
@@ -98,6 +109,8 @@ class JobRunner:
         self._sleeps: dict[int, list[Any]] = {}
         self._arrived: list[tuple[Callable[[], None], bool]] = []
         self._timed_out: list[str] = []
+        #: The jobs that ended (done or timed out) at the last update, in SimGrid's order.
+        self._ends: list[str] = []
         #: Told the job id when one of its sleeps (a delay task) ends: SimGrid's sleep
         #: action on the job actor's host changes state then (a power model listens).
         self.on_sleep_end: Callable[[str], None] | None = None
@@ -188,6 +201,16 @@ class JobRunner:
         out, self._timed_out = self._timed_out, []
         return out
 
+    def end_order(self) -> dict[str, int]:
+        """The jobs done or timed out at the last :meth:`advance_to`: their rank in its order.
+
+        SimGrid ends the actions due at one update in their creation order
+        (``HostL07Model::update_actions_state``), a task's completion and a walltime's
+        timer alike, and the job actors report in that order: a job whose delay sleeps to
+        its walltime before one whose delay ends at the same update (seed 364).
+        """
+        return {job_id: rank for rank, job_id in enumerate(self._ends)}
+
     def _begin(self, run: _Run, done: list[tuple[str, int]]) -> None:
         """Start ``run``'s current leaf, or end the job when none is left."""
         if run.index >= len(run.leaves):
@@ -200,6 +223,7 @@ class JobRunner:
         run.since = self.now
         run.task = None
         run.sleep_left = None
+        run.timer = None
         self._serial += 1
         run.serial = self._serial
         if leaf.ranks is not None:
@@ -214,6 +238,8 @@ class JobRunner:
                               else leaf.delay)
         else:
             run.task = (run.job_id, self._serial)
+            if run.remaining is not None and run.remaining >= 0:
+                run.timer = run.remaining  # ptask->wait_for(*remaining_time)
             # SimGrid's ExecImpl::start (3.32, kernel/activity/ExecImpl.cpp l.82-84): a task
             # on one host is CpuL07::execution_start of its first flops, its bytes dropped
             self.model.start(run.task, leaf.hosts, leaf.flops,
@@ -237,6 +263,7 @@ class JobRunner:
             run.remaining -= leaf.delay if leaf.delay is not None else self.now - run.since
         run.task = None
         run.sleep_left = None
+        run.timer = None
         run.usage = None
         if leaf.ret != 0:
             del self._runs[run.job_id]
@@ -253,7 +280,11 @@ class JobRunner:
         for run in self._runs.values():
             if run.sleep_left is not None:
                 delta = min(delta, run.sleep_left)
-            if run.deadline is not None and not run.timed_out:
+            if run.timed_out:
+                continue
+            if run.timer is not None:
+                delta = min(delta, run.timer)
+            elif run.deadline is not None:
                 delta = min(delta, max(run.deadline - self.now, 0.0))
         if delta == _INF:
             self._planned = None
@@ -279,6 +310,8 @@ class JobRunner:
                 run.sleep_left = double_update(run.sleep_left, delta, SURF_PRECISION)
                 if run.sleep_left <= 0.0:
                     slept.add(run.job_id)
+            if run.timer is not None:
+                run.timer = double_update(run.timer, delta, SURF_PRECISION)
         woken: list[tuple[int, Callable[[], None]]] = []
         sleeps = self._sleeps
         for serial, entry in list(sleeps.items()):
@@ -314,7 +347,10 @@ class JobRunner:
         self._planned = None
         done: list[tuple[str, int]] = []
         usages: list[_Run] = []
+        ends: list[str] = []
+        self._ends = ends
         for _, run, key in entries:
+            reported = len(done)
             if key is not None or run.usage is not None:
                 if key is not None:
                     self._usage_event(run, key, done)
@@ -334,8 +370,12 @@ class JobRunner:
                     self._time_out(run)
                 else:
                     self._finish_leaf(run, done)
+            elif run.timer is not None:
+                if run.timer <= 0.0:
+                    self._time_out(run)  # the task's wait_for timer is done
             elif run.deadline is not None and run.deadline - now < SURF_PRECISION:
                 self._time_out(run)  # the timer is a sleep: it ends up to 1e-9 s early
+            ends.extend(job_id for job_id, _ in done[reported:])
         for run in dict.fromkeys(usages):
             # a usage trace still receiving when its get's timer ends: walltime reached
             if (run.usage is not None and not run.timed_out and run.job_id in self._runs
@@ -346,6 +386,7 @@ class JobRunner:
     def _time_out(self, run: _Run) -> None:
         run.timed_out = True
         self._timed_out.append(run.job_id)
+        self._ends.append(run.job_id)
         if run.usage is not None:
             self._kill_ranks(run)
 
