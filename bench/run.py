@@ -145,6 +145,9 @@ RESULTS: tuple[Result, ...] = (
        "python bench/fidelity/coalloc_simgrid.py --jobs 2000 --bsbw 300 600 900 1200 "
        "--workers 1 --offline --ptask-only --compare bench/results/coalloc_simgrid.txt "
        "--out coalloc_simgrid_offline"),
+    _r("gym_easy.txt", F + "gym_easy.py",
+       "python bench/fidelity/gym_easy.py > bench/results/gym_easy.txt",
+       "gymnasium, the whole KTH-SP2 trace"),
     _r("compare_versions.txt", F + "compare_versions.py",
        "python bench/fidelity/compare_versions.py --before OLD/bin/python "
        "--after NEW/bin/python --work /tmp/bench-compare -o bench/results/compare_versions.txt", manual=TWO_TREES),
