@@ -108,7 +108,10 @@ RESULTS: tuple[Result, ...] = (
        "schedFiller schedEasySjfBackfill schedSendRecv randomSched fcfsSchedSleep schedBebida "
        "--timeout 400 --name pybatsim_fidelity_sched_api", BATSIM + ", pybatsim"),
     _r("gym_steps.txt", P + "gym_steps.py",
-       "python bench/performance/gym_steps.py > bench/results/gym_steps.txt", "gymnasium"),
+       "python bench/performance/gym_steps.py --schedgym /tmp/rlscheduler "
+       "> bench/results/gym_steps.txt",
+       "gymnasium; an RLScheduler checkout (github.com/DIR-LAB/deep-batch-scheduler) in "
+       "/tmp/rlscheduler, else ours only"),
     # fidelity: the embedded simulator against real Batsim, and a tree against another
     _r("batsim_testsuite.txt", F + "batsim_testsuite.py",
        "python bench/fidelity/batsim_testsuite.py -j 1 --save bench/results/batsim_testsuite.txt",
