@@ -153,7 +153,8 @@ RESULTS: tuple[Result, ...] = (
        "gymnasium, the whole KTH-SP2 trace"),
     _r("compare_versions.txt", F + "compare_versions.py",
        "python bench/fidelity/compare_versions.py --before OLD/bin/python "
-       "--after NEW/bin/python --work /tmp/bench-compare -o bench/results/compare_versions.txt", manual=TWO_TREES),
+       "--after NEW/bin/python --work /tmp/bench-compare -o bench/results/compare_versions.txt",
+       manual=TWO_TREES),
     # papers: the papers' tables and figures
     _r("coalloc_dynamic.txt", A + "coalloc_figures.py",
        "python bench/papers/coalloc_figures.py dynamic --clusters 4 --jobs 8000 "

@@ -39,9 +39,8 @@ from batpolicy.app.cli import main  # noqa: E402
 from batpolicy.gym import baselines  # noqa: E402
 from batpolicy.io.inputs import DEFAULT_WORKLOAD, bundled  # noqa: E402
 
+#: Jobs observed: every job of the reproducer.
 WINDOW = 5
-from batpolicy.gym import baselines  # noqa: E402
-from batpolicy.io.inputs import DEFAULT_WORKLOAD, bundled  # noqa: E402
 
 #: (id, submission, machines, runtime); each walltime is its runtime + 1 s
 JOBS = [("j1", 0, 1, 5), ("j2_long", 0, 2, 100), ("j3", 0, 1, 5), ("j4_head", 6, 3, 10),
