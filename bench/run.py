@@ -108,7 +108,10 @@ RESULTS: tuple[Result, ...] = (
        "schedFiller schedEasySjfBackfill schedSendRecv randomSched fcfsSchedSleep schedBebida "
        "--timeout 400 --name pybatsim_fidelity_sched_api", BATSIM + ", pybatsim"),
     _r("gym_steps.txt", P + "gym_steps.py",
-       "python bench/performance/gym_steps.py > bench/results/gym_steps.txt", "gymnasium"),
+       "python bench/performance/gym_steps.py --schedgym /tmp/rlscheduler "
+       "> bench/results/gym_steps.txt",
+       "gymnasium; an RLScheduler checkout (github.com/DIR-LAB/deep-batch-scheduler) in "
+       "/tmp/rlscheduler, else ours only"),
     # fidelity: the embedded simulator against real Batsim, and a tree against another
     _r("batsim_testsuite.txt", F + "batsim_testsuite.py",
        "python bench/fidelity/batsim_testsuite.py -j 1 --save bench/results/batsim_testsuite.txt",
@@ -145,9 +148,13 @@ RESULTS: tuple[Result, ...] = (
        "python bench/fidelity/coalloc_simgrid.py --jobs 2000 --bsbw 300 600 900 1200 "
        "--workers 1 --offline --ptask-only --compare bench/results/coalloc_simgrid.txt "
        "--out coalloc_simgrid_offline"),
+    _r("gym_easy.txt", F + "gym_easy.py",
+       "python bench/fidelity/gym_easy.py > bench/results/gym_easy.txt",
+       "gymnasium, the whole KTH-SP2 trace"),
     _r("compare_versions.txt", F + "compare_versions.py",
        "python bench/fidelity/compare_versions.py --before OLD/bin/python "
-       "--after NEW/bin/python --work /tmp/bench-compare -o bench/results/compare_versions.txt", manual=TWO_TREES),
+       "--after NEW/bin/python --work /tmp/bench-compare -o bench/results/compare_versions.txt",
+       manual=TWO_TREES),
     # papers: the papers' tables and figures
     _r("coalloc_dynamic.txt", A + "coalloc_figures.py",
        "python bench/papers/coalloc_figures.py dynamic --clusters 4 --jobs 8000 "

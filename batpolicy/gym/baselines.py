@@ -13,11 +13,14 @@ Each reads only the observation and ``info["action_mask"]``
 - :func:`easy`: EASY backfilling (Lifka 1995; Mu'alem & Feitelson 2001, §2): the
   oldest job if it fits; else its shadow time and reserved machines from the machines'
   expected ends, and the first job of the window that fits now and ends by the shadow
-  time or fits on the machines the reservation leaves. The environment places every
-  job on the lowest free ids, while :class:`~batpolicy.policies.easy.EasyBackfilling`
-  puts a job ending after the shadow time on the lowest *unreserved* ids: the decisions
-  are EASY's on the machine layout the environment makes, which can drift from
-  ``--policy easy``'s (docs/gym.md measures how far).
+  time or fits on the machines the reservation leaves. These are
+  :class:`~batpolicy.policies.easy.EasyBackfilling`'s decisions, but not always on its
+  machines, and no action function can do better: an action starts a job on the lowest
+  free ids, so the jobs started at one instant always hold a prefix of the free ids,
+  while ``--policy easy`` puts a backfilled job that ends after the shadow time on the
+  lowest *unreserved* ids, leaving lower reserved machines idle. Reservations then hold
+  other machines and, later, other times (tests/gym/test_easy_baseline.py searches the
+  action sequences of a 5-job reproducer; bench/fidelity/gym_easy.py measures KTH-SP2).
 """
 
 from __future__ import annotations
