@@ -180,6 +180,8 @@ def machine_set(value: Any) -> MachineSet:
             b = a if last is None else int(last)
             if a <= b <= INT32_MAX:
                 return MachineSet(range(a, b + 1))
+    elif type(value) is MachineSet and value and value.max() <= INT32_MAX:
+        return value  # a decision's own set, checked before it is sent
     return _parsed_machine_set(value)
 
 
