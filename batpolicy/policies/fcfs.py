@@ -100,7 +100,8 @@ class Fcfs(Policy):
         placement = self.placement
         plain, allocate = placement.plain, placement.allocator.allocate
         platform = None if plain else placement.platform(view)
-        free, nfree = self._start_heads(queue, queue.popleft, free, nfree, platform, out)
+        if queue:
+            free, nfree = self._start_heads(queue, queue.popleft, free, nfree, platform, out)
         for job in self._incoming:
             if not placement.can_ever_run(job, view):
                 out.append(RejectJob(job.id))
