@@ -90,8 +90,8 @@ class Fcfs(Policy):
 
         batsched 1.4's ``FCFS::make_decisions`` (``src/algo/fcfs.cpp``): released
         machines go to the queue's heads first, then each new job starts at once if
-        nothing waits before it and it fits, else it joins the queue. Runtime complexity: O(k) for k
-        new jobs, plus O(1) per started head and the allocator's cost.
+        nothing waits before it and it fits, else it joins the queue. Runtime
+        complexity: O(k) for k new jobs, plus O(1) per started head and the allocator's.
         """
         out: list[Decision] = []
         queue = self._queue
