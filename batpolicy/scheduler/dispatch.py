@@ -28,9 +28,9 @@ class Dispatcher:
     """Applies a message's events to the state, asks the policy, checks its answer.
 
     ``paranoid`` runs :func:`~batpolicy.scheduler.state.check_invariants` after every
-    message. The time a message takes is the driver's to measure (the simulator's ``scheduling_time``, Batsim's
-    ``scheduling_time`` beside ``serve``): timing each hook here cost four clock reads
-    per message for a figure no driver reported.
+    message. The time a message takes is the driver's to measure (the simulator's
+    ``scheduling_time``, Batsim's ``scheduling_time`` beside ``serve``): timing each hook
+    here cost four clock reads per message for a figure no driver reported.
     """
 
     def __init__(self, policy: Policy, state: ClusterState | None = None, *,
