@@ -70,9 +70,29 @@ class Fcfs(Policy):
         return None
 
     def decide(self, now: float, view: PolicyView) -> list[Decision]:
-        """Start queue heads while they fit, then handle new submissions in order."""
+        """Start queue heads while they fit, then handle new submissions in order.
+
+        With no new job and a head that still does not fit, nothing can start: the
+        answer is empty at once, as batsched's loop over its pending jobs stops at the
+        first (``src/algo/fcfs.cpp``). Runtime complexity: O(1) then, else that of
+        :meth:`_decide_fifo`.
+        """
         if self._sorted is not None:
             return self._decide_sorted(view)
+        queue = self._queue
+        if not self._incoming and (not queue or (queue[0].status is JobStatus.WAITING
+                                                 and queue[0].res > len(view.free))):
+            return []  # nothing new, and the head still waits: _start_heads would stop at once
+        return self._decide_fifo(view)
+
+    def _decide_fifo(self, view: PolicyView) -> list[Decision]:
+        """Submission order: start heads while they fit, then take the new jobs in order.
+
+        batsched 1.4's ``FCFS::make_decisions`` (``src/algo/fcfs.cpp``): released
+        machines go to the queue's heads first, then each new job starts at once if
+        nothing waits before it and it fits, else it joins the queue. Runtime
+        complexity: O(k) for k new jobs, plus O(1) per started head and the allocator's.
+        """
         out: list[Decision] = []
         queue = self._queue
         free = view.free
@@ -80,7 +100,8 @@ class Fcfs(Policy):
         placement = self.placement
         plain, allocate = placement.plain, placement.allocator.allocate
         platform = None if plain else placement.platform(view)
-        free, nfree = self._start_heads(queue, queue.popleft, free, nfree, platform, out)
+        if queue:
+            free, nfree = self._start_heads(queue, queue.popleft, free, nfree, platform, out)
         for job in self._incoming:
             if not placement.can_ever_run(job, view):
                 out.append(RejectJob(job.id))

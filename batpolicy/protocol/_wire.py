@@ -12,6 +12,7 @@ schema from them). What a type annotation cannot say is checked in the schema's
 from __future__ import annotations
 
 import math
+import re
 import sys
 from enum import Enum
 from types import MappingProxyType
@@ -163,9 +164,34 @@ def machine_set(value: Any) -> MachineSet:
     From the wire, a string such as ``"0-3 7"``; when the codec checks a message it is
     about to send, the :class:`MachineSet` the decision holds (same rules, no parsing).
 
-    >>> str(machine_set("1 2 4-8")), str(machine_set(MachineSet.of(3)))
-    ('1-2 4-8', '3')
+    A string of one run (``"a-b"`` or ``"a"``: what Batsim writes for nearly every
+    allocation) is read by one C-level match; anything else, or a run the match finds
+    wrong (bounds reversed, an id beyond ``INT32_MAX``), is parsed by
+    :func:`~batpolicy.protocol.intervals.parse_intervals`, which says why it refuses.
+
+    >>> [str(machine_set(v)) for v in ("1 2 4-8", MachineSet.of(3), "5-9")]
+    ['1-2 4-8', '3', '5-9']
     """
+    if type(value) is str:
+        run = _ONE_RUN(value)
+        if run is not None:
+            first, last = run.groups()
+            a = int(first)
+            b = a if last is None else int(last)
+            if a <= b <= INT32_MAX:
+                return MachineSet(range(a, b + 1))
+    elif type(value) is MachineSet and value and value.max() <= INT32_MAX:
+        return value  # a decision's own set, checked before it is sent
+    return _parsed_machine_set(value)
+
+
+#: One run of ids, ``a`` or ``a-b``, nothing around it (the regex of ``parse_intervals``
+#: accepts every string this matches; ten digits cover ``INT32_MAX``).
+_ONE_RUN = re.compile(r"(\d{1,10})(?:-(\d{1,10}))?", re.ASCII).fullmatch
+
+
+def _parsed_machine_set(value: Any) -> MachineSet:
+    """:func:`machine_set` for any value, every string through ``parse_intervals``."""
     if type(value) is MachineSet:
         resources = value
     elif type(value) is str:

@@ -149,7 +149,7 @@ class PolicyView:
     @property
     def nb_machines(self) -> int:
         """Number of compute machines. Runtime complexity: O(1)."""
-        return len(self.__state.resources)
+        return len(self.__state.machines.resources)
 
     @property
     def all_machines(self) -> MachineSet:

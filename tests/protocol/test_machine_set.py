@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from batpolicy.errors import ProtocolError
+from batpolicy.protocol._wire import _parsed_machine_set, machine_set
 from batpolicy.protocol.intervals import MachineSet, format_intervals, parse_intervals
 
 #: Sets of ids dense enough to have runs, gaps and adjacent singletons.
@@ -106,3 +107,23 @@ def test_a_bad_string_is_one_clear_error_naming_the_field(text: object, words: s
     with pytest.raises(ProtocolError, match="field 'data.alloc'") as info:
         parse_intervals(text, field="data.alloc")
     assert words in str(info.value)
+
+
+#: Strings near the one-run shape: runs, reversed or huge bounds, spaces, signs, zeros.
+NEAR_RUNS = st.one_of(
+    st.text(alphabet="0123456789- \n+", max_size=14),
+    st.builds(lambda a, b, sep: f"{a}{sep}{b}", st.integers(0, 2**32 + 5),
+              st.integers(0, 2**32 + 5), st.sampled_from(["-", " ", "--", ""])),
+    st.integers(2**31 - 3, 2**31 + 3).map(str))
+
+
+@given(NEAR_RUNS)
+def test_the_one_run_reading_is_the_parsers(text: str) -> None:
+    """``machine_set``'s C-level reading of ``a-b`` gives the set, or error, of the parser's."""
+    def outcome(read: object) -> object:
+        try:
+            return read(text)  # type: ignore[operator]
+        except ValueError as exc:
+            return str(exc)
+
+    assert outcome(machine_set) == outcome(_parsed_machine_set)
