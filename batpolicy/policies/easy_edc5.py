@@ -1,6 +1,6 @@
 """EASY as Batsim 5's example EDC schedules it: ``--policy easy-edc5``.
 
-Batsim 5 ships an EASY backfilling *External Decision Component* with its tests
+EASY backfilling: Lifka, *The ANL/IBM SP scheduling system*, JSSPP 1995. Batsim 5 ships an EASY backfilling *External Decision Component* with its tests
 (``test/edc-lib/easy.cpp`` at Batsim ``ed55a974``). A researcher who moves from Batsim 4
 to Batsim 5 meets two EASYs: batsched's ``easy_bf`` (batpolicy's ``easy``, the reference
 of every Batsim 4 check) and this one. They differ in one rule and one number:
@@ -21,12 +21,13 @@ gives the jobs.csv of the C++ library byte for byte (``tests/batsim5/``).
 Deviation: the EDC never hears of unavailable machines (Batsim 5 ``ed55a974`` does not
 send those events); here hosts are taken among the free ones the view reports, so that
 under Batsim 4 a machine marked unavailable is not chosen. Without such events the two
-sets are the same.
+sets are the same; when machines come back, the queue is looked at again.
 """
 
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 from batpolicy.policies.base import Decisions, Policy
 from batpolicy.protocol.intervals import MachineSet
@@ -81,6 +82,11 @@ class EasyEdc5(Policy):
         self.need_scheduling = True
         _, hosts, _ = self.running.pop(job.id)
         self.available = self.available | hosts
+        return None
+
+    def on_resources_changed(self, event: Any, view: PolicyView) -> Decisions:
+        """Machines went down or came back (Batsim 4 only): look at the queue again."""
+        self.need_scheduling = True
         return None
 
     def decide(self, now: float, view: PolicyView) -> list[Decision]:
