@@ -25,7 +25,6 @@ import csv
 import functools
 import importlib.util
 import json
-import random
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -38,6 +37,8 @@ import batpolicy.gym  # noqa: E402,F401 - registers the environment
 from batpolicy.app.cli import main  # noqa: E402
 from batpolicy.gym import baselines  # noqa: E402
 from batpolicy.io.inputs import DEFAULT_WORKLOAD, bundled  # noqa: E402
+
+from gym_workloads import delay_workload  # noqa: E402  (tests/ helper)
 
 #: Jobs observed: every job of the reproducer.
 WINDOW = 5
@@ -138,19 +139,6 @@ def _bench() -> ModuleType:
     return module
 
 
-def _generated(path: Path, n: int = 300, seed: int = 11) -> Path:
-    rng = random.Random(seed)
-    jobs, profiles, t = [], {}, 0.0
-    for i in range(n):
-        t += rng.choice([0, 0, 1, 5, 30, 120])
-        run = rng.choice([1, 10, 50, 300, 1000])
-        profiles[f"p{i}"] = {"type": "delay", "delay": run}
-        jobs.append({"id": str(i), "subtime": t, "res": rng.randint(1, 20),
-                     "profile": f"p{i}", "walltime": run * rng.choice([1, 2, 5])})
-    path.write_text(json.dumps({"nb_res": 24, "jobs": jobs, "profiles": profiles}))
-    return path
-
-
 @pytest.mark.parametrize("inputs", ["bundled", "kth", "generated", "latency", "reproducer"])
 def test_easy_baseline_first_differs_from_easy_by_a_placement_only(tmp_path: Path,
                                                                    inputs: str) -> None:
@@ -160,7 +148,7 @@ def test_easy_baseline_first_differs_from_easy_by_a_placement_only(tmp_path: Pat
     if inputs == "kth":
         workload, max_jobs = bundled("KTH-SP2-1996-2-4weeks.swf.gz"), 800
     elif inputs == "generated":
-        workload = _generated(tmp_path / "gen.json")
+        workload = delay_workload(tmp_path / "gen.json", n=300, seed=11)
     elif inputs == "latency":  # 512 machines: nothing waits, no backfilling, identical
         platform = Path(__file__).parents[1] / "data" / "batsim421" / "cluster512.xml"
     elif inputs == "reproducer":

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import random
 import subprocess
 import sys
 import threading
@@ -22,6 +20,7 @@ from batpolicy.io.inputs import DEFAULT_WORKLOAD, bundled  # noqa: E402
 from batpolicy.policies.agent.loading import load_action  # noqa: E402
 
 from clirun import free_port, restore_logging  # noqa: E402,F401
+from gym_workloads import delay_workload  # noqa: E402
 
 KTH = bundled("KTH-SP2-1996-2-4weeks.swf.gz")
 
@@ -37,19 +36,6 @@ def _episode(env, act, seed=None):
             return steps, rewards, info
 
 
-def _generated(path: Path, n: int = 300, seed: int = 7) -> Path:
-    rng = random.Random(seed)
-    jobs, profiles, t = [], {}, 0.0
-    for i in range(n):
-        t += rng.choice([0, 0, 1, 5, 30, 120])
-        run = rng.choice([1, 10, 50, 300, 1000])
-        profiles[f"p{i}"] = {"type": "delay", "delay": run}
-        jobs.append({"id": str(i), "subtime": t, "res": rng.randint(1, 20), "profile": f"p{i}",
-                     "walltime": run * rng.choice([1, 2, 5])})
-    path.write_text(json.dumps({"nb_res": 24, "jobs": jobs, "profiles": profiles}))
-    return path
-
-
 @pytest.mark.parametrize("inputs", ["bundled", "kth", "generated", "latency"])
 def test_fcfs_episode_gives_simulate_fcfs_jobs_csv(tmp_path: Path, inputs: str) -> None:
     args: list[str] = []
@@ -60,7 +46,7 @@ def test_fcfs_episode_gives_simulate_fcfs_jobs_csv(tmp_path: Path, inputs: str) 
         platform = Path(__file__).parents[1] / "data" / "batsim421" / "cluster512.xml"
         args, kwargs = ["-p", str(platform)], {"platform": platform}
     elif inputs == "generated":
-        w = _generated(tmp_path / "gen.json")
+        w = delay_workload(tmp_path / "gen.json", n=300, seed=7)
         args, kwargs = ["-w", str(w)], {"workload": w}
     assert main(["simulate", "--policy", "fcfs", *args, "-o", str(tmp_path / "sim"), "-q",
                  "--no-progress"]) == 0
