@@ -13,14 +13,14 @@ Each reads only the observation and ``info["action_mask"]``
 - :func:`easy`: EASY backfilling (Lifka 1995; Mu'alem & Feitelson 2001, §2): the
   oldest job if it fits; else its shadow time and reserved machines from the machines'
   expected ends, and the first job of the window that fits now and ends by the shadow
-  time or fits on the machines the reservation leaves. These are
-  :class:`~batpolicy.policies.easy.EasyBackfilling`'s decisions, but not always on its
-  machines, and no action function can do better: an action starts a job on the lowest
-  free ids, so the jobs started at one instant always hold a prefix of the free ids,
-  while ``--policy easy`` puts a backfilled job that ends after the shadow time on the
-  lowest *unreserved* ids, leaving lower reserved machines idle. Reservations then hold
-  other machines and, later, other times (tests/gym/test_easy_baseline.py searches the
-  action sequences of a 5-job reproducer; bench/fidelity/gym_easy.py measures KTH-SP2).
+  time or fits on the machines the reservation leaves. An action starts a job on the
+  lowest free ids, so these are the decisions and machines of
+  ``--policy easy --param backfill_on=lowest``
+  (:class:`~batpolicy.policies.easy.EasyBackfilling`), job for job. Plain
+  ``--policy easy`` (batsched's easy_bf) puts a backfilled job that ends after the
+  shadow time on the lowest *unreserved* ids, which no action can choose
+  (tests/gym/test_easy_baseline.py searches the action sequences of a 5-job reproducer;
+  bench/fidelity/gym_easy.py compares whole traces with both).
 """
 
 from __future__ import annotations

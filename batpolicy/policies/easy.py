@@ -27,6 +27,12 @@ walltime (batsched's easy_bf, the default, rejects them);
 ``on_unavailable=kill|requeue`` kills (and requeues a copy of) the jobs running on machines
 that become unavailable (:mod:`batpolicy.policies.toolkit.unavailable`; default ``keep``, as
 Batsim);
+``backfill_on=lowest`` puts a backfilled job that ends after the shadow time on the lowest
+free ids rather than on the machines the reservation leaves (batsched's, the default
+``unreserved``), and the reservation moves to the lowest machines still free at the shadow
+time: EASY's counts (Mu'alem & Feitelson, §2, reason in numbers of nodes) kept, and the
+placement a :mod:`batpolicy.gym` action gives (:func:`batpolicy.gym.baselines.easy` makes
+this variant's decisions on its machines);
 ``allocator=`` chooses the machines (:mod:`batpolicy.policies.toolkit.allocation`; default
 ``lowest``, batsched's) and ``one_group=true`` keeps every job inside one platform group.
 With a group-aware allocator a job fits when the allocator finds it machines, and the
@@ -66,6 +72,10 @@ class EasyBackfilling(Policy):
                   Parameter("no_walltime", str, "reject", "jobs without a walltime: reject "
                             "them as batsched's easy_bf does, or run them (they then "
                             "reserve as if they never end)", choices=("reject", "run")),
+                  Parameter("backfill_on", str, "unreserved", "machines of a backfilled job "
+                            "that ends after the shadow time: the ones the head's reservation "
+                            "leaves (batsched's easy_bf) or the lowest free ids (the "
+                            "reservation then moves)", choices=("unreserved", "lowest")),
                   *PLACEMENT_PARAMETERS)
 
     def __init__(self, params=None) -> None:  # type: ignore[no-untyped-def]
@@ -80,6 +90,7 @@ class EasyBackfilling(Policy):
         # requeue reads a killed job's final state once its kill is acknowledged
         self.reads_finished_jobs = self.evacuation.mode == "requeue"
         self._reject_no_walltime = self.params["no_walltime"] == "reject"
+        self._backfill_lowest = self.params["backfill_on"] == "lowest"
         self.placement = Placement(self.params)
 
     @property
@@ -141,6 +152,7 @@ class EasyBackfilling(Policy):
         queue = self.queue
         placement = self.placement
         plain = placement.plain
+        lowest = self._backfill_lowest
         allocator = None if plain else placement.allocator  # None: lowest ids, fast paths
         platform = None if plain else placement.platform(view)
         heads = start_heads(queue, view.free, now, allocator, platform)  # 1. start heads
@@ -186,7 +198,8 @@ class EasyBackfilling(Policy):
             if job.status is not JobStatus.WAITING:  # started or rejected by someone else
                 queue.remove(job)
                 continue
-            if now + job.planned_walltime <= shadow:
+            ends_by_shadow = now + job.planned_walltime <= shadow
+            if ends_by_shadow:
                 within = free
             else:
                 if extra is None:
@@ -194,17 +207,26 @@ class EasyBackfilling(Policy):
                     nextra = len(extra)
                 if job.res > nextra:
                     continue
-                within = extra
+                within = free if lowest else extra
             alloc = allocate_or_lowest(allocator, within, job, platform)
             if alloc is None:
                 continue
             free = free - alloc
             nfree -= job.res
+            queue.remove(job)
+            out.append(ExecuteJob(job.id, alloc))
+            if lowest:
+                started.append((now + job.planned_walltime, alloc))
+                if not ends_by_shadow and alloc.intersect(reserved):  # the reservation moves
+                    reservation = reserve_head(head, now, free, view, started,
+                                               allocator, platform)
+                    shadow, reserved = reservation.shadow_time, reservation.machines
+                    extra = free - reserved
+                    nextra = len(extra)
+                    continue
             if extra is not None:
                 extra = extra - alloc
                 nextra = len(extra)
-            queue.remove(job)
-            out.append(ExecuteJob(job.id, alloc))
         return self._done(head, reservation, out)
 
     def _done(self, head: Job | None, reservation: Reservation | None,

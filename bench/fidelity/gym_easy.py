@@ -13,7 +13,9 @@ the head's shadow time on the lowest *unreserved* ids, leaving lower reserved ma
 idle: where that happens, no sequence of actions gives its jobs.csv
 (tests/gym/test_easy_baseline.py searches every sequence on a 5-job reproducer). This
 script checks that the first difference on each input is such a placement, and not a
-different decision (a job started at another time).
+different decision (a job started at another time), and that the baseline's jobs.csv is,
+byte for byte, that of ``--policy easy --param backfill_on=lowest`` (EASY backfilling on
+the lowest free ids, the placement an action gives).
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ class Comparison:
     free: MachineSet = field(default_factory=MachineSet)  # free just before it
     differing: list[str] = field(default_factory=list)  # jobs differing at ``first``
     easy_machines: MachineSet = field(default_factory=MachineSet)  # easy's starts there
+    lowest_identical: bool = False  # the baseline's jobs.csv = backfill_on=lowest's
 
     @property
     def placement_only(self) -> bool:
@@ -112,11 +115,16 @@ def compare(trace: Path, platform: Path | None, max_jobs: int | None, window: in
     if cli(["simulate", "--policy", "easy", *args, "-o", str(tmp / "sim"), "-q",
             "--no-progress"]) != 0:
         raise RuntimeError(f"{trace}: simulate --policy easy failed")
+    if cli(["simulate", "--policy", "easy", "--param", "backfill_on=lowest", *args, "-o",
+            str(tmp / "lowest"), "-q", "--no-progress"]) != 0:
+        raise RuntimeError(f"{trace}: simulate --policy easy --param backfill_on=lowest failed")
     nb_machines, longest = episode(trace, platform, max_jobs, window, tmp / "gym")
     sim, gym = read_jobs(tmp / "sim" / "jobs.csv"), read_jobs(tmp / "gym" / "jobs.csv")
-    identical = (tmp / "sim" / "jobs.csv").read_bytes() == (tmp / "gym" / "jobs.csv").read_bytes()
+    gym_bytes = (tmp / "gym" / "jobs.csv").read_bytes()
+    identical = (tmp / "sim" / "jobs.csv").read_bytes() == gym_bytes
     name = trace.name + (f" (first {max_jobs} jobs)" if max_jobs else "")
     result = Comparison(name, window, longest, identical, sim, gym)
+    result.lowest_identical = (tmp / "lowest" / "jobs.csv").read_bytes() == gym_bytes
     differ = [k for k in sim if sim[k] != gym[k]]
     if not differ:
         return result
@@ -139,7 +147,8 @@ def report(c: Comparison) -> list[str]:
                  if sim[k]["allocated_resources"] == gym[k]["allocated_resources"]]
     held = "the window held it" if c.longest_queue <= c.window else "TRUNCATED"
     lines = [f"{c.name}: {n} jobs, window {c.window} (longest queue {c.longest_queue}, "
-             f"{held}), jobs.csv identical: {c.identical}",
+             f"{held}), jobs.csv identical: {c.identical}; identical to "
+             f"--param backfill_on=lowest's: {c.lowest_identical}",
              f"  same start time: {len(same_time)} ({100 * len(same_time) / n:.1f} %); "
              f"same start and machines: {len(same_both)} ({100 * len(same_both) / n:.1f} %)"]
     if c.first is None:
@@ -170,13 +179,13 @@ def main(argv: list[str] | None = None) -> int:
                              else bundled("KTH-SP2-1996-2-4weeks.swf.gz")]
     print(header())
     print("# python bench/fidelity/gym_easy.py " + " ".join(sys.argv[1:] if argv is None else argv))
-    placement_only = True
+    ok = True
     for trace in traces:
         with tempfile.TemporaryDirectory() as tmp:
             comparison = compare(trace, args.platform, args.max_jobs, args.window, Path(tmp))
-        placement_only &= comparison.placement_only
+        ok &= comparison.placement_only and comparison.lowest_identical
         print("\n".join(report(comparison)), flush=True)
-    return 0 if placement_only else 1
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

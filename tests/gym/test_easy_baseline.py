@@ -157,3 +157,25 @@ def test_easy_baseline_first_differs_from_easy_by_a_placement_only(tmp_path: Pat
     assert comparison.longest_queue <= 1000
     assert comparison.identical == (inputs == "latency")
     assert comparison.placement_only, bench.report(comparison)
+
+
+@pytest.mark.parametrize("inputs", ["bundled", "kth", "generated", "latency", "reproducer"])
+def test_easy_episode_gives_easy_backfilling_on_lowest_ids_jobs_csv(tmp_path: Path,
+                                                                   inputs: str) -> None:
+    """The baseline's jobs.csv is ``--policy easy --param backfill_on=lowest``'s, byte for byte."""
+    bench = _bench()
+    workload, platform, max_jobs = bundled(DEFAULT_WORKLOAD), None, None
+    if inputs == "kth":
+        workload, max_jobs = bundled("KTH-SP2-1996-2-4weeks.swf.gz"), 800
+    elif inputs == "generated":
+        workload = delay_workload(tmp_path / "gen.json", n=300, seed=13)
+    elif inputs == "latency":
+        platform = Path(__file__).parents[1] / "data" / "batsim421" / "cluster512.xml"
+    elif inputs == "reproducer":
+        workload = _workload(tmp_path / "w.json")
+    comparison = bench.compare(workload, platform, max_jobs, 1000, tmp_path)
+    assert comparison.lowest_identical, bench.report(comparison)
+    if inputs == "reproducer":  # j5_late on the lowest free id, the head's reservation moved
+        lowest = _starts(tmp_path / "lowest" / "jobs.csv")
+        assert lowest["j5_late"] == ("7.000000", "0")
+        assert lowest["j4_head"] == ("100.000000", "1-3")  # at its shadow time all the same
