@@ -4,8 +4,8 @@ What ``tests/sim/test_fuzz_reproducers.py`` replays without Batsim: the minimal 
 inputs (``platform.xml``, ``workload.json``, usage-trace files), its Batsim flags
 (``case.json``), Batsim's conversation with batsched (``conversation.jsonl``, from
 Batsim's ``simulator.log``; gzipped when over 20 KB) and Batsim's outputs
-(``jobs.csv``, ``schedule.csv``, ``machine_states.csv``, and with ``-E``
-``consumed_energy.csv``, ``pstate_changes.csv``).
+(``jobs.csv``, ``schedule.csv``, ``machine_states.csv``, the Pajé ``schedule.trace``,
+and with ``-E`` ``consumed_energy.csv``, ``pstate_changes.csv``).
 
     python bench/fidelity/fuzz_vendor.py /tmp/batpolicy-fuzz-out/s119-... NAME
 """
@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-OUTPUTS = ("jobs.csv", "schedule.csv", "machine_states.csv", "consumed_energy.csv",
-           "pstate_changes.csv")
+OUTPUTS = ("jobs.csv", "schedule.csv", "machine_states.csv", "schedule.trace",
+           "consumed_energy.csv", "pstate_changes.csv")
 
 
 def vendor(reproducer: Path, name: str, into: Path = ROOT / "tests" / "data" / "fuzz",
