@@ -102,9 +102,11 @@ def replay(name: str, trace: Path | None = None) -> tuple[Any, list[str], Any]:
 
 
 def _case(name: str) -> Any:
-    """The case as a test parameter: a known difference (case.json's
-    ``known_difference``, not fixed yet) is expected to fail, strictly, so that its fix
-    shows as an XPASS failure and the marker goes."""
+    """The case as a test parameter, a known difference marked to fail.
+
+    A case whose case.json has ``known_difference`` (not fixed yet) is expected to fail,
+    strictly, so that its fix shows as an XPASS failure and the marker goes.
+    """
     known = json.loads((DATA / name / "case.json").read_text()).get("known_difference")
     if known:
         return pytest.param(name, marks=pytest.mark.xfail(reason=known, strict=True,
