@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +149,30 @@ def test_compute_sharing_counts_each_machines_busy_time_once() -> None:
     result, _, _ = replay("compute-sharing-overlaps")
     fields = schedule_fields(result)
     assert (fields["time_computing"], fields["time_idle"]) == ("54.248783", "82.000210")
+
+
+def test_the_fuzzers_summary_names_the_cause_of_a_listed_seed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A DIFF of a seed listed by a known-difference reproducer (``seed`` or
+    ``alike_seeds``) carries that cause in bench/results/fuzz.txt; another does not."""
+    import importlib.util
+    path = DATA.parents[2] / "bench" / "fidelity" / "fuzz.py"
+    spec = importlib.util.spec_from_file_location("fuzz_for_test", path)
+    assert spec is not None and spec.loader is not None
+    fuzz = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, fuzz)  # dataclasses look the module up
+    monkeypatch.setattr(sys, "path", list(sys.path))  # fuzz.py adds its folders
+    spec.loader.exec_module(fuzz)
+    known = fuzz.known_differences()
+    assert {97, 379, 1125, 1546} <= set(known)
+    assert known[1125][0] == "submission-ulp-before-subtime"
+    text = fuzz.summary([fuzz.Verdict("a", "s1125-energy-easy_bf", "DIFF", ["x"]),
+                         fuzz.Verdict("b", "s5-small-fcfs", "DIFF", ["y"]),
+                         fuzz.Verdict("c", "s6-small-fcfs", "same")], "0:3")
+    lines = text.splitlines()
+    assert "DIFF with a known cause (tests/data/fuzz/README.md): 1" in lines
+    at = lines.index("DIFF            s1125-energy-easy_bf (a)")
+    assert lines[at + 2].startswith(
+        "    known difference, tests/data/fuzz/submission-ulp-before-subtime: SimGrid")
+    at = lines.index("DIFF            s5-small-fcfs (b)")
+    assert lines[at + 1:] == ["    y"]
