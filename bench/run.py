@@ -61,8 +61,9 @@ RESULTS: tuple[Result, ...] = (
        "python bench/performance/serve_vs_batsched.py --rounds 6 --traces KTH "
        "--schedulers batsched-easy serve-easy --ipc", BATSIM),
     _r("serve_vs_batsched_debian.txt", P + "serve_vs_batsched.py",
-       "python bench/performance/serve_vs_batsched.py --rounds 5 --traces KTH --schedulers "
-       "batsched-easy serve-easy --ipc --python debian=DEBIAN/bin/python --no-save "
+       "python bench/performance/serve_vs_batsched.py --rounds 6 --traces KTH --schedulers "
+       "batsched-fcfs serve-fcfs batsched-easy serve-easy --python debian=DEBIAN/bin/python "
+       "--no-save "
        "> bench/results/serve_vs_batsched_debian.txt", BATSIM,
        "a venv of Debian's CPython 3.11.2: replace DEBIAN"),
     _r("serve_stages_instructions_kth_easy.txt serve_stages_instructions_kth_fcfs.txt",
