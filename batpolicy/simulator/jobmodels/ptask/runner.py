@@ -95,6 +95,12 @@ def _first(entry: tuple[int, Any, Any]) -> int:
     return entry[0]
 
 
+def _get_serial(run: _Run) -> int:
+    """When the job actor's current get (its walltime timer) began: serial, 0 if none."""
+    usage = run.usage
+    return 0 if usage is None else usage.get_serial
+
+
 class JobRunner:
     """Running jobs on one :class:`L07Model`; see the module docstring."""
 
@@ -111,6 +117,9 @@ class JobRunner:
         self._timed_out: list[str] = []
         #: The jobs that ended (done or timed out) at the last update, in SimGrid's order.
         self._ends: list[str] = []
+        #: The jobs of :attr:`_ends` whose usage trace timed out: its rank actors left to
+        #: kill (Batsim kills each with ``Actor::kill``, a simcall: one scheduling round).
+        self._kills: dict[str, int] = {}
         #: Told the job id when one of its sleeps (a delay task) ends: SimGrid's sleep
         #: action on the job actor's host changes state then (a power model listens).
         self.on_sleep_end: Callable[[str], None] | None = None
@@ -209,7 +218,15 @@ class JobRunner:
         timer alike, and the job actors report in that order: a job whose delay sleeps to
         its walltime before one whose delay ends at the same update (seed 364).
         """
-        return {job_id: rank for rank, job_id in enumerate(self._ends)}
+        ends = self._ends
+        kills = self._kills
+        if kills:
+            # a usage trace's job actor, its walltime reached, kills its rank actors not
+            # received yet one by one (Batsim's execute_task, USAGE_TRACE: child_actor->kill()
+            # is simcall_answered, a yield to maestro and one more scheduling round), so
+            # it goes on after the job actors that had fewer to kill (seed 968)
+            ends = sorted(ends, key=lambda job_id: kills.get(job_id, 0))
+        return {job_id: rank for rank, job_id in enumerate(ends)}
 
     def _begin(self, run: _Run, done: list[tuple[str, int]]) -> None:
         """Start ``run``'s current leaf, or end the job when none is left."""
@@ -228,6 +245,7 @@ class JobRunner:
         run.serial = self._serial
         if leaf.ranks is not None:
             run.usage = RankActors(leaf, self.model, run.job_id, self._next_serial)
+            run.usage.get_serial = run.serial  # the first get, before the ranks run
             if run.usage.start():
                 self._finish_leaf(run, done)
         elif leaf.delay is not None:
@@ -362,6 +380,7 @@ class JobRunner:
         usages: list[_Run] = []
         ends: list[str] = []
         self._ends = ends
+        self._kills = {}
         for _, run, key in entries:
             reported = len(done)
             if key is not None or run.usage is not None:
@@ -389,7 +408,8 @@ class JobRunner:
             elif run.deadline is not None and run.deadline - now < SURF_PRECISION:
                 self._time_out(run)  # the timer is a sleep: it ends up to 1e-9 s early
             ends.extend(job_id for job_id, _ in done[reported:])
-        for run in dict.fromkeys(usages):
+        # in the order their gets' timers began (SimGrid ends them in creation order)
+        for run in sorted(dict.fromkeys(usages), key=_get_serial):
             # a usage trace still receiving when its get's timer ends: walltime reached
             if (run.usage is not None and not run.timed_out and run.job_id in self._runs
                     and run.deadline is not None and run.deadline - now < SURF_PRECISION):
@@ -401,6 +421,7 @@ class JobRunner:
         self._timed_out.append(run.job_id)
         self._ends.append(run.job_id)
         if run.usage is not None:
+            self._kills[run.job_id] = run.usage.left  # child_actors: ranks not received
             self._kill_ranks(run)
 
     def progress(self, job_id: str, name: str, now: float) -> dict[str, Any]:
