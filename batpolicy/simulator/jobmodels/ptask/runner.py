@@ -101,6 +101,27 @@ def _get_serial(run: _Run) -> int:
     return 0 if usage is None else usage.get_serial
 
 
+def _timer_due(run: _Run, now: float) -> bool:
+    """Whether the job's walltime timer ends at the update to ``now`` (its sleep action).
+
+    A parallel task's ``wait_for`` timer, a usage trace's get's timer: SimGrid sleep
+    actions, ended with the update's other actions in creation order
+    (``HostL07Model::update_actions_state``), before a message that ends with them but
+    began later (seed 1538: a walltime reached as EXECUTE_JOB reaches the server).
+    """
+    if run.timed_out:
+        return False
+    if run.timer is not None:
+        return run.timer <= 0.0
+    return (run.usage is not None and run.deadline is not None
+            and run.deadline - now < SURF_PRECISION)
+
+
+def _timer_serial(run: _Run, now: float) -> int:
+    """When the job's walltime timer began, in the runner's count of actions."""
+    return run.serial if run.usage is None else run.usage.get_serial
+
+
 class JobRunner:
     """Running jobs on one :class:`L07Model`; see the module docstring."""
 
@@ -367,9 +388,10 @@ class JobRunner:
         entries.sort(key=_first)
         if woken or messages:
             # the oldest action of a job (task or sleep) that ends now
-            oldest = min((serial for serial, run, key in entries
+            oldest = min((_timer_serial(run, now) if key is None and _timer_due(run, now)
+                          else serial for serial, run, key in entries
                           if key is not None or (run.task is not None and run.task in finished)
-                          or run.job_id in slept), default=None)
+                          or run.job_id in slept or _timer_due(run, now)), default=None)
             woken.extend((key[1], messages.pop(key)) for key in ended if key in messages)
             woken.sort(key=lambda item: item[0])
             self._arrived.extend((callback, oldest is not None and oldest < serial)
