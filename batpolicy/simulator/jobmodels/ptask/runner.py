@@ -36,7 +36,9 @@ one after the other, then putting a 4-byte message on the job actor's mailbox; t
 actor receives them one at a time (a communication starts once both the put and the
 job actor's next get are there, in the order of the puts) and the leaf ends with the
 last one received. Its walltime reached, the job actor kills the rank actors: their
-tasks and message leave the model at once.
+tasks and message leave the model at once; one ``Actor::kill`` simcall (a scheduling round)
+per rank not received yet, so of the jobs timed out at one update those with fewer ranks
+left report first (:meth:`JobRunner.end_order`).
 
 Time: :meth:`JobRunner.next_time` is the soonest instant something changes (a task ends,
 a latency is paid, a sleep ends); the caller must call :meth:`JobRunner.advance_to` at
