@@ -53,6 +53,7 @@ from batpolicy.simulator.jobmodels.ptask.runner import JobRunner
 from batpolicy.simulator.jobmodels.ptask.tasks import (
     SEQUENCES,
     communicates,
+    program,
 )
 from batpolicy.platforms.routes import UnsupportedRoute, read_routes
 
@@ -352,13 +353,34 @@ class PtaskModel(JobModel, InstantModel):
         return FAR, outcome, ret
 
     def progress(self, job: Any, now: float, ctx: Any) -> dict[str, Any]:
-        """Batsim's kill progress of the job's current task."""
+        """Batsim's kill progress of the job's current task.
+
+        A job started at this instant, not yet in the runner (it joins it after the
+        instant), is killed in its first task at progress 0: Batsim's job actor, created
+        by EXECUTE_JOB before the KILL_JOB's killer actor, has started that task when the
+        killer runs (``execute_job_process`` → ``execute_task``, ``killer_process``), so
+        a sequence's progress is its tree and a parallel task is cancelled (-2).
+        """
         runner = self._runner
         if job.id not in self._mine or runner is None:
             return self._closed.progress(job, now, ctx)
         if job.id not in runner:
-            return {"profile_name": job.profile, "progress": 0.0}
+            return self._first_task_progress(job, ctx)
         return runner.progress(job.id, job.profile, now)
+
+    @staticmethod
+    def _first_task_progress(job: Any, ctx: Any) -> dict[str, Any]:
+        """The kill progress of a job in the first instant of its first task."""
+        leaves = program(job.profile, job.profile_data,
+                         lambda n: ctx.profile_definition(job.workload, n))
+        if not leaves:
+            return {"profile_name": job.profile, "progress": 0.0}
+        path, name, _ = leaves[0]
+        entry: dict[str, Any] = {"profile_name": name, "progress": 0.0}
+        for seq_name, index in reversed(path):
+            entry = {"profile_name": seq_name, "current_task_index": index,
+                     "current_task": entry}
+        return entry
 
     def in_solver(self, job: Any) -> bool:
         """Whether the job ran on the shared model (its end is one of the solver's dates).

@@ -36,7 +36,9 @@ one after the other, then putting a 4-byte message on the job actor's mailbox; t
 actor receives them one at a time (a communication starts once both the put and the
 job actor's next get are there, in the order of the puts) and the leaf ends with the
 last one received. Its walltime reached, the job actor kills the rank actors: their
-tasks and message leave the model at once.
+tasks and message leave the model at once; one ``Actor::kill`` simcall (a scheduling round)
+per rank not received yet, so of the jobs timed out at one update those with fewer ranks
+left report first (:meth:`JobRunner.end_order`).
 
 Time: :meth:`JobRunner.next_time` is the soonest instant something changes (a task ends,
 a latency is paid, a sleep ends); the caller must call :meth:`JobRunner.advance_to` at
@@ -95,6 +97,33 @@ def _first(entry: tuple[int, Any, Any]) -> int:
     return entry[0]
 
 
+def _get_serial(run: _Run) -> int:
+    """When the job actor's current get (its walltime timer) began: serial, 0 if none."""
+    usage = run.usage
+    return 0 if usage is None else usage.get_serial
+
+
+def _timer_due(run: _Run, now: float) -> bool:
+    """Whether the job's walltime timer ends at the update to ``now`` (its sleep action).
+
+    A parallel task's ``wait_for`` timer, a usage trace's get's timer: SimGrid sleep
+    actions, ended with the update's other actions in creation order
+    (``HostL07Model::update_actions_state``), before a message that ends with them but
+    began later (seed 1538: a walltime reached as EXECUTE_JOB reaches the server).
+    """
+    if run.timed_out:
+        return False
+    if run.timer is not None:
+        return run.timer <= 0.0
+    return (run.usage is not None and run.deadline is not None
+            and run.deadline - now < SURF_PRECISION)
+
+
+def _timer_serial(run: _Run, now: float) -> int:
+    """When the job's walltime timer began, in the runner's count of actions."""
+    return run.serial if run.usage is None else run.usage.get_serial
+
+
 class JobRunner:
     """Running jobs on one :class:`L07Model`; see the module docstring."""
 
@@ -111,6 +140,9 @@ class JobRunner:
         self._timed_out: list[str] = []
         #: The jobs that ended (done or timed out) at the last update, in SimGrid's order.
         self._ends: list[str] = []
+        #: The jobs of :attr:`_ends` whose usage trace timed out: its rank actors left to
+        #: kill (Batsim kills each with ``Actor::kill``, a simcall: one scheduling round).
+        self._kills: dict[str, int] = {}
         #: Told the job id when one of its sleeps (a delay task) ends: SimGrid's sleep
         #: action on the job actor's host changes state then (a power model listens).
         self.on_sleep_end: Callable[[str], None] | None = None
@@ -209,7 +241,15 @@ class JobRunner:
         timer alike, and the job actors report in that order: a job whose delay sleeps to
         its walltime before one whose delay ends at the same update (seed 364).
         """
-        return {job_id: rank for rank, job_id in enumerate(self._ends)}
+        ends = self._ends
+        kills = self._kills
+        if kills:
+            # a usage trace's job actor, its walltime reached, kills its rank actors not
+            # received yet one by one (Batsim's execute_task, USAGE_TRACE: child_actor->kill()
+            # is simcall_answered, a yield to maestro and one more scheduling round), so
+            # it goes on after the job actors that had fewer to kill (seed 968)
+            ends = sorted(ends, key=lambda job_id: kills.get(job_id, 0))
+        return {job_id: rank for rank, job_id in enumerate(ends)}
 
     def _begin(self, run: _Run, done: list[tuple[str, int]]) -> None:
         """Start ``run``'s current leaf, or end the job when none is left."""
@@ -228,6 +268,7 @@ class JobRunner:
         run.serial = self._serial
         if leaf.ranks is not None:
             run.usage = RankActors(leaf, self.model, run.job_id, self._next_serial)
+            run.usage.get_serial = run.serial  # the first get, before the ranks run
             if run.usage.start():
                 self._finish_leaf(run, done)
         elif leaf.delay is not None:
@@ -349,9 +390,10 @@ class JobRunner:
         entries.sort(key=_first)
         if woken or messages:
             # the oldest action of a job (task or sleep) that ends now
-            oldest = min((serial for serial, run, key in entries
+            oldest = min((_timer_serial(run, now) if key is None and _timer_due(run, now)
+                          else serial for serial, run, key in entries
                           if key is not None or (run.task is not None and run.task in finished)
-                          or run.job_id in slept), default=None)
+                          or run.job_id in slept or _timer_due(run, now)), default=None)
             woken.extend((key[1], messages.pop(key)) for key in ended if key in messages)
             woken.sort(key=lambda item: item[0])
             self._arrived.extend((callback, oldest is not None and oldest < serial)
@@ -362,6 +404,7 @@ class JobRunner:
         usages: list[_Run] = []
         ends: list[str] = []
         self._ends = ends
+        self._kills = {}
         for _, run, key in entries:
             reported = len(done)
             if key is not None or run.usage is not None:
@@ -389,7 +432,8 @@ class JobRunner:
             elif run.deadline is not None and run.deadline - now < SURF_PRECISION:
                 self._time_out(run)  # the timer is a sleep: it ends up to 1e-9 s early
             ends.extend(job_id for job_id, _ in done[reported:])
-        for run in dict.fromkeys(usages):
+        # in the order their gets' timers began (SimGrid ends them in creation order)
+        for run in sorted(dict.fromkeys(usages), key=_get_serial):
             # a usage trace still receiving when its get's timer ends: walltime reached
             if (run.usage is not None and not run.timed_out and run.job_id in self._runs
                     and run.deadline is not None and run.deadline - now < SURF_PRECISION):
@@ -401,6 +445,7 @@ class JobRunner:
         self._timed_out.append(run.job_id)
         self._ends.append(run.job_id)
         if run.usage is not None:
+            self._kills[run.job_id] = run.usage.left  # child_actors: ranks not received
             self._kill_ranks(run)
 
     def progress(self, job_id: str, name: str, now: float) -> dict[str, Any]:

@@ -26,7 +26,7 @@ class RankActors:
     """A usage trace leaf's rank actors and the job actor receiving their messages."""
 
     __slots__ = ("leaf", "_model", "_job_id", "_serial", "pos", "tasks", "queue", "comm",
-                 "left")
+                 "left", "get_serial")
 
     def __init__(self, leaf: Leaf, model: L07Model, job_id: str,
                  serial: Callable[[], int]) -> None:
@@ -46,6 +46,11 @@ class RankActors:
         self.comm: tuple[Hashable, int] | None = None
         #: Ranks whose message has not been received yet.
         self.left = len(ranks)
+        #: When the job actor's current get began, in the runner's count of actions: its
+        #: walltime timer is a sleep action created then (``CommImpl::wait_for``, SimGrid
+        #: 3.32), a new one for each get (``termination_mbox->get(*remaining_time)``,
+        #: Batsim's ``execute_task``), so the timers of one update end in that order.
+        self.get_serial = 0
 
     def start(self) -> bool:
         """Create the rank actors (in rank order); True if the leaf is done (no rank).
@@ -74,6 +79,7 @@ class RankActors:
             if self.left == 0:
                 return True
             self._receive()
+            self.get_serial = self._serial()  # the job actor's next get and its timer
         return False
 
     def kill(self) -> None:
