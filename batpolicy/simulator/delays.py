@@ -21,6 +21,11 @@ from batpolicy.platforms.routes import Routes, UnsupportedRoute, read_routes
 
 __all__ = ["MessageDelays", "message_delays"]
 
+#: A message transfer (s) from which the zero-latency driver's exact instants are not
+#: what Batsim's 6-decimal times show: a thousand messages of one instant stay below
+#: half a microsecond.
+TRANSFER_SHOWS = 1e-10
+
 log = logging.getLogger(__name__)
 
 
@@ -45,6 +50,18 @@ class MessageDelays:
         """Whether any message of this platform takes time (latency or transfer)."""
         return any(self.from_master) or any(
             any(self._to_master(name)) for name in self.machines)
+
+    def transfer_shows(self) -> bool:
+        """Whether a message's byte takes long enough to show in Batsim's 6-decimal times.
+
+        Batsim writes its times with 6 decimals (``protocol.cpp``, ``export.cpp``): a
+        1-byte transfer of 1e-12 s (a 1000 GBps loopback) never shows and the
+        zero-latency driver's exact instants are what the scheduler sees, but one over
+        a 1e7 bps link (8e-7 s, a cluster's master host without a loopback) moves
+        every message by a microsecond, from the job submitter's first put on.
+        """
+        return self.from_master[1] > TRANSFER_SHOWS or any(
+            self._to_master(name)[1] > TRANSFER_SHOWS for name in self.machines)
 
     def has_latency(self) -> bool:
         """Whether any message of this platform takes a non-zero latency."""

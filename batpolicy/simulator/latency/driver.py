@@ -75,12 +75,16 @@ def make_simulator(workloads: Sequence[Workload], platform: Platform, *,
                    zero_latency: bool = False) -> Simulator:
     """The :class:`Simulator` with the latency driver if the platform's messages take time.
 
+    Time that shows: a latency, a transfer that shows at Batsim's 6 decimals
+    (:meth:`~.MessageDelays.transfer_shows`), or any transfer when the jobs share the
+    messages' links.
+
     With ``zero_latency``, always the zero-latency driver (Batsim on a zero-latency
     platform).
     """
     if not zero_latency:
         delays = message_delays(platform, options.mmax if options else None)
-        if delays is not None and (delays.has_latency() or (
+        if delays is not None and (delays.has_latency() or delays.transfer_shows() or (
                 delays.takes_time() and _messages_share_links(workloads, options))):
             return LatencySimulator(workloads, platform, delays, events=events,
                                     options=options, on_record=on_record)
