@@ -142,6 +142,9 @@ RESULTS: tuple[Result, ...] = (
     _r("fuzz.txt", F + "fuzz.py",
        "python bench/fidelity/fuzz.py --seeds 0:1100 -j 2 --no-shrink --max-minutes 13 "
        "--save bench/results/fuzz.txt", BATSIM),
+    _r("fuzz_2000_baseline.txt", F + "fuzz.py",
+       "python bench/fidelity/fuzz.py --seeds 0:2000 -j 2 --no-shrink "
+       "--save bench/results/fuzz_2000_baseline.txt", BATSIM),
     _r("fidelity_latency.txt", F + "table.py",
        "python bench/fidelity/table.py --write docs/fidelity.md "
        "--save bench/results/fidelity_latency.txt", BATSIM),

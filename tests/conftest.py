@@ -14,6 +14,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+#: No per-example time limit in any property test: the suite runs on loaded 2-core
+#: machines, and speed is measured by bench/, never asserted (a test's own
+#: ``@settings`` still sets its example count).
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

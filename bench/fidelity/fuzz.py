@@ -326,8 +326,31 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+#: The vendored reproducers (``fuzz_vendor.py``), whose case.json names the seed that found
+#: them and, for a difference not fixed yet, its cause (``known_difference``).
+REPRODUCERS = HERE.parents[1] / "tests" / "data" / "fuzz"
+
+
+def known_differences(folder: Path = REPRODUCERS) -> dict[int, tuple[str, str]]:
+    """Seed -> (reproducer, cause) of each known difference not fixed yet.
+
+    A reproducer's case.json gives ``seed`` and, for seeds found later to show the same
+    cause, ``alike_seeds`` (checked by hand when they were listed: the seed's case, not
+    this run, is what is known).
+    """
+    known: dict[int, tuple[str, str]] = {}
+    for case in sorted(folder.glob("*/case.json")):
+        meta = json.loads(case.read_text())
+        cause = meta.get("known_difference")
+        if cause:
+            for seed in [meta.get("seed"), *meta.get("alike_seeds", [])]:
+                if isinstance(seed, int):
+                    known[seed] = (case.parent.name, cause)
+    return known
+
+
 def summary(results: list[Verdict], seeds: str) -> str:
-    """Counts per verdict and the differing cases."""
+    """Counts per verdict and the differing cases, each with its known cause if listed."""
     count: dict[str, int] = {}
     for v in results:
         count[v.verdict] = count.get(v.verdict, 0) + 1
@@ -337,10 +360,19 @@ def summary(results: list[Verdict], seeds: str) -> str:
              + ", ".join(f"{k} {n}" for k, n in sorted(count.items())),
              f"identical where Batsim repeats itself: {same}/{len(stable)} "
              f"({100 * same / max(len(stable), 1):.2f} %)", ""]
+    known = known_differences()
+    listed = 0
     for v in sorted(results, key=lambda v: v.label):
         if v.verdict not in ("same", "both-fail"):
             lines.append(f"{v.verdict:15} {v.label} ({v.key})")
             lines += [f"    {d}" for d in v.diffs[:4]]
+            seed = v.label[1:].partition("-")[0]
+            if v.verdict == "DIFF" and seed.isdigit() and int(seed) in known:
+                listed += 1
+                name, cause = known[int(seed)]
+                lines.append(f"    known difference, tests/data/fuzz/{name}: {cause}")
+    if listed:
+        lines[2:2] = [f"DIFF with a known cause (tests/data/fuzz/README.md): {listed}", ""]
     return "\n".join(lines) + "\n"
 
 

@@ -127,6 +127,20 @@ def test_easy_backfills_on_machines_no_action_sequence_can_choose(tmp_path: Path
     assert baseline["j4_head"] == ("100.000000", "1-3")
 
 
+def _inputs(inputs: str, tmp_path: Path) -> tuple[Path, Path | None, int | None]:
+    """(workload, platform, max_jobs) of one named input."""
+    workload, platform, max_jobs = bundled(DEFAULT_WORKLOAD), None, None
+    if inputs == "kth":
+        workload, max_jobs = bundled("KTH-SP2-1996-2-4weeks.swf.gz"), 800
+    elif inputs == "generated":
+        workload = delay_workload(tmp_path / "gen.json", n=300, seed=11)
+    elif inputs == "latency":  # 512 machines: nothing waits, no backfilling, identical
+        platform = Path(__file__).parents[1] / "data" / "batsim421" / "cluster512.xml"
+    elif inputs == "reproducer":
+        workload = _workload(tmp_path / "w.json")
+    return workload, platform, max_jobs
+
+
 @functools.cache
 def _bench() -> ModuleType:
     """bench/fidelity/gym_easy.py, which compares the two jobs.csv."""
@@ -140,40 +154,16 @@ def _bench() -> ModuleType:
 
 
 @pytest.mark.parametrize("inputs", ["bundled", "kth", "generated", "latency", "reproducer"])
-def test_easy_baseline_first_differs_from_easy_by_a_placement_only(tmp_path: Path,
-                                                                   inputs: str) -> None:
-    """Up to the first placement no action can choose, the baseline's jobs are EASY's."""
+def test_easy_baseline_is_easy_on_lowest_ids_and_first_differs_from_easy_by_a_placement(
+        tmp_path: Path, inputs: str) -> None:
+    """The baseline's jobs.csv is ``--policy easy --param backfill_on=lowest``'s, byte for
+    byte; against plain easy, up to the first placement no action can choose, its jobs."""
     bench = _bench()
-    workload, platform, max_jobs = bundled(DEFAULT_WORKLOAD), None, None
-    if inputs == "kth":
-        workload, max_jobs = bundled("KTH-SP2-1996-2-4weeks.swf.gz"), 800
-    elif inputs == "generated":
-        workload = delay_workload(tmp_path / "gen.json", n=300, seed=11)
-    elif inputs == "latency":  # 512 machines: nothing waits, no backfilling, identical
-        platform = Path(__file__).parents[1] / "data" / "batsim421" / "cluster512.xml"
-    elif inputs == "reproducer":
-        workload = _workload(tmp_path / "w.json")
+    workload, platform, max_jobs = _inputs(inputs, tmp_path)
     comparison = bench.compare(workload, platform, max_jobs, 1000, tmp_path)
     assert comparison.longest_queue <= 1000
     assert comparison.identical == (inputs == "latency")
     assert comparison.placement_only, bench.report(comparison)
-
-
-@pytest.mark.parametrize("inputs", ["bundled", "kth", "generated", "latency", "reproducer"])
-def test_easy_episode_gives_easy_backfilling_on_lowest_ids_jobs_csv(tmp_path: Path,
-                                                                   inputs: str) -> None:
-    """The baseline's jobs.csv is ``--policy easy --param backfill_on=lowest``'s, byte for byte."""
-    bench = _bench()
-    workload, platform, max_jobs = bundled(DEFAULT_WORKLOAD), None, None
-    if inputs == "kth":
-        workload, max_jobs = bundled("KTH-SP2-1996-2-4weeks.swf.gz"), 800
-    elif inputs == "generated":
-        workload = delay_workload(tmp_path / "gen.json", n=300, seed=13)
-    elif inputs == "latency":
-        platform = Path(__file__).parents[1] / "data" / "batsim421" / "cluster512.xml"
-    elif inputs == "reproducer":
-        workload = _workload(tmp_path / "w.json")
-    comparison = bench.compare(workload, platform, max_jobs, 1000, tmp_path)
     assert comparison.lowest_identical, bench.report(comparison)
     if inputs == "reproducer":  # j5_late on the lowest free id, the head's reservation moved
         lowest = _starts(tmp_path / "lowest" / "jobs.csv")

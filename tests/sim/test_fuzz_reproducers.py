@@ -6,18 +6,22 @@
 Batsim's conversation and outputs (``tests/data/fuzz/README.md`` says what each shows).
 Replayed message for message (the scheduler's recorded replies; each of Batsim's
 messages must be the recorded one, whole), the simulator must write Batsim's jobs.csv
-rows, machine_states.csv, and every schedule.csv column but the wall-clock ones — so a
-clone without Batsim checks that each cause stays fixed.
+rows, machine_states.csv, every schedule.csv column but the wall-clock ones, and the
+Pajé schedule.trace where it was vendored (job colours masked: Batsim shuffles them) — so
+a clone without Batsim checks that each cause stays fixed. A case vendored as a known
+difference (``fuzz_vendor.py --known``) is expected to fail until its cause is fixed.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from batsim_suite import mask_colours
 from sim.test_transcript_fidelity import as_batsim_json
 
 from batpolicy.platforms.xml import read_platform
@@ -25,6 +29,7 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import reply_from_obj, request_from_obj
 from batpolicy.io.batsim_json import read_batsim_workload
 from batpolicy.io.machine_states import HEADER, format_row
+from batpolicy.io.paje import PajeTraceWriter
 from batpolicy.io.outputs import format_job_row, schedule_fields
 from batpolicy.simulator import SimOptions
 from batpolicy.simulator.latency.driver import make_simulator
@@ -72,8 +77,11 @@ class Replay:
         return reply
 
 
-def replay(name: str) -> tuple[Any, list[str], Any]:
-    """Run case ``name`` against its recorded replies: (result, machine-state rows, sim)."""
+def replay(name: str, trace: Path | None = None) -> tuple[Any, list[str], Any]:
+    """Run case ``name`` against its recorded replies: (result, machine-state rows, sim).
+
+    ``trace``: also write the Pajé schedule trace there, ended at the run's end clock.
+    """
     folder = DATA / name
     case = json.loads((folder / "case.json").read_text())
     options = SimOptions(**{FLAGS[f]: True for f in case["flags"]})
@@ -81,17 +89,38 @@ def replay(name: str) -> tuple[Any, list[str], Any]:
                          read_platform(folder / "platform.xml"), options=options)
     rows: list[str] = []
     sim.trace_machine_states(lambda batch: rows.extend(format_row(*row) for row in batch))
+    writer = None
+    if trace is not None:
+        writer = PajeTraceWriter(trace, sim.machine_names, sharing=options.compute_sharing)
+        sim.trace_schedule(writer)
     scheduler = Replay(folder)
     result = sim.run(scheduler)
     assert scheduler.position == len(scheduler.recorded)
     assert result.complete
+    if writer is not None:
+        writer.finish(sim.end_clock())
     return result, rows, sim
 
 
-@pytest.mark.parametrize("name", CASES)
+def _case(name: str) -> Any:
+    """The case as a test parameter, a known difference marked to fail.
+
+    A case whose case.json has ``known_difference`` (not fixed yet) is expected to fail,
+    strictly, so that its fix shows as an XPASS failure and the marker goes.
+    """
+    known = json.loads((DATA / name / "case.json").read_text()).get("known_difference")
+    if known:
+        return pytest.param(name, marks=pytest.mark.xfail(reason=known, strict=True,
+                                                          raises=AssertionError))
+    return name
+
+
+@pytest.mark.parametrize("name", [_case(n) for n in CASES])
 def test_fuzz_reproducer_writes_batsims_outputs(name: str, tmp_path: Path) -> None:
     folder = DATA / name
-    result, states, sim = replay(name)
+    vendored_trace = folder / "schedule.trace"
+    trace = tmp_path / "schedule.trace" if vendored_trace.is_file() else None
+    result, states, sim = replay(name, trace)
     assert sorted(format_job_row(r) for r in result.records) == \
         sorted((folder / "jobs.csv").read_text().splitlines(keepends=True)[1:])
     assert HEADER + "".join(states) == (folder / "machine_states.csv").read_text()
@@ -100,6 +129,8 @@ def test_fuzz_reproducer_writes_batsims_outputs(name: str, tmp_path: Path) -> No
     fields = schedule_fields(result)
     assert {k: v for k, v in fields.items() if k in reference and k not in WALL_CLOCK} == \
         {k: v for k, v in reference.items() if k not in WALL_CLOCK}
+    if trace is not None:
+        assert mask_colours(trace.read_text()) == mask_colours(vendored_trace.read_text())
     if (folder / "consumed_energy.csv").is_file():
         energy = sim.parts.energy
         assert energy is not None
@@ -118,3 +149,30 @@ def test_compute_sharing_counts_each_machines_busy_time_once() -> None:
     result, _, _ = replay("compute-sharing-overlaps")
     fields = schedule_fields(result)
     assert (fields["time_computing"], fields["time_idle"]) == ("54.248783", "82.000210")
+
+
+def test_the_fuzzers_summary_names_the_cause_of_a_listed_seed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A DIFF of a seed listed by a known-difference reproducer (``seed`` or
+    ``alike_seeds``) carries that cause in bench/results/fuzz.txt; another does not."""
+    import importlib.util
+    path = DATA.parents[2] / "bench" / "fidelity" / "fuzz.py"
+    spec = importlib.util.spec_from_file_location("fuzz_for_test", path)
+    assert spec is not None and spec.loader is not None
+    fuzz = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, fuzz)  # dataclasses look the module up
+    monkeypatch.setattr(sys, "path", list(sys.path))  # fuzz.py adds its folders
+    spec.loader.exec_module(fuzz)
+    known = fuzz.known_differences()
+    assert {97, 379, 1125, 1546} <= set(known)
+    assert known[1125][0] == "submission-ulp-before-subtime"
+    text = fuzz.summary([fuzz.Verdict("a", "s1125-energy-easy_bf", "DIFF", ["x"]),
+                         fuzz.Verdict("b", "s5-small-fcfs", "DIFF", ["y"]),
+                         fuzz.Verdict("c", "s6-small-fcfs", "same")], "0:3")
+    lines = text.splitlines()
+    assert "DIFF with a known cause (tests/data/fuzz/README.md): 1" in lines
+    at = lines.index("DIFF            s1125-energy-easy_bf (a)")
+    assert lines[at + 2].startswith(
+        "    known difference, tests/data/fuzz/submission-ulp-before-subtime: SimGrid")
+    at = lines.index("DIFF            s5-small-fcfs (b)")
+    assert lines[at + 1:] == ["    y"]

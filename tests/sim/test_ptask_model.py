@@ -15,6 +15,7 @@ import pytest
 from batpolicy.simulator.jobmodels.ptask.l07 import L07Model
 from batpolicy.simulator.jobmodels.ptask.lmm import FATPIPE, Constraint, FairBottleneck
 from batpolicy.simulator.jobmodels.ptask.route_table import RouteTable
+from batpolicy.simulator.jobmodels.ptask.runner import JobRunner
 from batpolicy.platforms.routes import Hop, read_routes
 
 #: Batsim 4.2.1's ``platforms/small_platform.xml``, vendored.
@@ -212,3 +213,21 @@ def test_changed_constraint_bound_moves_the_rates_at_the_next_solve() -> None:
     assert system.modified
     system.solve()
     assert x.value == 4.0
+
+
+def test_runner_update_due_only_at_a_new_date_or_the_planned_update() -> None:
+    """A move to the last update's date is one more round of actors, not a model update.
+
+    Unless :meth:`JobRunner.next_time` planned an update there (a zero delta): then the
+    rates solved after the last update come into force for the energy plugin.
+    """
+    runner = JobRunner(L07Model([(1e9, 1)], lambda a, b: []))
+    runner.sleep(2.0, lambda: None)
+    at = runner.next_time()
+    assert at == 2.0 and runner.update_due(at)
+    runner.advance_to(at)
+    assert len(runner.arrived()) == 1
+    assert not runner.update_due(at)  # the actors woken at 2.0 run before the next solve
+    runner.sleep(0.0, lambda: None)
+    assert runner.next_time() == at and runner.update_due(at)  # a zero-delta update
+    assert runner.update_due(at + 1e-6)

@@ -185,3 +185,40 @@ def test_a_registered_usage_trace_profile_is_refused() -> None:
     """Batsim takes usage_trace profiles from workload files only."""
     with pytest.raises(InputError, match="can only come from a workload file"):
         check_trace_field({"type": "usage_trace", "trace": "t.txt"}, "dyn", "p", None)
+
+
+def _write_sequence(tmp_path: Path, first: int, second: int) -> Path:
+    """A one-job workload (2 machines) running a usage trace of ``first`` ranks, then one
+    of ``second`` ranks (a ``composed`` sequence), each rank 1 Gflop on one core."""
+    workload = tmp_path / "w.json"
+    profiles: dict = {"s": {"type": "composed", "seq": ["u1", "u2"]}}
+    for name, count in (("u1", first), ("u2", second)):
+        folder = tmp_path / name
+        folder.mkdir()
+        for rank in range(count):
+            (folder / f"r{rank}.txt").write_text(f"{rank} m_usage 0.25 1e9\n")
+        (folder / "traces.txt").write_text("".join(f"r{r}.txt\n" for r in range(count)))
+        profiles[name] = {"type": "usage_trace", "trace": f"{name}/traces.txt"}
+    workload.write_text(json.dumps({"nb_res": 2, "jobs": [
+        {"id": 1, "subtime": 0, "walltime": 100, "res": 2, "profile": "s"}],
+        "profiles": profiles}))
+    return workload
+
+
+def test_a_sequence_of_usage_traces_with_one_rank_count_runs(tmp_path: Path) -> None:
+    status, out = _simulate(tmp_path, _write_sequence(tmp_path, 3, 3), energy=False)
+    assert status == 0
+    job = read_jobs(out / "jobs.csv")["1"]
+    # ranks 0 and 2 share host a's 4 cores (one each): each trace takes 1 s
+    assert float(job["execution_time"]) == pytest.approx(2.0, abs=1e-6)
+
+
+def test_a_later_usage_trace_with_another_rank_count_is_an_invalid_job(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The first trace gives the job its ranks-to-hosts mapping (2 ranks); Batsim asserts
+    that the second trace (1 rank) has as many ranks, as it starts (``execute_task``)."""
+    status, out = _simulate(tmp_path, _write_sequence(tmp_path, 2, 1), energy=False)
+    assert status != 0
+    err = [e for e in capsys.readouterr().err.splitlines() if e.strip()]
+    assert len(err) == 1 and "w0!u2" in err[0], err
+    assert "smpi_ranks_to_hosts_mapping has size 2, the trace has 1 ranks" in err[0]

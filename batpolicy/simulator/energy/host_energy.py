@@ -26,7 +26,12 @@ update. Two sources:
   after an instant (:meth:`HostEnergyPlugin.set_loads`) hold from the next instant on,
   so a host nobody updated when its rate changed (a latency paid, a task of several
   hosts starting after a sleep, a task elsewhere leaving a shared link) is charged its
-  later load for the whole interval, as SimGrid charges it.
+  later load for the whole interval, as SimGrid charges it. They come into force at the
+  model's next update (:meth:`HostEnergyPlugin.loads_solved`), not at a later instant of
+  the same date: SimGrid solves once the actors woken by an update have run
+  (``EngineImpl::run``), so a task they cancel then (a walltime-killed job's, as its
+  actor ends, ``ActorImpl::cleanup_from_self``) charges its hosts at the rates solved
+  before that update.
 """
 
 from __future__ import annotations

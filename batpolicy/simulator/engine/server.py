@@ -43,7 +43,7 @@ class Server:
     """Batsim's server actor: submissions, external events, job ends, the scheduler talk."""
 
     __slots__ = ("_books", "_models", "_accounting", "_ends", "_platform", "_machine_info",
-                 "_workload_paths", "_begin_profiles", "on_submit")
+                 "_workload_paths", "_begin_profiles", "on_submit", "ends_acknowledged")
 
     def __init__(self, books: RunBooks, models: ModelChoice, accounting: Accounting,
                  ends: MovingEnds, platform: Platform, machine_info: list[Any]) -> None:
@@ -58,6 +58,8 @@ class Server:
         #: ``on_submit(n)``: ``n`` static jobs were just submitted (a tap, see
         #: :meth:`~.simulator.Simulator.tap_submissions`); None: nobody listens.
         self.on_submit: Callable[[int], None] | None = None
+        #: The ``now`` of the scheduler's reply to SIMULATION_ENDS (None: not sent yet).
+        self.ends_acknowledged: float | None = None
 
     def load(self, workloads: Sequence[Workload]) -> None:
         """Load the workloads as Batsim does (their jobs: :func:`~.books.submission_order`).
@@ -224,6 +226,7 @@ class Server:
         if not isinstance(reply, t.Reply) or reply.decisions:
             raise InvalidDecision("the reply to SIMULATION_ENDS must hold no event "
                                   f"(t={books.queue.now})")
+        self.ends_acknowledged = reply.now
         result.complete = True
 
     def stuck(self) -> InvalidDecision:

@@ -126,9 +126,27 @@ class Simulator:
     def end_clock(self) -> float:
         """Batsim's clock once the scheduler acknowledged SIMULATION_ENDS: its outputs' end.
 
-        On a zero-latency platform the acknowledgement takes no time.
+        On a zero-latency platform the acknowledgement takes no time, but it leaves at
+        the reply's ``now`` (:meth:`acknowledged_at`).
         """
-        return self.now
+        return self.acknowledged_at()
+
+    def acknowledged_at(self) -> float:
+        """When the REQ-REP actor sends the SCHED_READY acknowledging SIMULATION_ENDS.
+
+        Batsim 4.2.1's ``JsonProtocolReader::parse_and_apply_message`` sends it with
+        ``send_message_at_time(now, ...)`` (``protocol.cpp``), which first sleeps
+        ``when - current_time`` if the reply's ``now`` is later than the clock: batsched
+        echoes the message's ``now``, rounded to 6 decimals, so up to 5e-7 s later.
+        SimGrid 3.32 then adds the sleep's length to its clock (``EngineImpl::solve``:
+        ``now_ += time_delta``), hence ``now + (when - now)``, not ``when``. Seed 217
+        (``gen-cluster3``): SIMULATION_ENDS at 0.00700464, the reply's ``now`` 0.007005,
+        its SCHED_READY received 0.00100064 s later, at 0.00800564: the Pajé trace ends
+        at 0.008006, not 0.008005.
+        """
+        now = self.now
+        when = self.parts.server.ends_acknowledged
+        return now + (when - now) if when is not None and when > now else now
 
     @property
     def machine_names(self) -> list[str]:

@@ -121,9 +121,12 @@ class LatencySimulator(Simulator):
         self.delays = delays
 
     def end_clock(self) -> float:
-        """The time the reply to SIMULATION_ENDS (SCHED_READY) reaches the server."""
+        """The time the reply to SIMULATION_ENDS (SCHED_READY) reaches the server.
+
+        It leaves at :meth:`~.Simulator.acknowledged_at`: the reply's ``now`` when later.
+        """
         latency, transfer = self.delays.from_master
-        return (self.now + latency) + transfer
+        return (self.acknowledged_at() + latency) + transfer
 
 
 class LatencyDriver:

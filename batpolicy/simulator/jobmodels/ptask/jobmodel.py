@@ -396,7 +396,11 @@ class PtaskModel(JobModel, InstantModel):
             wake.fired = False
             if wake.before is not None:
                 wake.before()
-        if self._power is not None:
+        if self._power is not None and runner.update_due(now):
+            # only a model update brings in the rates solved after the last one: a job's
+            # actor ending at that update's date (job_reported: its put done, SimGrid
+            # cancels its task, ActorImpl::cleanup_from_self) charges its hosts at the
+            # rates before it (host_energy.cpp, on_action_state_change)
             self._power.update_begins()
         done = runner.advance_to(now)
         for job_id in [j for j in runner.runs() if j not in running]:

@@ -184,19 +184,21 @@ class JobPrograms:
             return ctx.profile_definition(job.workload, n)
         executors = _executors(job)
         mapping = job.storage_mapping
+        # the job's ranks-to-hosts mapping: given, or set by its first usage trace
+        ranking: list[Any] = [job.raw.get("smpi_ranks_to_hosts_mapping") or None]
         leaves = []
         for path, name, profile in program(job.profile, job.profile_data, definition):
-            if profile.get("type") == USAGE_TRACE:
-                leaves.append((path, self._usage_leaf(job, name, profile, executors)))
-                continue
             try:
-                leaf = leaf_task(name, profile, executors, f"{job.workload}!{name}", mapping,
-                                 self.storage_ids)
+                if profile.get("type") == USAGE_TRACE:
+                    leaf = self._usage_leaf(job, name, profile, executors, ranking)
+                else:
+                    leaf = leaf_task(name, profile, executors, f"{job.workload}!{name}",
+                                     mapping, self.storage_ids)
             except InputError as exc:
                 if not leaves:
                     raise
-                # Batsim builds a task's matrices when the task starts
-                # (execute_parallel_task): a sequence killed before its bad task runs fine
+                # Batsim checks a task as it starts (execute_task, execute_parallel_task):
+                # a sequence killed before its bad task runs fine
                 leaf = Leaf(name, error=exc)
             leaves.append((path, leaf))
         io_job = getattr(job, "io_job", None)
@@ -210,13 +212,17 @@ class JobPrograms:
                 for (path, leaf), (name, profile) in zip(leaves, ios, strict=True)]
 
     def _usage_leaf(self, job: Any, name: str, profile: Mapping[str, Any],
-                    executors: Sequence[int]) -> Leaf:
+                    executors: Sequence[int], ranking: list[Any]) -> Leaf:
         """A usage trace's ranks on the job's machines (``execute_task``, USAGE_TRACE).
 
-        Rank ``r`` runs on the executor ``smpi_ranks_to_hosts_mapping[r]`` of the job, or
-        ``r`` modulo its requested resources; each ``m_usage`` line a task of
-        ``max(round(usage x cores), 1)`` executors of its flops on that host; the job
-        actor receiving the ranks' messages runs on the allocation's first machine.
+        Rank ``r`` runs on the executor ``smpi_ranks_to_hosts_mapping[r]`` of the job. A
+        job without one (or with an empty one) gets, at its first usage trace, ``r``
+        modulo its requested resources for each of that trace's ranks, and keeps it:
+        a later usage trace of the job with another rank count is an invalid job
+        (``execute_task``'s assertion). ``ranking[0]`` holds that mapping. Each
+        ``m_usage`` line a task of ``max(round(usage x cores), 1)`` executors of its
+        flops on that host; the job actor receiving the ranks' messages runs on the
+        allocation's first machine.
         """
         where = f"{job.workload}!{name}"
         key = (job.workload, name)
@@ -228,8 +234,10 @@ class JobPrograms:
                                  field=where)
             source = self._sources.get(job.workload)
             ranks = self._rank_traces[key] = read_usage_trace(known[1], where, source)
-        hosts = rank_hosts(len(ranks), executors, job.raw.get("smpi_ranks_to_hosts_mapping"),
-                           int(job.res), where, job.id)
+        requested = int(job.res)
+        if ranking[0] is None:
+            ranking[0] = [rank % requested for rank in range(len(ranks))]
+        hosts = rank_hosts(len(ranks), executors, ranking[0], requested, where, job.id)
         cores = self.cores
         return Leaf(name, ranks=tuple(
             (host, tuple((cores_to_use(usage, cores[host]), flops)

@@ -293,6 +293,19 @@ class JobRunner:
         self._planned = (at, delta)
         return at
 
+    def update_due(self, now: float) -> bool:
+        """Whether moving to ``now`` is one of SimGrid's model updates.
+
+        It is when the clock moves or when ``now`` is the update :meth:`next_time`
+        planned (a zero delta, or one a few ulps long that rounds to the same date); any
+        other move to the date of the last update is one more scheduling round of the
+        actors woken by it, before SimGrid's next solve (``EngineImpl::run``: the actors
+        run until none is ready, then ``solve`` computes the next rates and moves the
+        clock), so the rates are still the ones solved before that update.
+        """
+        planned = self._planned
+        return now > self.now or (planned is not None and planned[0] == now)
+
     def advance_to(self, now: float) -> list[tuple[str, int]]:
         """Move to ``now``: the jobs that ended, (id, return code), in start order.
 
