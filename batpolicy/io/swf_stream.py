@@ -289,10 +289,15 @@ def stream_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
     selection = _Selection(path, name, lenient, status_filter, max_jobs, start, end,
                            allocated_first)
     fast = start is None and end is None
+    from batpolicy.io.swf_survey import fast_survey  # numpy: only for a streamed trace
     survey = _Survey()
     scan = Scan()
     try:
-        if fast:  # every row kept: one loop over the parsed rows, no window nor cut
+        # Without a window, numpy over the file's blocks when it proves the trace
+        # well-formed and in order; else the Python loop (its errors, lenient's counts).
+        if fast and not fast_survey(path, name, status_filter, allocated_first, survey,
+                                    scan):
+            survey, scan = _Survey(), Scan()
             survey.all_rows(selection, scan)
         if not fast or (max_jobs is not None and survey.count > max_jobs):
             survey, scan = _Survey(), Scan()
