@@ -58,7 +58,7 @@ class _Selection:
     """How a pass selects and orders the rows: the options of :func:`read_swf`."""
 
     __slots__ = ("path", "name", "lenient", "status_filter", "max_jobs", "start", "end",
-                 "allocated_first")
+                 "allocated_first", "proven")
 
     def __init__(self, path: Path, name: str, lenient: bool, status_filter: set[int] | None,
                  max_jobs: int | None, start: float | None, end: float | None,
@@ -66,6 +66,8 @@ class _Selection:
         self.path, self.name, self.lenient = path, name, lenient
         self.status_filter, self.max_jobs = status_filter, max_jobs
         self.start, self.end, self.allocated_first = start, end, allocated_first
+        #: fast_survey took the trace: each pass parses it with numpy too (fast_rows)
+        self.proven = False
 
     def rows(self, scan: Scan, *, to_the_end: bool) -> Iterator[tuple[Any, ...]]:
         """The kept rows in Batsim's order; ``to_the_end``: read every line (the survey).
@@ -125,6 +127,10 @@ class _Selection:
         """
         if self.start is not None or self.end is not None:
             return self.rows(Scan(), to_the_end=False)
+        if self.proven:
+            from batpolicy.io.swf_survey import fast_rows
+            return islice(fast_rows(self.path, self.name, self.status_filter,
+                                    self.allocated_first), count)
         scan = Scan()
         rows = job_rows(_read_lines(self.path), self.name, str(self.path), self.lenient,
                         self.status_filter, scan, self.allocated_first)
@@ -295,10 +301,12 @@ def stream_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
     try:
         # Without a window, numpy over the file's blocks when it proves the trace
         # well-formed and in order; else the Python loop (its errors, lenient's counts).
-        if fast and not fast_survey(path, name, status_filter, allocated_first, survey,
-                                    scan):
-            survey, scan = _Survey(), Scan()
-            survey.all_rows(selection, scan)
+        if fast:
+            selection.proven = fast_survey(path, name, status_filter, allocated_first,
+                                           survey, scan)
+            if not selection.proven:
+                survey, scan = _Survey(), Scan()
+                survey.all_rows(selection, scan)
         if not fast or (max_jobs is not None and survey.count > max_jobs):
             survey, scan = _Survey(), Scan()
             survey.take(selection.rows(scan, to_the_end=True))

@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import array
 import gzip
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pyroaring import BitMap
 
+from batpolicy.errors import InputError
 from batpolicy.io.swf import _HEADER, delay_profile_name
 
 if TYPE_CHECKING:
@@ -43,7 +45,7 @@ if TYPE_CHECKING:
     from batpolicy.io.swf import Scan
     from batpolicy.io.swf_stream import _Survey
 
-__all__ = ["fast_survey"]
+__all__ = ["fast_rows", "fast_survey"]
 
 #: Bytes parsed at a time: a block's arrays take about 20 times its size (5 MiB for
 #: 256 KiB), the calls a block makes a few hundred thousand instructions.
@@ -271,3 +273,57 @@ def fast_survey(path: Path, name: str, status_filter: set[int] | None,
     for reason in sorted(state.firsts, key=state.firsts.__getitem__):
         scan.skipped[reason] += state.counts[reason]
     return True
+
+
+def _ordered_rows(rows: np.ndarray, prefix: str, status: np.ndarray | None,
+                  allocated_first: bool) -> Any:
+    """The kept rows of ``rows`` (whole submit times), as job_rows' tuples in Batsim's
+    order: the columns made Python lists in C, zipped."""
+    run, alloc, req = rows[:, _RUN], rows[:, _ALLOC], rows[:, _REQ]
+    first, second = (alloc, req) if allocated_first else (req, alloc)
+    fallback = first <= 0
+    res = np.where(fallback, second, first)
+    kept = (run > 0) & (res > 0)
+    if status is not None:
+        kept &= np.isin(rows[:, _STATUS], status)
+    rows, res, fallback = rows[kept], res[kept], fallback[kept]
+    job = rows[:, _JOB].astype(np.int64)
+    submit = rows[:, _SUBMIT]
+    if submit.size > 1 and np.any(submit[1:] == submit[:-1]):
+        order = np.lexsort((job.astype(np.bytes_), submit))
+        rows, res, fallback, job = rows[order], res[order], fallback[order], job[order]
+    run, req_time = rows[:, _RUN], rows[:, _REQ_TIME]
+    from_run = req_time <= 0
+    walltime = np.where(from_run, run, req_time)
+    status_user_queue_partition = rows[:, 6:10].astype(np.int64).T.tolist()
+    return zip(rows[:, _SUBMIT].tolist(), [f"{prefix}{j}" for j in job.tolist()],
+               run.tolist(), res.astype(np.int64).tolist(), walltime.tolist(),
+               fallback.tolist(), from_run.tolist(), *status_user_queue_partition,
+               repeat(None))
+
+
+def fast_rows(path: Path, name: str, status_filter: set[int] | None,
+              allocated_first: bool) -> Any:
+    """The rows :func:`~batpolicy.io.swf.job_rows` keeps, in Batsim's order (as
+    ``_grouped`` gives them), parsed as :func:`fast_survey` parses: for a trace
+    :func:`fast_survey` took. Rows of one block at a time. O(bytes)."""
+    state = _State(name, status_filter, allocated_first)
+    header: dict[str, int] = {}
+    carried = np.empty((0, 10))
+    try:
+        for block in _blocks(path):
+            rows = _parse(block, header)
+            if not rows.shape[0]:
+                continue
+            if carried.shape[0]:
+                rows = np.concatenate((carried, rows))
+            tail = int(np.searchsorted(rows[:, _SUBMIT], rows[-1, _SUBMIT], side="left"))
+            if tail:
+                yield from _ordered_rows(rows[:tail], state.prefix, state.status,
+                                         allocated_first)
+            carried = rows[tail:].copy()
+        if carried.shape[0]:
+            yield from _ordered_rows(carried, state.prefix, state.status, allocated_first)
+    except (_Refused, OSError, EOFError, gzip.BadGzipFile):
+        raise InputError("the trace changed since its survey: run again",
+                         path=str(path)) from None
