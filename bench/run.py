@@ -88,6 +88,16 @@ RESULTS: tuple[Result, ...] = (
        "--version after=NEW/bin/python --policy easy -w KTH-SP2-1996-2.swf.gz "
        "--max-jobs 30000 --save bench/results/simulate_instructions_kth_easy.txt "
        "(fcfs; RICC-2010-2.swf.gz --max-jobs 40000)", "valgrind", TWO_TREES),
+    _r("simulate_instructions_kth_easy_stream.txt", P + "simulate_instructions.py",
+       "python bench/performance/simulate_instructions.py --version bf30f5a=OLD/bin/python "
+       "--version main=MAIN/bin/python --version stream=NEW/bin/python --policy easy "
+       "-w KTH-SP2-1996-2.swf.gz --max-jobs 30000 (the streamed SWF of issue 44 against the "
+       "tree before it and bf30f5a)", "valgrind", TWO_TREES),
+    _r("simulate_instructions_kth_fcfs_stream.txt", P + "simulate_instructions.py",
+       "python bench/performance/simulate_instructions.py --version bf30f5a=OLD/bin/python "
+       "--version main=MAIN/bin/python --version stream=NEW/bin/python --policy fcfs "
+       "-w KTH-SP2-1996-2.swf.gz --max-jobs 30000 (as the easy file, for fcfs)", "valgrind",
+       TWO_TREES),
     _r("memory_ricc.txt", P + "memory_ricc.py",
        "python bench/performance/memory_ricc.py --version base=OLD/bin/python "
        f"--version now={sys.executable} --times 1 4 --save bench/results/memory_ricc.txt",

@@ -140,7 +140,7 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
                      nb_res=args.nb_res, events=tuple(args.events), lenient=args.lenient,
                      max_jobs=args.max_jobs, start=args.start, end=args.end,
                      status_filter=status, transform=transform_spec(args), size=args.size,
-                     extra_machines=args.extra_machines)
+                     extra_machines=args.extra_machines, stream=True)
 
 
 def _sim_options(args: argparse.Namespace, *, dynamic: bool = False) -> SimOptions:

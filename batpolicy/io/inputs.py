@@ -59,11 +59,21 @@ class InputSpec:
     transform: TransformSpec = TransformSpec()  # --load, --weeks, --sample: after the above
     size: str = "requested"  # SWF: which processor count is a job's size (read_swf's size)
     extra_machines: float | None = None  # grow N identical machines to N + ceil(F*N)
+    #: SWF traces in submit-time order are read as the run submits their jobs
+    #: (:mod:`batpolicy.io.swf_stream`) when no transform needs them all at once
+    stream: bool = False
 
 
 def read_workload(path: str, name: str, spec: InputSpec) -> Workload:
     """One workload file read with ``spec``'s selection (SWF options, window, first jobs)."""
     if workload_format(path) == "swf":
+        if spec.stream and not _transforms(spec.transform):
+            from batpolicy.io.swf_stream import stream_swf
+
+            return stream_swf(path, name, lenient=spec.lenient, max_jobs=spec.max_jobs,
+                              start=spec.start, end=spec.end, size=spec.size,
+                              status_filter=set(spec.status_filter) if spec.status_filter
+                              else None)
         return read_swf(path, name, lenient=spec.lenient, max_jobs=spec.max_jobs,
                         start=spec.start, end=spec.end, keep_wait=spec.transform.weeks is not None,
                         size=spec.size,
@@ -76,6 +86,16 @@ def read_workload(path: str, name: str, spec: InputSpec) -> Workload:
     if spec.max_jobs is not None:
         del workload.jobs[spec.max_jobs:]
     return workload
+
+
+def _transforms(spec: TransformSpec) -> bool:
+    """Whether ``spec`` changes the jobs (every transform needs them all at once).
+
+    >>> _transforms(TransformSpec()), _transforms(TransformSpec(load=1.5))
+    (False, True)
+    """
+    return (spec.load is not None or spec.weeks is not None or spec.sample is not None
+            or spec.sample_jobs is not None or spec.exact_walltime)
 
 
 #: Reads one workload file: ``(path, name, spec) -> Workload``; the result is not mutated.
@@ -200,6 +220,9 @@ def _checked_fits(workload: Workload, nb_machines: int, lenient: bool) -> Worklo
     rejects it); ``simulate`` stops on it instead, as a researcher asking for this
     platform most likely gave the wrong one, unless ``lenient``.
     """
+    max_res = getattr(workload.jobs, "max_res", None)  # a streamed trace's: no pass
+    if max_res is not None and max_res <= nb_machines:
+        return workload
     wide = [job for job in workload.jobs if job.res > nb_machines]
     if not wide:
         return workload

@@ -91,6 +91,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+from pyroaring import BitMap
+
 from batpolicy.errors import InputError
 from batpolicy.io.workload import JobSpec, Workload
 
@@ -228,26 +230,26 @@ def read_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
         raise InputError("cannot read the trace: no such file", path=where)
     lines = _read_lines(path)
 
-    skipped: Counter[str] = Counter()
-    header: dict[str, int] = {}
+    scan = Scan()
     # Creating ~10^5 containers per second makes the cyclic GC rescan the growing heap
     # over and over (a third of the load time on RICC); nothing here makes cycles.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        rows, first_submit = _parse(lines, name, where, lenient, status_filter, header, skipped,
-                                    size == "allocated", keep_wait)
+        rows = list(job_rows(lines, name, where, lenient, status_filter, scan,
+                             size == "allocated", keep_wait))
     finally:
         if gc_was_enabled:
             gc.enable()
+    skipped, header = scan.skipped, scan.header
 
-    rows = _window(rows, first_submit, start, end, skipped)
+    rows = _window(rows, scan.first_submit, start, end, skipped)
     rows.sort(key=itemgetter(0, 1))  # Batsim order: subtime, then full id as a string
     if max_jobs is not None and len(rows) > max_jobs:
         skipped["beyond_max_jobs"] += len(rows) - max_jobs
         del rows[max_jobs:]
 
-    nb_res = _platform_size(header, rows, where)
+    nb_res = platform_size(header, max((r[3] for r in rows), default=None), where)
     gc.disable()
     try:
         jobs, profiles = _build_jobs(rows, shift_to_zero, nb_res, skipped,
@@ -256,16 +258,16 @@ def read_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
     finally:
         if gc_was_enabled:
             gc.enable()
-    log.info("%s: %s", where, _kept_summary(len(jobs), skipped))
+    log.info("%s: %s", where, kept_summary(len(jobs), skipped))
     return Workload(name, jobs, profiles, nb_res=nb_res, source=where, skipped=skipped)
 
 
-def _kept_summary(kept: int, skipped: Counter[str]) -> str:
+def kept_summary(kept: int, skipped: Counter[str]) -> str:
     """What the reader kept, dropped (by reason) and adjusted, for the log.
 
-    >>> _kept_summary(3, Counter())
+    >>> kept_summary(3, Counter())
     '3 jobs kept, none dropped'
-    >>> _kept_summary(3, Counter({"non_positive_res": 2, "kept_res_from_allocated": 1}))
+    >>> kept_summary(3, Counter({"non_positive_res": 2, "kept_res_from_allocated": 1}))
     '3 jobs kept, dropped 2 (non_positive_res 2), adjusted: kept_res_from_allocated 1'
     """
     def listed(counts: dict[str, int]) -> str:
@@ -279,19 +281,40 @@ def _kept_summary(kept: int, skipped: Counter[str]) -> str:
     return text + (f", adjusted: {listed(adjusted)}" if adjusted else "")
 
 
-def _parse(lines: Iterable[str], name: str, where: str, lenient: bool, status_filter: set[int] | None,
-           header: dict[str, int], skipped: Counter[str], allocated_first: bool = False,
-           keep_wait: bool = False) -> tuple[list[tuple[Any, ...]], float]:
-    """Rows of the jobs that pass the per-job cleaning, and the trace's first submit time.
+class Scan:
+    """What one pass over a trace learns besides its job rows.
+
+    ``header``: MaxProcs / MaxNodes as the header says; ``skipped``: the per-line
+    cleaning's counts (``Workload.skipped``'s keys); ``first_submit``: the earliest submit
+    time over the job lines read (dropped jobs included); ``in_order``: whether those
+    lines come by non-decreasing submit time (a trace that can be read as a stream).
+    """
+
+    __slots__ = ("header", "skipped", "first_submit", "in_order")
+
+    def __init__(self) -> None:
+        self.header: dict[str, int] = {}
+        self.skipped: Counter[str] = Counter()
+        self.first_submit = math.inf
+        self.in_order = True
+
+
+def job_rows(lines: Iterable[str], name: str, where: str, lenient: bool,
+             status_filter: set[int] | None, scan: Scan, allocated_first: bool = False,
+             keep_wait: bool = False) -> Iterator[tuple[Any, ...]]:
+    """The rows of the jobs that pass the per-job cleaning, in file order, as read.
 
     A row is ``(submit, full id, run, res, walltime, res_from_fallback, walltime_from_run,
     status, user, queue, partition, wait)``: plain tuples, no per-job objects yet
-    (``wait`` is None unless ``keep_wait``).
+    (``wait`` is None unless ``keep_wait``). ``scan`` gathers the rest (:class:`Scan`).
+    Job numbers already met are a bitmap (numbers outside 0 .. 2**32 - 1: a set), so
+    that a pass holds no per-job object.
     """
-    rows: list[tuple[Any, ...]] = []
-    append = rows.append
-    seen: set[int] = set()
+    header, skipped = scan.header, scan.skipped
+    seen = BitMap()
+    seen_others: set[int] = set()
     first_submit = math.inf
+    last_submit = -math.inf
     isfinite = math.isfinite
     prefix = f"{name}!"
     for lineno, line in enumerate(lines, 1):
@@ -332,15 +355,19 @@ def _parse(lines: Iterable[str], name: str, where: str, lenient: bool, status_fi
                 skipped["malformed_line"] += 1
                 log.debug("%s:%d: skipping malformed line (%s: %s)", where, lineno, bad.field, bad)
                 continue
-        if job in seen:
+        met = seen if 0 <= job < 4294967296 else seen_others
+        if job in met:
             if not lenient:
                 raise InputError(f"job number {job} appears twice", path=where, line=lineno,
                                  field="job_number")
             skipped["duplicate_id"] += 1
             continue
-        seen.add(job)
+        met.add(job)
         if submit < first_submit:
-            first_submit = submit
+            first_submit = scan.first_submit = submit
+        if submit < last_submit:
+            scan.in_order = False
+        last_submit = submit
         if run <= 0:
             skipped["non_positive_runtime"] += 1
             continue
@@ -356,9 +383,8 @@ def _parse(lines: Iterable[str], name: str, where: str, lenient: bool, status_fi
             skipped["status_filtered"] += 1
             continue
         walltime, from_run = (req_time, False) if req_time > 0 else (run, True)
-        append((submit, f"{prefix}{job}", run, res, walltime, fallback, from_run, status,
-                user, queue, partition, wait))
-    return rows, first_submit
+        yield (submit, f"{prefix}{job}", run, res, walltime, fallback, from_run, status,
+               user, queue, partition, wait)
 
 
 def _window(rows: list[tuple[Any, ...]], first: float, start: float | None,
@@ -377,13 +403,13 @@ def _window(rows: list[tuple[Any, ...]], first: float, start: float | None,
     return kept
 
 
-def _platform_size(header: dict[str, int], rows: list[tuple[Any, ...]], where: str) -> int | None:
+def platform_size(header: dict[str, int], widest: int | None, where: str) -> int | None:
+    """The platform size the trace gives: MaxProcs, else MaxNodes, else its widest job."""
     for key in ("MaxProcs", "MaxNodes"):
         if header.get(key, 0) > 0:
             return header[key]
-    if not rows:
+    if widest is None:
         return None
-    widest = max(r[3] for r in rows)
     log.warning("%s: no positive MaxProcs/MaxNodes in the header; nb_res = widest job (%d)",
                 where, widest)
     return widest

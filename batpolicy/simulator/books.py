@@ -12,20 +12,21 @@ each part keeps its own state private. :mod:`.validation` reads it as its
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import heapq
+from collections.abc import Iterator, Sequence
 from typing import Any
-
-from pyroaring import BitMap
 
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
-from batpolicy.io.workload import JobSpec
+from batpolicy.io.swf_stream import StreamedJobs
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.simulator.records import SimMachines, ProfileTable, SimJob
 from batpolicy.simulator.core import EventQueue
 from batpolicy.simulator.options import SimOptions
+from batpolicy.simulator.static_jobs import StaticJobs
 
-__all__ = ["RunBooks", "by_submission"]
+__all__ = ["RunBooks", "by_submission", "submission_order"]
 
 _SUBMITTED = JobState.SUBMITTED
 
@@ -33,16 +34,16 @@ _SUBMITTED = JobState.SUBMITTED
 class RunBooks:
     """What Batsim knows of a run: jobs, profiles, machines, open counts, the outbox.
 
-    ``static`` holds the static jobs in submission order, ``cursor`` the first not yet
-    submitted (:meth:`forget_submitted` drops those before it, keeping their ids in a
-    compact set, so that a long trace's submitted jobs are not held); ``outbox`` is one list for the whole run (the driver sends and clears
-    it), so parts may keep a reference to it.
+    ``static`` gives the static jobs not yet submitted, in submission order, as they fall
+    due (:class:`~.static_jobs.StaticJobs`: a long trace's jobs are never all held);
+    ``outbox`` is one list for the whole run (the driver sends and clears it), so parts
+    may keep a reference to it.
     """
 
     __slots__ = ("queue", "options", "platform", "machines", "speeds", "jobs", "tables",
-                 "running", "registered", "static", "cursor", "_static_ids", "outbox",
+                 "running", "registered", "static", "outbox",
                  "to_delete", "nb_open", "waiters", "registration_finished", "static_done",
-                 "events_done", "messages_take_time", "switching", "energy", "_submitted")
+                 "events_done", "messages_take_time", "switching", "energy")
 
     def __init__(self, queue: EventQueue, options: SimOptions, platform: Platform,
                  machines: SimMachines) -> None:
@@ -59,10 +60,7 @@ class RunBooks:
         self.tables: dict[str, ProfileTable] = {}
         self.running: dict[str, SimJob] = {}
         self.registered: set[str] = set()
-        self.static: list[JobSpec] = []
-        self.cursor = 0
-        self._static_ids: set[str] | None = None
-        self._submitted = MetIds()  # ids of the static jobs dropped from ``static``
+        self.static = StaticJobs(())
         self.outbox: list[t.Event] = []
         self.to_delete: list[SimJob] = []
         self.nb_open = 0
@@ -87,30 +85,11 @@ class RunBooks:
 
     def ever_met(self, job_id: str) -> bool:
         """Whether Batsim met this id: static jobs (even not yet submitted), registered ones."""
-        if job_id in self.jobs or job_id in self.registered or job_id in self._submitted:
-            return True
-        if self._static_ids is None:
-            self._static_ids = {job.id for job in self.static}
-        return job_id in self._static_ids
-
-    def forget_submitted(self, at_least: int = 4096) -> None:
-        """Drop the static jobs already submitted from ``static`` (once ``at_least`` are).
-
-        Their ids stay met (:meth:`ever_met`). Runtime complexity: O(len(static)) for a
-        C-level move, every ``at_least`` submissions.
-        """
-        cursor = self.cursor
-        if cursor < at_least:
-            return
-        static = self.static
-        if self._static_ids is None:
-            self._submitted.update(spec.id for spec in static[:cursor])
-        del static[:cursor]
-        self.cursor = 0
+        return job_id in self.jobs or job_id in self.registered or self.static.met(job_id)
 
     def is_pending_static(self, job_id: str) -> bool:
         """Whether a static job with this id is not submitted yet. Runtime complexity: O(n)."""
-        return any(job.id == job_id for job in self.static[self.cursor:])
+        return self.static.is_pending(job_id)
 
     def collect(self) -> None:
         """Forget the jobs whose end was just reported; collect their profiles (§1.6)."""
@@ -133,44 +112,27 @@ class RunBooks:
         return [job.id for job in self.jobs.values() if job.state is _SUBMITTED]
 
 
-class MetIds:
-    """A set of job ids ``workload!name`` in little memory: names that are integers
-    (an SWF trace's job numbers) as one bitmap per workload, the others as strings.
+def submission_order(workloads: Sequence[Workload]) -> Iterator[JobSpec]:
+    """Static jobs in Batsim's submission order, (subtime, full id), built as asked for.
 
-    >>> ids = MetIds()
-    >>> ids.update(["w0!3", "w0!x", "w1!07"])
-    >>> "w0!3" in ids, "w0!4" in ids, "w0!x" in ids, "w1!07" in ids, "w1!7" in ids
-    (True, False, True, True, False)
+    A streamed trace (:class:`~batpolicy.io.swf_stream.StreamedJobs`) comes in that
+    order; a list is sorted (timsort: O(n) if sorted) and each job let go once taken;
+    several workloads are merged, as one sort of all their jobs would order them (ids
+    differ between workloads: no tie). Runtime complexity: O(n log w) for w workloads.
     """
+    sources = [iter(w.jobs) if isinstance(w.jobs, StreamedJobs) else _drain(by_submission(w.jobs))
+               for w in workloads]
+    if len(sources) == 1:
+        return sources[0]
+    return heapq.merge(*sources, key=_submission_key)
 
-    __slots__ = ("_numbers", "_others")
 
-    def __init__(self) -> None:
-        self._numbers: dict[str, BitMap] = {}
-        self._others: set[str] = set()
-
-    def update(self, ids: Iterable[str]) -> None:
-        """Add ids."""
-        numbers, others = self._numbers, self._others
-        for job_id in ids:
-            workload, _, name = job_id.partition("!")
-            if name.isdigit() and (name == "0" or name[0] != "0") and len(name) < 10:
-                bits = numbers.get(workload)
-                if bits is None:
-                    bits = numbers[workload] = BitMap()
-                bits.add(int(name))
-            else:
-                others.add(job_id)
-
-    def __contains__(self, job_id: object) -> bool:
-        if not isinstance(job_id, str):
-            return False
-        if job_id in self._others:
-            return True
-        workload, _, name = job_id.partition("!")
-        bits = self._numbers.get(workload)
-        return bits is not None and name.isdigit() and (name == "0" or name[0] != "0") \
-            and len(name) < 10 and int(name) in bits
+def _drain(specs: list[JobSpec]) -> Iterator[JobSpec]:
+    """The jobs of ``specs`` in order, each dropped from the list once yielded."""
+    specs.reverse()
+    pop = specs.pop
+    while specs:
+        yield pop()
 
 
 def by_submission(specs: Sequence[JobSpec]) -> list[JobSpec]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,13 +70,19 @@ def output_layout(workloads: Sequence[Workload], platform: Platform, options: Si
     from batpolicy.scheduler.jobfields import fields_used
     from batpolicy.simulator.jobmodels.registry import make_job_model
 
-    columns = list(fields_used(job.raw for w in workloads for job in w.jobs))
+    columns = list(fields_used(raw for w in workloads for raw in _raws(w)))
     for spec in (options.default_job_model, *options.job_models.values()):
         for column in make_job_model(spec).extra_columns:
             if column not in columns:
                 columns.append(column)
     groups = {name: group.machines for name, group in platform_groups(platform).items()}
     return tuple(columns), groups
+
+
+def _raws(workload: Workload) -> Iterable[dict[str, Any]]:
+    """The jobs' raw objects; for a streamed trace one stands for all (same keys)."""
+    example = getattr(workload.jobs, "raw_example", None)
+    return (example,) if example is not None else (job.raw for job in workload.jobs)
 
 
 class _JobProgress:

@@ -19,11 +19,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import logging
+import math
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 log = logging.getLogger("memory_ricc")
@@ -38,17 +40,30 @@ def repeat_swf(source: Path, times: int, out: Path) -> Path:
     The header is the source's; copy k's job numbers are ``k * (max number) + number``
     and its submit times ``k * (span + 1 day) + submit``, where span is the source's last
     submit time minus its first. The other fields are kept as they are.
+
+    The source is read line by line (one pass for the numbers, then one per copy), never
+    held: the children :func:`measure` starts inherit this process's memory image until
+    they exec, and Linux keeps that image's high-water mark in the child's ``ru_maxrss``
+    (``exec_mmap`` saves the old mm's peak RSS), so a parent holding RICC's split lines
+    (about 470 MiB) would be measured as the child's peak.
     """
-    lines = gzip.open(source, "rt", encoding="latin-1").read().splitlines()
-    header = [ln for ln in lines if ln.startswith(";")]
-    jobs = [ln.split() for ln in lines if ln.strip() and not ln.startswith(";")]
-    numbers = [int(f[0]) for f in jobs]
-    submits = [float(f[1]) for f in jobs]
-    shift, step = max(numbers), max(submits) - min(submits) + DAY
+    def job_fields() -> Iterator[list[str]]:
+        with gzip.open(source, "rt", encoding="latin-1") as f:
+            for line in f:
+                if line.strip() and not line.startswith(";"):
+                    yield line.split()
+
+    shift, low, high = 0, math.inf, -math.inf
+    for fields in job_fields():
+        shift = max(shift, int(fields[0]))
+        submit = float(fields[1])
+        low, high = min(low, submit), max(high, submit)
+    step = high - low + DAY
     with gzip.open(out, "wt", encoding="latin-1", compresslevel=1) as f:
-        f.write("\n".join(header) + "\n")
+        with gzip.open(source, "rt", encoding="latin-1") as src:
+            f.writelines(line.rstrip("\n") + "\n" for line in src if line.startswith(";"))
         for k in range(times):
-            for fields in jobs:
+            for fields in job_fields():
                 submit = float(fields[1]) + k * step
                 f.write(" ".join([str(int(fields[0]) + k * shift),
                                   str(int(submit)) if submit.is_integer() else repr(submit),

@@ -36,7 +36,8 @@ from batpolicy.io.result import JobRecord, SimResult
 from batpolicy.simulator.engine.accounting import Accounting
 from batpolicy.simulator.actors import Reactions
 from batpolicy.simulator.records import SimMachines
-from batpolicy.simulator.books import RunBooks, by_submission
+from batpolicy.simulator.books import RunBooks, submission_order
+from batpolicy.simulator.static_jobs import StaticJobs
 from batpolicy.simulator.core import EventQueue
 from batpolicy.simulator.engine.decisions import DecisionApplier
 from batpolicy.simulator.energy.pstates import EnergyPart, build_energy
@@ -92,7 +93,8 @@ class Parts:
         accounting = Accounting(books, ends, messages, result, on_record)
         decisions = DecisionApplier(books, ends, accounting, models, messages)
         server = Server(books, models, accounting, ends, platform, machine_info)
-        books.static = by_submission(server.load(workloads))
+        server.load(workloads)
+        books.static = StaticJobs(submission_order(workloads))
         books.static_done = not workloads
         energy = None
         if options.energy:  # Batsim's -E: power states, switches, energy (.energy)

@@ -61,8 +61,8 @@ class Server:
         #: The ``now`` of the scheduler's reply to SIMULATION_ENDS (None: not sent yet).
         self.ends_acknowledged: float | None = None
 
-    def load(self, workloads: Sequence[Workload]) -> list[JobSpec]:
-        """Load the workloads as Batsim does; return their jobs (not yet sorted).
+    def load(self, workloads: Sequence[Workload]) -> None:
+        """Load the workloads as Batsim does (their jobs: :func:`~.books.submission_order`).
 
         Checks that each job's model runs its profile; keeps only the profiles jobs use.
         """
@@ -73,7 +73,9 @@ class Server:
                 raise ConfigError(f"two workloads are named '{name}'")
             if "!" in name:
                 raise ConfigError(f"workload name '{name}' may not contain '!'")
-            used = {job.profile for job in workload.jobs}
+            # a streamed trace's profiles are those its jobs use: no pass over them
+            used = set(workload.profiles) if hasattr(workload.jobs, "examples") else \
+                {job.profile for job in workload.jobs}
             self._models.check(workload)
             # Batsim drops the profiles no job uses when it loads a workload.
             referenced = referenced_profiles(used, workload.profiles)
@@ -83,8 +85,6 @@ class Server:
                                           for key in sorted(referenced)}
             self._workload_paths[name] = os.path.abspath(workload.source) if workload.source \
                 else name
-        return [job for workload in workloads for job in workload.jobs] \
-            if len(workloads) != 1 else workloads[0].jobs
 
     # ------------------------------------------------------------ what arrives
     def submit_static(self, specs: Sequence[JobSpec]) -> None:

@@ -60,9 +60,9 @@ class ZeroLatencyDriver:
         self._bye_at = 0.0  # when the pending goodbye was received
         self._advancing = False
         self._asleep_later = False
-        static = books.static
-        if static:
-            queue.schedule(Submitter(self), SUBMISSION, at=max(static[0].subtime, 0.0))
+        first = books.static.next
+        if first is not None:
+            queue.schedule(Submitter(self), SUBMISSION, at=max(first.subtime, 0.0))
         elif not books.static_done:
             queue.schedule(EndOfInput(self, _NO_MORE_JOBS), END_OF_INPUT)
         self._external = _batches(external_events)
@@ -174,19 +174,13 @@ class ZeroLatencyDriver:
         the decision being received is applied (:meth:`_submitter_sleeps`).
         Runtime complexity: O(k) for k jobs submitted.
         """
-        books, queue = self._books, self._queue
-        now = queue.now
-        static, i = books.static, books.cursor
-        n = len(static)
-        while i < n and static[i].subtime <= now:
-            i += 1
-        if i == books.cursor:
+        due = self._books.static.take_due(self._queue.now)
+        if not due:
             return  # already submitted by _submit_at_start
         energy = self._parts.energy
         if energy is not None:
             energy.first_submission()
-        self._parts.server.submit_static(static[books.cursor:i])
-        books.cursor = i
+        self._parts.server.submit_static(due)
         if asleep_after_decision:
             self._asleep_later = True
         else:
@@ -203,10 +197,10 @@ class ZeroLatencyDriver:
 
     def _sleep(self) -> None:
         """The job submitter, its batch sent, sleeps until the next one or says goodbye."""
-        books, queue = self._books, self._queue
-        books.forget_submitted()  # a long trace's submitted jobs are not held
-        if books.cursor < len(books.static):
-            queue.schedule(Submitter(self), SUBMISSION, at=books.static[books.cursor].subtime)
+        queue = self._queue
+        after = self._books.static.next  # a long trace's submitted jobs are not held
+        if after is not None:
+            queue.schedule(Submitter(self), SUBMISSION, at=after.subtime)
         else:
             queue.schedule(EndOfInput(self, _NO_MORE_JOBS), END_OF_INPUT)
 
@@ -219,9 +213,8 @@ class ZeroLatencyDriver:
         (``asleep_after_decision``; a recorded real Batsim + pybatsim run: at t = 10 the
         REQUESTED_CALL asked then comes before the JOB_SUBMITTED of that date).
         """
-        books = self._books
-        if self._queue.now == 0.0 and books.cursor == 0 and books.static \
-                and books.static[0].subtime <= 0.0:
+        first = self._books.static.next
+        if self._queue.now == 0.0 and first is not None and first.subtime <= 0.0:
             self.on_submission_time(asleep_after_decision)
 
     def on_end_of_input(self, kind: str) -> None:

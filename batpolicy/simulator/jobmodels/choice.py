@@ -84,7 +84,11 @@ class ModelChoice:
         """
         default = self.for_workload(workload.name)
         pairs: dict[tuple[str | None, str], JobSpec] = {}
-        for job in workload.jobs:
+        examples = getattr(workload.jobs, "examples", None)  # a streamed trace's: no pass
+        if examples is not None:  # SWF jobs name no model
+            pairs = {(None, profile): JobSpec(job_id, 0.0, 0, profile)
+                     for profile, job_id in examples.items()}
+        for job in workload.jobs if examples is None else ():
             pairs.setdefault((job.raw.get("job_model"), job.profile), job)
         used = []
         for (name, profile), job in pairs.items():

@@ -45,7 +45,7 @@ class Submitters:
     def start(self, external_events: Sequence[Any]) -> None:
         """Start every submitter at time 0: one per workload (sorted), then the events'."""
         by_workload: dict[str, list[JobSpec]] = {}
-        for spec in self._books.static:
+        for spec in self._books.static.remaining():  # one submitter per workload: held
             by_workload.setdefault(spec.id.split("!", 1)[0], []).append(spec)
         driver = self._driver
         for name in sorted(by_workload):  # Batsim: one submitter per workload

@@ -1,0 +1,119 @@
+"""Batsim's static jobs not yet submitted, taken from their source as they fall due.
+
+Batsim's job submitter (``job_submitter.cpp``, ``static_job_submitter_process``) walks a
+workload's jobs in submission order: it sends those whose submit time has come, then
+sleeps until the next one's. :class:`StaticJobs` is that walk over an iterator, so a
+source that builds jobs as it is read (:class:`~batpolicy.io.swf_stream.StreamedJobs`)
+is never held whole: the simulator holds the next job, and the ids of those already
+submitted in a bitmap (:class:`MetIds`), which a decision naming an unknown id is checked
+against (:meth:`met`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from pyroaring import BitMap
+
+from batpolicy.io.workload import JobSpec
+
+__all__ = ["MetIds", "StaticJobs"]
+
+
+class StaticJobs:
+    """The static jobs not submitted yet, in submission order (module docstring).
+
+    >>> jobs = StaticJobs(iter([JobSpec("w0!1", 0.0, 1, "p"), JobSpec("w0!2", 5.0, 1, "p")]))
+    >>> [s.id for s in jobs.take_due(0.0)], jobs.next.id
+    (['w0!1'], 'w0!2')
+    >>> jobs.met("w0!1"), jobs.met("w0!2"), jobs.is_pending("w0!2"), jobs.met("w0!3")
+    (True, True, True, False)
+    >>> [s.id for s in jobs.take_due(9.0)], bool(jobs)
+    (['w0!2'], False)
+    """
+
+    __slots__ = ("_source", "next", "_submitted", "_pending")
+
+    def __init__(self, specs: Iterable[JobSpec]) -> None:
+        self._source: Iterator[JobSpec] = iter(specs)
+        #: The next job to submit, None once all are.
+        self.next: JobSpec | None = next(self._source, None)
+        self._submitted = MetIds()
+        self._pending: set[str] | None = None  # ids not yet submitted, once asked for
+
+    def __bool__(self) -> bool:
+        return self.next is not None
+
+    def take_due(self, now: float) -> list[JobSpec]:
+        """The jobs whose submit time is at or before ``now``, taken in order.
+
+        Runtime complexity: O(k) for k jobs taken.
+        """
+        head, source = self.next, self._source
+        due: list[JobSpec] = []
+        while head is not None and head.subtime <= now:
+            due.append(head)
+            head = next(source, None)
+        self.next = head
+        if due:
+            self._submitted.update(spec.id for spec in due)
+        return due
+
+    def remaining(self) -> list[JobSpec]:
+        """Every job not submitted yet, which are then held (Batsim's submitters over
+        links with latencies, or a check naming an id never submitted). O(n)."""
+        rest = [] if self.next is None else [self.next, *self._source]
+        self._source = iter(rest[1:])
+        return rest
+
+    def is_pending(self, job_id: str) -> bool:
+        """Whether a static job with this id is not submitted yet. Runtime complexity: O(n)
+        the first time (the rest of the source is read), then O(1)."""
+        if self._pending is None:
+            self._pending = {spec.id for spec in self.remaining()}
+        return job_id in self._pending and job_id not in self._submitted
+
+    def met(self, job_id: str) -> bool:
+        """Whether this id is a static job's, submitted or not. Runtime complexity: as
+        :meth:`is_pending`."""
+        return job_id in self._submitted or self.is_pending(job_id)
+
+
+class MetIds:
+    """A set of job ids ``workload!name`` in little memory: names that are integers
+    (an SWF trace's job numbers) as one bitmap per workload, the others as strings.
+
+    >>> ids = MetIds()
+    >>> ids.update(["w0!3", "w0!x", "w1!07"])
+    >>> "w0!3" in ids, "w0!4" in ids, "w0!x" in ids, "w1!07" in ids, "w1!7" in ids
+    (True, False, True, True, False)
+    """
+
+    __slots__ = ("_numbers", "_others")
+
+    def __init__(self) -> None:
+        self._numbers: dict[str, BitMap] = {}
+        self._others: set[str] = set()
+
+    def update(self, ids: Iterable[str]) -> None:
+        """Add ids."""
+        numbers, others = self._numbers, self._others
+        for job_id in ids:
+            workload, _, name = job_id.partition("!")
+            if name.isdigit() and (name == "0" or name[0] != "0") and len(name) < 10:
+                bits = numbers.get(workload)
+                if bits is None:
+                    bits = numbers[workload] = BitMap()
+                bits.add(int(name))
+            else:
+                others.add(job_id)
+
+    def __contains__(self, job_id: object) -> bool:
+        if not isinstance(job_id, str):
+            return False
+        if job_id in self._others:
+            return True
+        workload, _, name = job_id.partition("!")
+        bits = self._numbers.get(workload)
+        return bits is not None and name.isdigit() and (name == "0" or name[0] != "0") \
+            and len(name) < 10 and int(name) in bits

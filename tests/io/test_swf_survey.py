@@ -1,0 +1,138 @@
+"""The vectorised survey of a streamed SWF trace gives what the Python survey gives.
+
+:func:`batpolicy.io.swf_survey.fast_survey` either refuses a trace (the Python survey
+then runs: its errors, lenient's counts) or fills the survey exactly as the Python one:
+compared here on generated traces (comments, headers, blank lines, tabs, decimals, whole
+numbers written ``4.0``, malformed lines, duplicates, traces out of order) with the
+options of :func:`~batpolicy.io.swf_stream.stream_swf`, and on the whole workloads.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from batpolicy.errors import InputError
+from batpolicy.io import swf_stream, swf_survey
+from batpolicy.io.swf import Scan
+from batpolicy.io.swf_stream import _Selection, _Survey, stream_swf
+from batpolicy.io.swf_survey import fast_survey
+
+_NUMBER = st.sampled_from(["-1", "0", "1", "2", "3", "4", "8", "16", "100", "4.0", "2.",
+                           "12.5", ".5", "-0", "0.1", "7200", "3600.25", "-3", "017"])
+_WHOLE = st.sampled_from(["-1", "0", "1", "2", "3", "4", "8", "16", "4.0", "2.", "-0", "017"])
+_ODD = st.sampled_from(["x", "1e3", "1-2", "-", ".", "1.2.3", "inf", "nan", "4.5", "--1",
+                        "1\r", "\x0c", "\xa0", "99999999999999999999", "+3", "1_0"])
+
+
+@st.composite
+def _trace(draw: st.DrawFn) -> str:
+    lines = []
+    if draw(st.booleans()):
+        lines.append("; Version: 2.2")
+        for key in draw(st.lists(st.sampled_from(["MaxProcs", "MaxNodes"]), max_size=2)):
+            indent = draw(st.sampled_from(["", "  ", "\t"]))
+            lines.append(f"{indent}; {key}: {draw(st.integers(-1, 64))}")
+    submit = draw(st.integers(0, 5))
+    job = draw(st.integers(0, 3))
+    for _ in range(draw(st.integers(0, 40))):
+        kind = draw(st.integers(0, 80))
+        if kind == 0:
+            lines.append(draw(st.sampled_from(["", "   ", "\t", "; a comment; 1 2 3",
+                                               " ;MaxProcs: 12", "; MaxNodes : 8 "])))
+            continue
+        submit += draw(st.sampled_from([0, 0, 1, 2, 7] + ([-1] if kind == 1 else [])))
+        job += draw(st.sampled_from([1, 1, 2, 13] + ([0] if kind == 2 else [])))
+        fields = [str(job), str(submit),
+                  *[draw(_NUMBER if i in (2, 3, 5, 8) else _WHOLE) for i in range(2, 18)]]
+        if kind == 6:
+            fields[draw(st.integers(0, 17))] = draw(_NUMBER)
+        fields[1] = draw(st.sampled_from([fields[1], f"{fields[1]}.0", f"{fields[1]}.5"]))
+        fields[10] = draw(st.sampled_from(["1", "0", "5", "-1", fields[10]]))
+        if kind == 3:
+            fields[draw(st.integers(0, 17))] = draw(_ODD)
+        if kind == 4:
+            del fields[draw(st.integers(0, 17))]
+        if kind == 5:
+            fields.append("1")
+        sep = draw(st.sampled_from([" ", "  ", "\t"]))
+        lines.append(draw(st.sampled_from(["", " "])) + sep.join(fields))
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n"]))
+
+
+def _outcome(path: Path, **options: object) -> object:
+    """The streamed workload as plain data, or the error it raised."""
+    try:
+        w = stream_swf(path, **options)
+    except InputError as error:
+        return ("error", str(error))
+    jobs = w.jobs
+    return (list(w.profiles.items()), list(w.skipped.items()), w.nb_res, len(jobs),
+            [(j.id, j.subtime, j.res, j.profile, j.walltime, j.raw) for j in jobs],
+            getattr(jobs, "max_res", None), getattr(jobs, "examples", None),
+            getattr(jobs, "raw_example", None))
+
+
+_OPTIONS = st.fixed_dictionaries({}, optional={
+    "lenient": st.booleans(),
+    "status_filter": st.sampled_from([{1}, {0, 1}, {5, -1}, set()]),
+    "max_jobs": st.integers(0, 30),
+    "start": st.sampled_from([0.0, 2.0]),
+    "end": st.sampled_from([3.0, 100.0]),
+    "size": st.sampled_from(["requested", "allocated"]),
+    "name": st.sampled_from(["w0", "kth"]),
+})
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=_trace(), options=_OPTIONS, gzipped=st.booleans())
+def test_the_fast_survey_gives_what_the_python_survey_gives(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, options: dict,
+        gzipped: bool) -> None:
+    path = tmp_path / ("t.swf.gz" if gzipped else "t.swf")
+    data = text.encode("latin-1")
+    path.write_bytes(gzip.compress(data) if gzipped else data)
+    status_filter = options.get("status_filter")
+    allocated_first = options.get("size") == "allocated"
+    name = options.get("name", "w0")
+    fast, fast_scan = _Survey(), Scan()
+    took = fast_survey(path, name, status_filter, allocated_first, fast, fast_scan)
+    event(f"fast path took the trace: {took}")
+    if took:
+        slow, slow_scan = _Survey(), Scan()
+        slow.all_rows(_Selection(path, name, False, status_filter, None, None, None,
+                                 allocated_first), slow_scan)
+        for key in _Survey.__slots__:
+            assert getattr(fast, key) == getattr(slow, key), key
+        assert list(fast.profiles) == list(slow.profiles)
+        assert list(fast.examples.items()) == list(slow.examples.items())
+        assert fast_scan.header == slow_scan.header
+        assert list(fast_scan.skipped.items()) == list(slow_scan.skipped.items())
+        assert fast_scan.first_submit == slow_scan.first_submit
+        assert fast_scan.in_order and slow_scan.in_order
+    streamed = _outcome(path, **options)
+    with monkeypatch.context() as patch:
+        patch.setattr(swf_survey, "fast_survey", lambda *args: False)
+        assert _outcome(path, **options) == streamed
+
+
+def test_a_clean_trace_takes_the_fast_path(tmp_path: Path) -> None:
+    path = tmp_path / "t.swf"
+    path.write_text("; MaxProcs: 8\n"
+                    "2 0 -1 5 1 -1 -1 2 10 -1 1 3 -1 -1 1 -1 -1 -1\n"
+                    "10 0 -1 5.5 1 -1 -1 -1 -1 -1 1 3 -1 -1 1 -1 -1 -1\n"
+                    "3 4 -1 0 1 -1 -1 2 10 -1 1 3 -1 -1 1 -1 -1 -1\n")
+    survey, scan = _Survey(), Scan()
+    assert fast_survey(path, "w0", None, False, survey, scan)
+    assert (survey.count, survey.max_res, list(survey.profiles)) == (2, 2, ["delay_5.5",
+                                                                           "delay_5"])
+    assert survey.examples == {"delay_5.5": "w0!10", "delay_5": "w0!2"}
+    assert scan.header == {"MaxProcs": 8} and dict(scan.skipped) == {"non_positive_runtime": 1}
+
+
+def test_stream_swf_uses_the_fast_survey() -> None:
+    assert swf_stream.stream_swf.__code__.co_names.count("fast_survey") >= 1
