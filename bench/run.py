@@ -141,7 +141,7 @@ RESULTS: tuple[Result, ...] = (
        "python bench/fidelity/ptask_random.py --seeds 8 --jobs 60 "
        "--save bench/results/ptask_random.txt", BATSIM),
     _r("fuzz.txt", F + "fuzz.py",
-       "python bench/fidelity/fuzz.py --seeds 0:1100 -j 2 --no-shrink --max-minutes 13 "
+       "python bench/fidelity/fuzz.py --seeds 0:2000 -j 2 --no-shrink --max-minutes 40 "
        "--save bench/results/fuzz.txt", BATSIM),
     _r("fuzz_2000_baseline.txt", F + "fuzz.py",
        "python bench/fidelity/fuzz.py --seeds 0:2000 -j 2 --no-shrink "
