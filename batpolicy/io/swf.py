@@ -208,15 +208,10 @@ def _fields_slow(parts: list[str]) -> tuple[Any, ...]:
                  for i in _USED)
 
 
-def read_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
-             status_filter: set[int] | None = None, max_jobs: int | None = None,
-             start: float | None = None, end: float | None = None,
-             shift_to_zero: bool = True, size: str = "requested",
-             keep_wait: bool = False) -> Workload:
-    """Read an SWF trace (``.swf`` or ``.swf.gz``) as a Batsim delay workload.
 
-    Runtime complexity: O(n log n) in the number of job lines.
-    """
+def checked_options(path: str | Path, name: str, max_jobs: int | None,
+                    size: str) -> tuple[Path, str]:
+    """The trace's path and its name in errors, once the reader's options are checked."""
     path = Path(path)
     where = str(path)
     if "!" in name or not name:
@@ -228,6 +223,18 @@ def read_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
                          path=where)
     if not path.is_file():
         raise InputError("cannot read the trace: no such file", path=where)
+    return path, where
+
+def read_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
+             status_filter: set[int] | None = None, max_jobs: int | None = None,
+             start: float | None = None, end: float | None = None,
+             shift_to_zero: bool = True, size: str = "requested",
+             keep_wait: bool = False) -> Workload:
+    """Read an SWF trace (``.swf`` or ``.swf.gz``) as a Batsim delay workload.
+
+    Runtime complexity: O(n log n) in the number of job lines.
+    """
+    path, where = checked_options(path, name, max_jobs, size)
     lines = _read_lines(path)
 
     scan = Scan()

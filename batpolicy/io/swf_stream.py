@@ -30,11 +30,10 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from batpolicy.errors import InputError
 from batpolicy.io.swf import (
-    SIZE_FIELDS,
     Scan,
     _read_lines,
+    checked_options,
     delay_profile_name,
     job_rows,
     kept_summary,
@@ -280,17 +279,7 @@ def stream_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
     whole by :func:`read_swf`. Runtime complexity: O(lines) for the survey, and again
     per iteration of the jobs; memory: O(distinct run times + jobs of one submit time).
     """
-    path = Path(path)
-    where = str(path)
-    if "!" in name or not name:
-        raise InputError(f"workload name {name!r} must be non-empty and hold no '!'", path=where)
-    if max_jobs is not None and max_jobs < 0:
-        raise InputError(f"max_jobs must be >= 0, got {max_jobs}", path=where)
-    if size not in SIZE_FIELDS:
-        raise InputError(f"size must be one of {', '.join(SIZE_FIELDS)}, got {size!r}",
-                         path=where)
-    if not path.is_file():
-        raise InputError("cannot read the trace: no such file", path=where)
+    path, where = checked_options(path, name, max_jobs, size)
     allocated_first = size == "allocated"
     selection = _Selection(path, name, lenient, status_filter, max_jobs, start, end,
                            allocated_first)
