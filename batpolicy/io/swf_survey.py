@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from batpolicy.io.swf import Scan
-    from batpolicy.io.swf_stream import _Survey
 
 __all__ = ["fast_rows", "fast_survey"]
 
@@ -176,8 +175,10 @@ class _State:
         self.firsts: dict[str, int] = {}
         self.counts: dict[str, int] = {}
 
-    def take(self, rows: np.ndarray, survey: _Survey) -> None:
-        """Survey ``rows``: every row of their submit times (file order)."""
+    def take(self, rows: np.ndarray, survey: Any) -> None:
+        """Survey ``rows``: every row of their submit times (file order), into ``survey``
+        (:mod:`~batpolicy.io.swf_stream`'s ``_Survey``, not imported: that module imports
+        this one)."""
         if not rows.shape[0]:
             return
         job = rows[:, _JOB]
@@ -245,7 +246,7 @@ class _State:
 
 
 def fast_survey(path: Path, name: str, status_filter: set[int] | None,
-                allocated_first: bool, survey: _Survey, scan: Scan) -> bool:
+                allocated_first: bool, survey: Any, scan: Scan) -> bool:
     """Fill ``survey`` and ``scan`` as the Python survey (no window, no cut) would.
 
     False when the trace is not one the fast path proves well-formed and in order (or
