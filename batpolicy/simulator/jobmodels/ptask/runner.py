@@ -97,12 +97,6 @@ def _first(entry: tuple[int, Any, Any]) -> int:
     return entry[0]
 
 
-def _get_serial(run: _Run) -> int:
-    """When the job actor's current get (its walltime timer) began: serial, 0 if none."""
-    usage = run.usage
-    return 0 if usage is None else usage.get_serial
-
-
 def _timer_due(run: _Run, now: float) -> bool:
     """Whether the job's walltime timer ends at the update to ``now`` (its sleep action).
 
@@ -119,8 +113,9 @@ def _timer_due(run: _Run, now: float) -> bool:
             and run.deadline - now < SURF_PRECISION)
 
 
-def _timer_serial(run: _Run, now: float) -> int:
-    """When the job's walltime timer began, in the runner's count of actions."""
+def _timer_serial(run: _Run) -> int:
+    """When the job's walltime timer began, in the runner's count of actions: a usage
+    trace's current get, else the task's ``wait_for``."""
     return run.serial if run.usage is None else run.usage.get_serial
 
 
@@ -390,10 +385,15 @@ class JobRunner:
         entries.sort(key=_first)
         if woken or messages:
             # the oldest action of a job (task or sleep) that ends now
-            oldest = min((_timer_serial(run, now) if key is None and _timer_due(run, now)
-                          else serial for serial, run, key in entries
-                          if key is not None or (run.task is not None and run.task in finished)
-                          or run.job_id in slept or _timer_due(run, now)), default=None)
+            oldest: int | None = None
+            for serial, run, key in entries:
+                if key is None and _timer_due(run, now):
+                    serial = _timer_serial(run)
+                elif key is None and not ((run.task is not None and run.task in finished)
+                                          or run.job_id in slept):
+                    continue
+                if oldest is None or serial < oldest:
+                    oldest = serial
             woken.extend((key[1], messages.pop(key)) for key in ended if key in messages)
             woken.sort(key=lambda item: item[0])
             self._arrived.extend((callback, oldest is not None and oldest < serial)
@@ -433,7 +433,7 @@ class JobRunner:
                 self._time_out(run)  # the timer is a sleep: it ends up to 1e-9 s early
             ends.extend(job_id for job_id, _ in done[reported:])
         # in the order their gets' timers began (SimGrid ends them in creation order)
-        for run in sorted(dict.fromkeys(usages), key=_get_serial):
+        for run in sorted(dict.fromkeys(usages), key=_timer_serial):
             # a usage trace still receiving when its get's timer ends: walltime reached
             if (run.usage is not None and not run.timed_out and run.job_id in self._runs
                     and run.deadline is not None and run.deadline - now < SURF_PRECISION):
