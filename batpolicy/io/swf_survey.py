@@ -51,7 +51,7 @@ __all__ = ["fast_rows", "fast_survey"]
 _BLOCK = 1 << 16
 
 #: The ten fields read (job_rows'), as columns of _parse's array.
-_USED = [0, 1, 3, 4, 7, 8, 10, 11, 14, 15]
+_USED = np.array([0, 1, 3, 4, 7, 8, 10, 11, 14, 15])
 _JOB, _SUBMIT, _RUN, _ALLOC, _REQ, _REQ_TIME, _STATUS = 0, 1, 2, 3, 4, 5, 6
 _INT_COLUMNS = [0, 3, 4, 6, 7, 8, 9]
 _POW10 = 10.0 ** np.arange(16)
@@ -97,24 +97,25 @@ def _parse(block: bytes, header: dict[str, int]) -> np.ndarray:
         block = b"\n".join(kept)
     b = np.frombuffer(block, np.uint8)
     ws = b <= 32
-    newline = b == 10
     # Space, tab and newline only: no other byte below 33, none above 127 (latin-1
     # text: str.split takes \x1c-\x1f, \x85 and \xa0 for whitespace too).
-    if (np.count_nonzero(ws) != np.count_nonzero(newline) + np.count_nonzero(b == 9)
-            + np.count_nonzero(b == 32) or int(b.max(initial=0)) > 127):
+    if np.any(ws & (b != 32) & ((b < 9) | (b > 10))) or int(b.max(initial=0)) > 127:
         raise _Refused
-    token = ~ws
-    start = token.copy()
-    start[1:] &= ws[:-1]
-    token[:-1] &= ws[1:]  # the last byte of each token (a block ends with a newline)
-    s = np.flatnonzero(start)
-    if not s.size:
+    # Where a token starts or ends (one pass over the bytes for both): the first byte
+    # of each token, then the one after its last (a block ends with a newline).
+    bounds = np.flatnonzero(ws[1:] != ws[:-1]) + 1
+    if b.size and not ws[0]:
+        bounds = np.concatenate(((0,), bounds))
+    if not bounds.size:
         return np.empty((0, 10))
-    per_line = np.diff(np.searchsorted(s, np.flatnonzero(newline)), prepend=0)
+    # tokens before each newline (bounds up to it: two a token): 0 or 18 a line
+    per_line = np.diff(np.searchsorted(bounds, np.flatnonzero(b == 10), "right") // 2,
+                       prepend=0)
     if np.any((per_line != 0) & (per_line != 18)):
         raise _Refused
-    s = s.reshape(-1, 18)[:, _USED].ravel()
-    e = np.flatnonzero(token).reshape(-1, 18)[:, _USED].ravel()
+    bounds = bounds.reshape(-1, 36)  # a line's 18 (start, end + 1) pairs
+    s = bounds[:, 2 * _USED].ravel()
+    e = bounds[:, 2 * _USED + 1].ravel() - 1
     values = _numbers(b, s, e).reshape(-1, 10)
     ints = values[:, _INT_COLUMNS]
     if not np.all(ints == np.floor(ints)):
