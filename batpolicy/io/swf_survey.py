@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import array
 import gzip
-from itertools import repeat
+from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -361,6 +361,13 @@ def fast_rows(path: Path, name: str, status_filter: set[int] | None,
     """The rows :func:`~batpolicy.io.swf.job_rows` keeps, in Batsim's order (as
     ``_grouped`` gives them), parsed as :func:`fast_survey` parses: for a trace
     :func:`fast_survey` took. Rows of one block at a time. O(bytes)."""
+    # chained in C: no Python generator resumed per row
+    return chain.from_iterable(_row_blocks(path, name, status_filter, allocated_first))
+
+
+def _row_blocks(path: Path, name: str, status_filter: set[int] | None,
+                allocated_first: bool) -> Any:
+    """:func:`fast_rows`' rows, an iterator of them per block (whole submit times)."""
     state = _State(name, status_filter, allocated_first)
     header: dict[str, int] = {}
     carried = np.empty((0, 10))
@@ -373,11 +380,10 @@ def fast_rows(path: Path, name: str, status_filter: set[int] | None,
                 rows = np.concatenate((carried, rows))
             tail = int(np.searchsorted(rows[:, _SUBMIT], rows[-1, _SUBMIT], side="left"))
             if tail:
-                yield from _ordered_rows(rows[:tail], state.prefix, state.status,
-                                         allocated_first)
+                yield _ordered_rows(rows[:tail], state.prefix, state.status, allocated_first)
             carried = rows[tail:].copy()
         if carried.shape[0]:
-            yield from _ordered_rows(carried, state.prefix, state.status, allocated_first)
+            yield _ordered_rows(carried, state.prefix, state.status, allocated_first)
     except (_Refused, OSError, EOFError, gzip.BadGzipFile):
         raise InputError("the trace changed since its survey: run again",
                          path=str(path)) from None
