@@ -282,6 +282,14 @@ class PtaskModel(JobModel, InstantModel):
         """
         self._wake.before = callback
 
+    def solver_updates(self) -> int:
+        """How many updates the shared model has made (two may share one date).
+
+        SimGrid's clock is a sum of the solves' deltas (``EngineImpl::solve``), so a delta
+        under half an ulp of the clock makes an update at the date of the one before it.
+        """
+        return 0 if self._runner is None else self._runner.updates
+
     def _switch(self, machine: int, speed: float, on_end: Callable[[], None]) -> None:
         """A machine's switch computes its one flop at ``speed`` (``pstate.cpp``).
 

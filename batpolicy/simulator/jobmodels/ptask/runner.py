@@ -128,6 +128,9 @@ class JobRunner:
         self._runs: dict[str, _Run] = {}  # start order
         self._planned: tuple[float, float] | None = None  # (absolute time, delta)
         self._serial = 0
+        #: SimGrid's model updates so far (solves that moved the clock, even by a delta
+        #: that rounds to nothing): two updates may share one date.
+        self.updates = 0
         self._messages: dict[Hashable, Callable[[], None]] = {}  # in flight, by task key
         #: Actors' sleeps, by serial: [time left, called back on its end].
         self._sleeps: dict[int, list[Any]] = {}
@@ -351,6 +354,8 @@ class JobRunner:
         if now < self.now:
             raise ValueError(f"time goes back: {now} < {self.now}")
         planned = self._planned
+        if self.update_due(now):
+            self.updates += 1
         delta = planned[1] if planned is not None and planned[0] == now else now - self.now
         ended = self.model.advance(delta) if self.model.tasks else []
         slept: set[str] = set()
