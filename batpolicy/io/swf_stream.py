@@ -297,7 +297,13 @@ def stream_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,
             if not selection.proven:
                 survey, scan = _Survey(), Scan()
                 survey.all_rows(selection, scan)
-        if not fast or (max_jobs is not None and survey.count > max_jobs):
+        if selection.proven and max_jobs is not None and survey.count > max_jobs:
+            # cut: the whole file's counts stand, the figures are the first max_jobs rows'
+            beyond = survey.count - max_jobs
+            survey = _Survey()
+            survey.take(selection.kept(max_jobs))
+            scan.skipped["beyond_max_jobs"] += beyond
+        elif not fast or (max_jobs is not None and survey.count > max_jobs):
             survey, scan = _Survey(), Scan()
             survey.take(selection.rows(scan, to_the_end=True))
     except _OutOfOrder:

@@ -75,7 +75,8 @@ def _outcome(path: Path, **options: object) -> object:
     except InputError as error:
         return ("error", str(error))
     jobs = w.jobs
-    return (list(w.profiles.items()), list(w.skipped.items()), w.nb_res, len(jobs),
+    # skipped's order is not part of the result: every reader sorts it (metrics, log)
+    return (list(w.profiles.items()), sorted(w.skipped.items()), w.nb_res, len(jobs),
             [(j.id, j.subtime, j.res, j.profile, j.walltime, j.raw) for j in jobs],
             getattr(jobs, "max_res", None), getattr(jobs, "examples", None),
             getattr(jobs, "raw_example", None))
@@ -140,3 +141,19 @@ def test_a_clean_trace_takes_the_fast_path(tmp_path: Path) -> None:
 
 def test_stream_swf_uses_the_fast_survey() -> None:
     assert swf_stream.stream_swf.__code__.co_names.count("fast_survey") >= 1
+
+
+def test_a_cut_clean_trace_is_surveyed_without_the_python_parse(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``max_jobs`` below the trace's jobs: the first jobs' figures come from numpy too."""
+    path = tmp_path / "t.swf"
+    path.write_text("; MaxProcs: 8\n" + "".join(
+        f"{i} {i} -1 5 1 -1 -1 2 10 -1 1 3 -1 -1 1 -1 -1 -1\n" for i in range(1, 5))
+        + "5 6 -1 0 1 -1 -1 2 10 -1 1 3 -1 -1 1 -1 -1 -1\n")
+
+    def python_parse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the trace was parsed line by line in Python")
+    monkeypatch.setattr(swf_stream, "job_rows", python_parse)
+    workload = stream_swf(path, max_jobs=2)
+    assert [job.id for job in workload.jobs] == ["w0!1", "w0!2"]
+    assert dict(workload.skipped) == {"beyond_max_jobs": 2, "non_positive_runtime": 1}
