@@ -137,7 +137,10 @@ class ClusterState:
         self.no_more_external_events = False
         self.started = False
         self.ended = False
-        self._apply = {kind: getattr(self, name) for kind, name in _ON_EVENT.items()}
+        #: The transition of each event type (what :meth:`apply` calls), for a driver that
+        #: calls it without :meth:`apply`'s own frame (the dispatcher, once per event).
+        self.transitions = {kind: getattr(self, name) for kind, name in _ON_EVENT.items()}
+        self._apply = self.transitions
         self._apply_decision = {kind: getattr(self, name)
                                 for kind, name in _ON_DECISION.items()}
 
