@@ -88,7 +88,7 @@ def utilisation(outcome: StepOutcome) -> float:
     return float(outcome.metrics.get("utilization", 0.0))
 
 
-class Energy:
+class EnergySpent:
     """Minus the energy consumed since the previous step, in megajoules (-E only)."""
 
     def __init__(self) -> None:
@@ -104,14 +104,14 @@ class Energy:
         return -spent / 1e6
 
 
-#: Built-in rewards by name (``Energy`` keeps a total: a new one per episode).
+#: Built-in rewards by name (``EnergySpent`` keeps a total: a new one per episode).
 REWARDS: Mapping[str, Callable[[], Reward]] = {
     "bsld": lambda: bounded_slowdown,
     "waiting": lambda: waiting_time,
     "tardiness": lambda: tardiness,
     "utilisation": lambda: utilisation,
     "utilization": lambda: utilisation,
-    "energy": Energy,
+    "energy": EnergySpent,
 }
 
 

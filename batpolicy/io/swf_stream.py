@@ -76,12 +76,24 @@ class _Selection:
         :func:`read_swf` keeps, as :func:`read_swf` counts it in ``scan.skipped``.
         Raises :class:`_OutOfOrder` on a line submitted before the previous one.
         """
-        where = str(self.path)
-        rows = job_rows(_read_lines(self.path), self.name, where, self.lenient,
+        left = math.inf if self.max_jobs is None else self.max_jobs
+        skipped = scan.skipped
+        for group in self._groups(scan):
+            for kept in group:
+                if left > 0:
+                    left -= 1
+                    yield kept
+                else:
+                    skipped["beyond_max_jobs"] += 1
+            if left <= 0 and not to_the_end:
+                return
+
+    def _groups(self, scan: Scan) -> Iterator[list[tuple[Any, ...]]]:
+        """The rows in the window, one submit time at a time, each sorted by full id."""
+        rows = job_rows(_read_lines(self.path), self.name, str(self.path), self.lenient,
                         self.status_filter, scan, self.allocated_first)
         skipped = scan.skipped
         lo = hi = math.nan  # set at the first row: scan.first_submit is final by then
-        left = math.inf if self.max_jobs is None else self.max_jobs
         group: list[tuple[Any, ...]] = []
         for row in rows:
             if not scan.in_order:
@@ -98,25 +110,13 @@ class _Selection:
                 skipped["after_end"] += 1
                 continue
             if group and submit != group[0][0]:
-                for kept in _sorted(group):
-                    if left > 0:
-                        left -= 1
-                        yield kept
-                    else:
-                        skipped["beyond_max_jobs"] += 1
-                if left <= 0 and not to_the_end:
-                    return
+                yield _sorted(group)
                 group = []
             group.append(row)
         if not scan.in_order:
             raise _OutOfOrder
-        for kept in _sorted(group):
-            if left > 0:
-                left -= 1
-                yield kept
-            else:
-                skipped["beyond_max_jobs"] += 1
-
+        if group:
+            yield _sorted(group)
 
     def kept(self, count: int) -> Iterator[tuple[Any, ...]]:
         """The first ``count`` kept rows (the survey's count) in Batsim's order.
@@ -199,9 +199,10 @@ class _Survey:
 
 
 def _grouped(rows: Iterator[tuple[Any, ...]], scan: Scan) -> Iterator[tuple[Any, ...]]:
-    """``rows`` (file order, submit times not decreasing) with each submit time's rows
-    sorted by full id: Batsim's order. Raises :class:`_OutOfOrder` once ``scan`` says the
-    submit times decrease."""
+    """``rows`` (file order) with each submit time's rows sorted by full id: Batsim's order.
+
+    Raises :class:`_OutOfOrder` once ``scan`` says the submit times decrease.
+    """
     group: list[tuple[Any, ...]] = []
     at = math.nan
     for row in rows:

@@ -222,12 +222,12 @@ def test_runner_update_due_only_at_a_new_date_or_the_planned_update() -> None:
     rates solved after the last update come into force for the energy plugin.
     """
     runner = JobRunner(L07Model([(1e9, 1)], lambda a, b: []))
-    runner.sleep(2.0, lambda: None)
+    runner.actors.sleep(2.0, lambda: None)
     at = runner.next_time()
     assert at == 2.0 and runner.update_due(at)
     runner.advance_to(at)
-    assert len(runner.arrived()) == 1
+    assert len(runner.actors.arrived()) == 1
     assert not runner.update_due(at)  # the actors woken at 2.0 run before the next solve
-    runner.sleep(0.0, lambda: None)
+    runner.actors.sleep(0.0, lambda: None)
     assert runner.next_time() == at and runner.update_due(at)  # a zero-delta update
     assert runner.update_due(at + 1e-6)

@@ -62,6 +62,8 @@ class Put:
     spawns: bool = False
     #: When the sender posted it (its isend).
     posted: float = 0.0
+    #: The parallel-task solver's updates made when it was posted (messages on the solver).
+    posted_update: int = 0
     #: The sending machine (None: an actor of the master host).
     src: int | None = None
     #: Posted at a date of the parallel-task solver (a job whose task ended there).

@@ -357,6 +357,7 @@ class LatencyDriver:
                 process.network = network(self._books, self._parts.ends, self.delays.master)
                 if process.network is not None:
                     self._sleeper = model.actor_sleep
+                    process.solver_updates = model.solver_updates
                     model.before_update(self._last_rounds)
                 break
         Submitters(self, self._parts, self.delays).start(self._external_events)

@@ -49,10 +49,14 @@ class ServerProcess:
         #: Sends a message from a machine (None: the master) through the parallel-task
         #: model, calling back on arrival; None: messages in closed form (their delays).
         self.network: Callable[[int | None, Callable[[], None]], None] | None = None
+        #: With :attr:`network`: how many updates the parallel-task solver has made.
+        self.solver_updates: Callable[[], int] | None = None
 
     def post(self, put: Put) -> None:
         """A blocking put on the server's mailbox: received at once if the server waits."""
         put.posted = self._queue.now
+        if self.solver_updates is not None:
+            put.posted_update = self.solver_updates()
         if self.waiting:
             self.waiting = False
             put.server_was_waiting = True
@@ -87,21 +91,24 @@ class ServerProcess:
         The server talks to a ready scheduler only if its mailbox looks empty. SimGrid runs
         the actors woken at one date in sub-rounds: each runs until its next simcall, and
         the simcalls (a put's isend among them) are handled after all of them ran
-        (``EngineImpl::run``); ``mailbox_empty`` is no simcall. So the server, woken in the
-        date's first sub-round, does not see the puts made at its own date (by the sender
-        of the message it got, a job that ended, a waiter): it looks as if these were not
-        there, unless its handler made a simcall (created an actor) and so looks one
-        sub-round later, after the first sub-round's puts were handled.
+        (``EngineImpl::run``). ``mailbox_empty`` and ``send_message`` (``ipp.cpp``) both
+        begin with ``Mailbox::by_name``, a simcall (``Engine::mailbox_by_name_or_create``),
+        so an actor woken with the server makes its isend in the sub-round where the server
+        reads its mailbox, and that isend is handled after the read. So the server does not
+        see the puts made at its own date (by the sender of the message it got, a job that
+        ended, a waiter), unless its handler made one more simcall (created an actor) and
+        so reads one sub-round later, after those puts were handled.
 
-        "Its own date": within 1e-9 s for dates computed apart in closed form; exactly for
-        a put dated by the parallel-task solver (a job whose task ended there) when the
-        messages go through it too: its updates are SimGrid's, and a put made at an
-        update even 1e-12 s earlier is seen.
+        "Its own date": within 1e-9 s for dates computed apart in closed form. For a put
+        dated by the parallel-task solver (a job whose task ended there) when the messages
+        go through it too, its own update: the solver's updates are SimGrid's, and a put
+        made at an earlier one is seen, even 1e-12 s earlier, or at the same date when
+        the solve between them moved the clock by less than half an ulp (seed 1108: a
+        sleep ends, then the message 6.7e-17 s later, one printed date).
         """
         put.on_receive()
         mailbox = self.mailbox
-        seen = bool(mailbox) and (put.spawns or mailbox[0].posted < self._queue.now - (
-            0.0 if mailbox[0].exact and self.network is not None else SAME_DATE))
+        seen = bool(mailbox) and (put.spawns or self._earlier(mailbox[0]))
         if self.sched_ready and not seen and not self.ended:
             if self._outbox:
                 self._send()
@@ -114,6 +121,14 @@ class ServerProcess:
             self._transfer(mailbox.popleft())
         else:
             self.waiting = True
+
+    def _earlier(self, put: Put) -> bool:
+        """Whether ``put`` was made before the date (or solver update) the server woke at."""
+        now = self._queue.now
+        if put.exact and self.network is not None:
+            updates = self.solver_updates
+            return put.posted < now or (updates is not None and put.posted_update < updates())
+        return put.posted < now - SAME_DATE
 
     def _send(self) -> None:
         """generate_and_send_message, then the REQ-REP actor with the scheduler's reply."""

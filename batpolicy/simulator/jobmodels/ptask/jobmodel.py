@@ -282,6 +282,14 @@ class PtaskModel(JobModel, InstantModel):
         """
         self._wake.before = callback
 
+    def solver_updates(self) -> int:
+        """How many updates the shared model has made (two may share one date).
+
+        SimGrid's clock is a sum of the solves' deltas (``EngineImpl::solve``), so a delta
+        under half an ulp of the clock makes an update at the date of the one before it.
+        """
+        return 0 if self._runner is None else self._runner.updates
+
     def _switch(self, machine: int, speed: float, on_end: Callable[[], None]) -> None:
         """A machine's switch computes its one flop at ``speed`` (``pstate.cpp``).
 
@@ -437,17 +445,17 @@ class PtaskModel(JobModel, InstantModel):
         pending, self._pending = self._pending, []
         for job in pending:
             if type(job) is _Message:
-                runner.send(job.src, self._master_id, 1.0, job.on_arrival)
+                runner.actors.send(job.src, self._master_id, 1.0, job.on_arrival)
             elif type(job) is _Sleep:
-                runner.sleep(job.duration, job.on_end)
+                runner.actors.sleep(job.duration, job.on_end)
             elif type(job) is _Switch:
-                runner.execute(job.machine, 1.0, job.speed, job.on_end)
+                runner.actors.execute(job.machine, 1.0, job.speed, job.on_end)
             elif job.id in running:
                 done.extend(runner.start(job.id, self._programs.leaves(job, ctx), None
                                          if job.walltime is None else job.start + job.walltime,
                                          job.walltime))
         queue = self._queue
-        for on_arrival, after_task in runner.arrived():
+        for on_arrival, after_task in runner.actors.arrived():
             # after a task that ended first: behind the job ends this instant schedules
             queue.schedule(_Arrival(on_arrival, queue if after_task else None), COMPLETION,
                            at=now)

@@ -17,9 +17,9 @@ timer are compared the way the solver sees them, not against the job's start + w
 (which can round a few ulps to the other side: seed 223, a task and its timer both due
 at 31.298045 s, where Batsim completes the job).
 
-Messages (:meth:`JobRunner.send`): Batsim's protocol messages as SimGrid communications
-on the same model (:meth:`~.l07.L07Model.communicate`); a message done is handed back
-by :meth:`JobRunner.arrived`, in the order the messages were sent.
+Batsim's own actors (:attr:`JobRunner.actors`, :mod:`.actor_actions`): its protocol
+messages as SimGrid communications on the same model, machines' switches, and the
+actors' sleeps; each handed back once done, in the order they began.
 
 A sleep is SimGrid's sleep action (``CpuL07::sleep``): a countdown of its duration,
 decreased by every update's delta (``Action::update_max_duration``: ``double_update``
@@ -27,8 +27,7 @@ with ``sg_surf_precision``) and done once it reaches 0; with another action endi
 within ``sg_surf_precision`` of it, both end together. Which of two actions due a few
 ulps apart ends first depends on these countdowns and on the clock SimGrid sums over the
 updates (``EngineImpl::solve``: ``now_ += time_delta``), so the runner keeps both as
-SimGrid does. :meth:`JobRunner.sleep` runs an actor's sleep (a submitter, a reply or a
-waiter actor of Batsim) the same way.
+SimGrid does.
 
 A usage trace (a leaf with ``ranks``, :mod:`.usage_trace`) is Batsim's
 ``execute_task`` for ``USAGE_TRACE``: one actor per rank, each running its one-host tasks
@@ -51,6 +50,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from batpolicy.simulator.jobmodels.ptask.actor_actions import ActorActions
 from batpolicy.simulator.jobmodels.ptask.l07 import L07Model
 from batpolicy.simulator.jobmodels.ptask.lmm import SURF_PRECISION, double_update
 from batpolicy.simulator.jobmodels.ptask.tasks import Leaf
@@ -114,9 +114,36 @@ def _timer_due(run: _Run, now: float) -> bool:
 
 
 def _timer_serial(run: _Run) -> int:
-    """When the job's walltime timer began, in the runner's count of actions: a usage
-    trace's current get, else the task's ``wait_for``."""
+    """When the job's walltime timer began, in the runner's count of actions.
+
+    A usage trace's timer is its current get's, any other job's its task's ``wait_for``.
+    """
     return run.serial if run.usage is None else run.usage.get_serial
+
+
+def _progress(run: _Run, model: L07Model, updated: float, now: float) -> dict[str, Any]:
+    """Batsim's ``job_progress`` entry of ``run`` killed at ``now`` (model updated at ``updated``).
+
+    ``BatTask``'s tree: a sequence's ``current_task_index`` and ``current_task``, a
+    leaf's ``progress``: ``1 - remaining ratio`` of its parallel task, or the share
+    of its sleep done.
+    """
+    path, leaf = run.leaves[min(run.index, len(run.leaves) - 1)]
+    if leaf.ranks is not None:
+        value = 0.0  # BatTask::compute_leaf_progress: not implemented for usage traces
+    elif run.task is not None:
+        task = model.tasks.get(run.task)
+        remains = 0.0 if task is None else task.remains - task.variable.value * (now - updated)
+        value = 1.0 - max(remains, 0.0)
+    elif leaf.delay:
+        value = min((now - run.since) / leaf.delay, 1.0)
+    else:
+        value = 1.0
+    entry: dict[str, Any] = {"profile_name": leaf.name, "progress": value}
+    for seq_name, index in reversed(path):
+        entry = {"profile_name": seq_name, "current_task_index": index,
+                 "current_task": entry}
+    return entry
 
 
 class JobRunner:
@@ -128,10 +155,11 @@ class JobRunner:
         self._runs: dict[str, _Run] = {}  # start order
         self._planned: tuple[float, float] | None = None  # (absolute time, delta)
         self._serial = 0
-        self._messages: dict[Hashable, Callable[[], None]] = {}  # in flight, by task key
-        #: Actors' sleeps, by serial: [time left, called back on its end].
-        self._sleeps: dict[int, list[Any]] = {}
-        self._arrived: list[tuple[Callable[[], None], bool]] = []
+        #: SimGrid's model updates so far (solves that moved the clock, even by a delta
+        #: that rounds to nothing): two updates may share one date.
+        self.updates = 0
+        #: Batsim's messages, switches and actors' sleeps on the same model.
+        self.actors = ActorActions(model, self._next_serial, self._replan)
         self._timed_out: list[str] = []
         #: The jobs that ended (done or timed out) at the last update, in SimGrid's order.
         self._ends: list[str] = []
@@ -141,6 +169,10 @@ class JobRunner:
         #: Told the job id when one of its sleeps (a delay task) ends: SimGrid's sleep
         #: action on the job actor's host changes state then (a power model listens).
         self.on_sleep_end: Callable[[str], None] | None = None
+
+    def _replan(self) -> None:
+        """An action started: the update :meth:`next_time` planned may come sooner."""
+        self._planned = None
 
     def _next_serial(self) -> int:
         """One more action started: its serial (the order actions began in)."""
@@ -176,48 +208,6 @@ class JobRunner:
         if run is not None and run.usage is not None:
             self._kill_ranks(run)
         self._planned = None
-
-    def send(self, src: int, dst: int, size: float, on_arrival: Callable[[], None]) -> None:
-        """Start a ``size``-byte message from host ``src`` to ``dst`` at :attr:`now`.
-
-        ``on_arrival`` is handed back by :meth:`arrived` once the message is done.
-        """
-        self._serial += 1
-        key = ("message", self._serial)
-        self._messages[key] = on_arrival
-        self.model.communicate(key, src, dst, size)
-        self._planned = None
-
-    def sleep(self, duration: float, on_end: Callable[[], None]) -> None:
-        """Start an actor's ``duration``-second sleep at :attr:`now` (``CpuL07::sleep``).
-
-        ``on_end`` is handed back by :meth:`arrived` once its countdown is done.
-        """
-        self._serial += 1
-        self._sleeps[self._serial] = [duration, on_end]
-        self._planned = None
-
-    def execute(self, host: int, flops: float, speed: float,
-                on_end: Callable[[], None]) -> None:
-        """Compute ``flops`` on ``host`` at ``speed`` from :attr:`now` (``this_actor::execute``).
-
-        A one-host task of the model (``CpuL07::execution_start``); ``on_end`` is handed
-        back by :meth:`arrived` once it is done, like a message's.
-        """
-        self._serial += 1
-        key = ("message", self._serial)
-        self._messages[key] = on_end
-        self.model.start(key, (host,), (flops,), None, (speed,))
-        self._planned = None
-
-    def arrived(self) -> list[tuple[Callable[[], None], bool]]:
-        """The messages, executions and actors' sleeps done since the last call, in start order.
-
-        Each as (``on_arrival``, whether a job's task ended before it at that date: SimGrid
-        ends the actions of one date in their creation order).
-        """
-        out, self._arrived = self._arrived, []
-        return out
 
     def timed_out(self) -> list[str]:
         """The jobs whose walltime was reached since the last call, in start order.
@@ -310,9 +300,7 @@ class JobRunner:
 
     def next_time(self) -> float:
         """The soonest instant a task ends, a latency is paid or a sleep ends (inf: none)."""
-        delta = self.model.next_event()
-        for left, _ in self._sleeps.values():
-            delta = min(delta, left)
+        delta = min(self.model.next_event(), self.actors.next_delta())
         for run in self._runs.values():
             if run.sleep_left is not None:
                 delta = min(delta, run.sleep_left)
@@ -351,6 +339,8 @@ class JobRunner:
         if now < self.now:
             raise ValueError(f"time goes back: {now} < {self.now}")
         planned = self._planned
+        if self.update_due(now):
+            self.updates += 1
         delta = planned[1] if planned is not None and planned[0] == now else now - self.now
         ended = self.model.advance(delta) if self.model.tasks else []
         slept: set[str] = set()
@@ -361,14 +351,7 @@ class JobRunner:
                     slept.add(run.job_id)
             if run.timer is not None:
                 run.timer = double_update(run.timer, delta, SURF_PRECISION)
-        woken: list[tuple[int, Callable[[], None]]] = []
-        sleeps = self._sleeps
-        for serial, entry in list(sleeps.items()):
-            entry[0] = double_update(entry[0], delta, SURF_PRECISION)
-            if entry[0] <= 0.0:
-                del sleeps[serial]
-                woken.append((serial, entry[1]))
-        messages = self._messages
+        woken = self.actors.advance(delta, ended)
         finished = set(ended)
         # SimGrid ends the actions of one update in their creation order (its started
         # set), so the jobs whose task or sleep ends now go on in that order; a usage
@@ -383,7 +366,7 @@ class JobRunner:
             else:
                 entries.append((run.serial, run, None))
         entries.sort(key=_first)
-        if woken or messages:
+        if woken:
             # the oldest action of a job (task or sleep) that ends now
             oldest: int | None = None
             for serial, run, key in entries:
@@ -394,10 +377,7 @@ class JobRunner:
                     continue
                 if oldest is None or serial < oldest:
                     oldest = serial
-            woken.extend((key[1], messages.pop(key)) for key in ended if key in messages)
-            woken.sort(key=lambda item: item[0])
-            self._arrived.extend((callback, oldest is not None and oldest < serial)
-                                 for serial, callback in woken)
+            self.actors.hand_back(woken, oldest)
         self.now = now
         self._planned = None
         done: list[tuple[str, int]] = []
@@ -449,30 +429,8 @@ class JobRunner:
             self._kill_ranks(run)
 
     def progress(self, job_id: str, name: str, now: float) -> dict[str, Any]:
-        """Batsim's ``job_progress`` entry of a job killed at ``now``.
-
-        ``BatTask``'s tree: a sequence's ``current_task_index`` and ``current_task``, a
-        leaf's ``progress``: ``1 - remaining ratio`` of its parallel task, or the share
-        of its sleep done.
-        """
-        run = self._runs[job_id]
-        path, leaf = run.leaves[min(run.index, len(run.leaves) - 1)]
-        if leaf.ranks is not None:
-            value = 0.0  # BatTask::compute_leaf_progress: not implemented for usage traces
-        elif run.task is not None:
-            task = self.model.tasks.get(run.task)
-            remains = 0.0 if task is None else task.remains - task.variable.value * (
-                now - self.now)
-            value = 1.0 - max(remains, 0.0)
-        elif leaf.delay:
-            value = min((now - run.since) / leaf.delay, 1.0)
-        else:
-            value = 1.0
-        entry: dict[str, Any] = {"profile_name": leaf.name, "progress": value}
-        for seq_name, index in reversed(path):
-            entry = {"profile_name": seq_name, "current_task_index": index,
-                     "current_task": entry}
-        return entry
+        """Batsim's ``job_progress`` entry of a job killed at ``now`` (:func:`_progress`)."""
+        return _progress(self._runs[job_id], self.model, self.now, now)
 
     def runs(self) -> Mapping[str, _Run]:
         """The running jobs, in start order."""
