@@ -529,8 +529,10 @@ def remembering_decoder(sent: dict[str, MachineSet]) -> msgspec.json.Decoder:
 
     ``sent`` maps the interval string of each EXECUTE_JOB allocation written by
     :func:`encode_reply` (``sent=``) to its :class:`MachineSet`. Batsim echoes that string
-    in the job's JOB_COMPLETED (``alloc``, its canonical ``to_string_hyphen`` of the same
-    set), so the set comes from ``sent`` instead of being parsed and built again, and the
+    in the job's JOB_COMPLETED (``alloc``: ``src/server.cpp`` passes the allocation's
+    ``to_string_hyphen(" ")``, the canonical form :func:`format_intervals` writes, to
+    ``append_job_completed``, ``src/protocol.cpp``), so the set comes from ``sent`` instead
+    of being parsed and built again, and the
     entry is dropped. Any other value goes through the schema's hook
     (:func:`~batpolicy.protocol._wire.decode_hook`). Equivalent to
     :data:`REQUEST_DECODER`: a string in ``sent`` was written by
