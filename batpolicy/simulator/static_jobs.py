@@ -4,14 +4,15 @@ Batsim's job submitter (``job_submitter.cpp``, ``static_job_submitter_process``)
 workload's jobs in submission order: it sends those whose submit time has come, then
 sleeps until the next one's. :class:`StaticJobs` is that walk over an iterator, so a
 source that builds jobs as it is read (:class:`~batpolicy.io.swf_stream.StreamedJobs`)
-is never held whole: the simulator holds the next job, and the ids of those already
-submitted in a bitmap (:class:`MetIds`), which a decision naming an unknown id is checked
-against (:meth:`met`).
+is never held whole: the simulator holds the next job. Whether an id is a static job's
+(a decision naming an id the run does not hold, a registration) is asked of a bitmap of
+the ids (:class:`MetIds`), gathered from a replay of the source the first time it is
+asked: the submissions themselves keep no id.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from pyroaring import BitMap
 
@@ -23,22 +24,34 @@ __all__ = ["MetIds", "StaticJobs"]
 class StaticJobs:
     """The static jobs not submitted yet, in submission order (module docstring).
 
-    >>> jobs = StaticJobs(iter([JobSpec("w0!1", 0.0, 1, "p"), JobSpec("w0!2", 5.0, 1, "p")]))
+    ``replay`` gives the same jobs again from the first, when asked whether an id is a
+    static job's (:meth:`met`, :meth:`is_pending`: a decision naming a job the run does
+    not hold, a registration): the ids are then gathered once. Without it, each job's id
+    is kept as it is submitted.
+
+    >>> specs = [JobSpec("w0!1", 0.0, 1, "p"), JobSpec("w0!2", 5.0, 1, "p")]
+    >>> jobs = StaticJobs(iter(specs), replay=lambda: iter(specs))
     >>> [s.id for s in jobs.take_due(0.0)], jobs.next.id
     (['w0!1'], 'w0!2')
     >>> jobs.met("w0!1"), jobs.met("w0!2"), jobs.is_pending("w0!2"), jobs.met("w0!3")
     (True, True, True, False)
-    >>> [s.id for s in jobs.take_due(9.0)], bool(jobs)
-    (['w0!2'], False)
+    >>> jobs.is_pending("w0!1")
+    False
+    >>> [s.id for s in jobs.take_due(9.0)], bool(jobs), jobs.is_pending("w0!2")
+    (['w0!2'], False, False)
     """
 
-    __slots__ = ("_source", "next", "_submitted", "_pending")
+    __slots__ = ("_source", "next", "_replay", "_submitted", "_ids", "_pending")
 
-    def __init__(self, specs: Iterable[JobSpec]) -> None:
+    def __init__(self, specs: Iterable[JobSpec],
+                 replay: Callable[[], Iterator[JobSpec]] | None = None) -> None:
         self._source: Iterator[JobSpec] = iter(specs)
         #: The next job to submit, None once all are.
         self.next: JobSpec | None = next(self._source, None)
-        self._submitted = MetIds()
+        self._replay = replay
+        #: ids submitted so far: kept only without a replay
+        self._submitted = MetIds() if replay is None else None
+        self._ids: MetIds | None = None  # every static id, once asked for (with a replay)
         self._pending: set[str] | None = None  # ids not yet submitted, once asked for
 
     def __bool__(self) -> bool:
@@ -55,7 +68,7 @@ class StaticJobs:
             due.append(head)
             head = next(source, None)
         self.next = head
-        if due:
+        if due and self._submitted is not None:
             self._submitted.update(spec.id for spec in due)
         return due
 
@@ -71,12 +84,27 @@ class StaticJobs:
         the first time (the rest of the source is read), then O(1)."""
         if self._pending is None:
             self._pending = {spec.id for spec in self.remaining()}
-        return job_id in self._pending and job_id not in self._submitted
+        if job_id not in self._pending:
+            return False
+        if self._submitted is not None:
+            return job_id not in self._submitted
+        head = self.next  # submission order is (subtime, id): the head and after are not
+        return head is not None and (head.subtime, head.id) <= self._key(job_id)
+
+    def _key(self, job_id: str) -> tuple[float, str]:
+        """The submission key of a static job, read from the replay. O(n)."""
+        assert self._replay is not None
+        return next((spec.subtime, spec.id) for spec in self._replay() if spec.id == job_id)
 
     def met(self, job_id: str) -> bool:
-        """Whether this id is a static job's, submitted or not. Runtime complexity: as
-        :meth:`is_pending`."""
-        return job_id in self._submitted or self.is_pending(job_id)
+        """Whether this id is a static job's, submitted or not. Runtime complexity: O(n)
+        the first time, then O(1)."""
+        if self._replay is None:
+            return job_id in self._submitted or self.is_pending(job_id)  # type: ignore[operator]
+        if self._ids is None:
+            self._ids = MetIds()
+            self._ids.update(spec.id for spec in self._replay())
+        return job_id in self._ids
 
 
 class MetIds:

@@ -320,6 +320,29 @@ def test_a_second_kill_of_the_same_job_is_dropped() -> None:
     assert [type(e).__name__ for e in ack.events] == ["JobCompleted", "JobKilled"]
 
 
+@pytest.mark.parametrize(("target", "rule"), [
+    ("w0!later", "not submitted yet"),
+    ("w0!a", "forgotten"),
+    ("w0!never", "no job with this id was ever submitted"),
+])
+def test_a_decision_on_a_job_not_held_says_whether_it_is_pending_done_or_unknown(
+        target: str, rule: str) -> None:
+    """The simulator keeps no id of a submitted job: a static id is found again in the
+    workload, and its submission key tells pending from reported."""
+    jobs = [("a", 0, 1, "delay5", None), ("b", 10, 1, "delay5", None),
+            ("later", 100, 1, "delay5", None)]
+
+    def decide(request: t.Request, script: Script) -> list[t.Decision]:
+        if any(isinstance(e, t.JobSubmitted) and e.job_id == "w0!b" for e in request.events):
+            return [t.KillJob((target,))]
+        return [t.ExecuteJob(e.job_id, MachineSet.of(0)) for e in request.events
+                if isinstance(e, t.JobSubmitted)]
+
+    with pytest.raises(InvalidDecision, match=rule) as info:
+        Simulator([workload(jobs)], Platform.homogeneous(1)).run(Script(decide))
+    assert info.value.job_id == target
+
+
 def test_killing_a_reported_job_aborts_and_its_machines_are_busy_until_the_kill_acts() -> None:
     jobs = [("a", 0, 1, "delay5", None), ("b", 0, 1, "delay50", None)]
 

@@ -94,7 +94,9 @@ class Parts:
         decisions = DecisionApplier(books, ends, accounting, models, messages)
         server = Server(books, models, accounting, ends, platform, machine_info)
         server.load(workloads)
-        books.static = StaticJobs(submission_order(workloads))
+        # a replay instead of each submitted id kept: ids are asked for on errors only
+        books.static = StaticJobs(submission_order(workloads),
+                                  replay=lambda: submission_order(workloads))
         books.static_done = not workloads
         energy = None
         if options.energy:  # Batsim's -E: power states, switches, energy (.energy)
