@@ -72,18 +72,32 @@ class Fcfs(Policy):
     def decide(self, now: float, view: PolicyView) -> list[Decision]:
         """Start queue heads while they fit, then handle new submissions in order.
 
-        With no new job and a head that still does not fit, nothing can start: the
-        answer is empty at once, as batsched's loop over its pending jobs stops at the
-        first (``src/algo/fcfs.cpp``). Runtime complexity: O(1) then, else that of
-        :meth:`_decide_fifo`.
+        While the head waits and still does not fit, nothing can start, as batsched's
+        loop over its pending jobs stops at the first (``src/algo/fcfs.cpp``): new jobs
+        join the queue behind it (or are rejected if they can never run), which is what
+        :meth:`_decide_fifo` would do after :meth:`_start_heads` stopped at once. Most
+        messages of a loaded run end here. Runtime complexity: O(1) per new job then,
+        else that of :meth:`_decide_fifo`.
         """
         if self._sorted is not None:
             return self._decide_sorted(view)
-        queue = self._queue
-        if not self._incoming and (not queue or (queue[0].status is JobStatus.WAITING
-                                                 and queue[0].res > len(view.free))):
-            return []  # nothing new, and the head still waits: _start_heads would stop at once
-        return self._decide_fifo(view)
+        queue, incoming = self._queue, self._incoming
+        if queue:
+            head = queue[0]
+            if head.status is not JobStatus.WAITING or head.res <= len(view.free):
+                return self._decide_fifo(view)
+            if not incoming:
+                return []
+            out: list[Decision] = []
+            can_ever_run = self.placement.can_ever_run
+            for job in incoming:
+                if can_ever_run(job, view):
+                    queue.append(job)
+                else:
+                    out.append(RejectJob(job.id))
+            incoming.clear()
+            return out
+        return self._decide_fifo(view) if incoming else []
 
     def _decide_fifo(self, view: PolicyView) -> list[Decision]:
         """Submission order: start heads while they fit, then take the new jobs in order.

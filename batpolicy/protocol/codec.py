@@ -65,6 +65,7 @@ from batpolicy.protocol._decoders import (
 from batpolicy.protocol._encoders import DECISION_ENCODERS, EVENT_ENCODERS, Encoder
 from batpolicy.protocol._errors import dotted, explain, value_at
 from batpolicy.protocol._wire import (
+    INT32_MAX,
     JOB_ID_PATTERN,
     MAX_TIME,
     EventType,
@@ -75,12 +76,12 @@ from batpolicy.protocol._wire import (
     machine_set,
     type_name,
 )
-from batpolicy.protocol.intervals import MachineSet
+from batpolicy.protocol.intervals import MachineSet, format_intervals
 from batpolicy.protocol.types import ExecuteJob, RejectJob, Reply, Request
 
 __all__ = ["REFUSAL_PREFIX", "EventType", "decode_reply", "decode_request", "encode_reply",
-           "encode_request", "refusal_reply", "reply_from_obj", "reply_to_obj",
-           "request_from_obj", "request_to_obj"]
+           "encode_request", "refusal_reply", "remembering_decoder", "reply_from_obj",
+           "reply_to_obj", "request_from_obj", "request_to_obj"]
 
 
 class _Side(NamedTuple):
@@ -431,7 +432,7 @@ def _plainly_valid(now: Any, decisions: tuple[Any, ...]) -> bool:
     >>> _plainly_valid(-0.5, ())  # before time 0: the schema says why
     False
 
-    >>> from batpolicy.protocol.intervals import MachineSet
+    >>> from batpolicy.protocol.intervals import MachineSet, format_intervals
     >>> _plainly_valid(3.0, (ExecuteJob("w!1", MachineSet.of(0)), RejectJob("w!2")))
     True
     >>> _plainly_valid(3.0, (ExecuteJob("w!1", MachineSet()),))  # empty: the schema says why
@@ -491,17 +492,66 @@ def reply_to_obj(reply: Reply) -> dict[str, Any]:
     return _plain(_to_obj(reply.now, reply.decisions, _FROM_SCHEDULER))
 
 
-def decode_request(data: bytes | str) -> Request:
+def decode_request(data: bytes | str, decoder: msgspec.json.Decoder = REQUEST_DECODER
+                   ) -> Request:
     """Decode one message received from Batsim.
 
     One C pass of the schema's decoder, then the typed events; a message it refuses is
-    decoded again by :func:`_decode`, which raises the one error naming what is wrong.
+    decoded again by :func:`_decode` (with the schema's own decoder), which raises the one
+    error naming what is wrong. ``decoder`` is :data:`REQUEST_DECODER` or one of
+    :func:`remembering_decoder`, which accepts and refuses exactly the same messages.
+
+    A message of one event dated at or before ``now`` (nearly every message) builds its
+    event directly: :func:`_typed`'s checks of times between events have nothing to
+    compare, and a :class:`FieldError` of ``typed()`` goes to :func:`_typed`, which names
+    it as for any message.
     """
     try:
-        message = REQUEST_DECODER.decode(data)
+        message = decoder.decode(data)
     except Exception:  # noqa: BLE001 - _decode's handlers name it
         return Request(*_decode(data, _FROM_BATSIM))
-    return Request(message.now, _typed(message.now, message.events))
+    now, events = message.now, message.events
+    if len(events) == 1 and events[0].timestamp <= now:
+        try:
+            return Request(now, (events[0].typed(),))
+        except FieldError:
+            pass  # _typed raises the error naming the event and field
+    return Request(now, _typed(now, events))
+
+
+#: Sent allocations a :func:`remembering_decoder` holds at most (a peer that never echoes
+#: them canonically would otherwise grow it with every job).
+_REMEMBERED_MAX = 1 << 16
+
+
+def remembering_decoder(sent: dict[str, MachineSet]) -> msgspec.json.Decoder:
+    """A decoder of Batsim's messages that takes back the allocations this side sent.
+
+    ``sent`` maps the interval string of each EXECUTE_JOB allocation written by
+    :func:`encode_reply` (``sent=``) to its :class:`MachineSet`. Batsim echoes that string
+    in the job's JOB_COMPLETED (``alloc``: ``src/server.cpp`` passes the allocation's
+    ``to_string_hyphen(" ")``, the canonical form :func:`format_intervals` writes, to
+    ``append_job_completed``, ``src/protocol.cpp``), so the set comes from ``sent`` instead
+    of being parsed and built again, and the
+    entry is dropped. Any other value goes through the schema's hook
+    (:func:`~batpolicy.protocol._wire.decode_hook`). Equivalent to
+    :data:`REQUEST_DECODER`: a string in ``sent`` was written by
+    :func:`~batpolicy.protocol.intervals.format_intervals` from a non-empty set of ids at
+    most ``INT32_MAX`` (the encoder's checks), which the hook accepts and parses back into
+    an equal set. Runtime complexity: O(1) per remembered allocation.
+    """
+    take = sent.pop
+
+    def hook(kind: type, value: Any) -> Any:
+        if type(value) is str and kind is MachineSet:
+            known = take(value, None)
+            if known is not None:
+                return known
+            if len(sent) > _REMEMBERED_MAX:
+                sent.clear()
+        return decode_hook(kind, value)
+
+    return msgspec.json.Decoder(REQUEST_SCHEMA, dec_hook=hook)
 
 
 def decode_reply(data: bytes | str) -> Reply:
@@ -516,19 +566,67 @@ def encode_request(request: Request) -> bytes:
     return _encode(request.now, request.events, _FROM_BATSIM)
 
 
-def encode_reply(reply: Reply, *, checked: bool = False) -> bytes:
+def encode_reply(reply: Reply, *, checked: bool = False,
+                 sent: dict[str, MachineSet] | None = None) -> bytes:
     """Encode a reply, stamping undated decisions with ``reply.now``; refuse what Batsim refuses.
 
     Every reply is checked against the wire schema, whoever built it: ``checked`` (set
     by callers whose decisions passed the scheduler's own checker) changes neither the
-    checks nor the bytes.
+    checks nor the bytes. ``sent`` (string -> set) is given the interval string of each
+    plain EXECUTE_JOB's allocation, for :func:`remembering_decoder`.
     """
-    if not isinstance(reply, Reply):
+    if type(reply) is not Reply and not isinstance(reply, Reply):
         raise ProtocolError(f"expected a Reply, got {type(reply).__name__}")
     now = reply.now
-    if not reply.decisions and type(now) is float and 0.0 <= now <= MAX_TIME:
-        return _EMPTY_REPLY[0] + _ENCODER.encode(now) + _EMPTY_REPLY[1]  # most replies
+    if type(now) is float and 0.0 <= now <= MAX_TIME:  # the schema's Time (NaN fails)
+        if not reply.decisions:
+            return _EMPTY_REPLY[0] + _ENCODER.encode(now) + _EMPTY_REPLY[1]  # most replies
+        data = _plain_reply(now, reply.decisions, sent)
+        if data is not None:
+            return data
     return _encode(now, reply.decisions, _FROM_SCHEDULER)
+
+
+def _plain_reply(now: float, decisions: tuple[Any, ...], sent: dict[str, MachineSet] | None
+                 ) -> bytes | None:
+    """The bytes of a reply of undated plain EXECUTE_JOB / REJECT_JOB decisions, else None.
+
+    The commonest reply with decisions, written without :func:`_encode`'s generic walk:
+    the same objects :func:`_to_obj` builds (allocations already written as their interval
+    strings, as the encoder's hook writes them), passed when the rules of
+    :func:`_plainly_valid` hold (``now`` is checked by the caller), so the bytes are
+    :func:`_encode`'s. Anything else answers None and goes the whole way, which also names
+    what is wrong. Each allocation written is added to ``sent`` (string -> set, for
+    :func:`remembering_decoder`). Runtime complexity: O(decisions).
+    """
+    events = []
+    written = []
+    for decision in decisions:
+        kind = type(decision)
+        if kind is not ExecuteJob and kind is not RejectJob:
+            return None
+        job_id = decision.job_id
+        if decision.timestamp is not None or type(job_id) is not str or \
+                _JOB_ID.search(job_id) is None:
+            return None
+        if kind is ExecuteJob:
+            alloc = decision.alloc
+            if (type(alloc) is not MachineSet or not alloc or alloc.max() > INT32_MAX
+                    or decision.mapping is not None or decision.storage_mapping is not None
+                    or decision.additional_io_job is not None):
+                return None
+            text = format_intervals(alloc)
+            written.append((text, alloc))
+            events.append({"timestamp": now, "type": _EXECUTE_JOB,
+                           "data": {"job_id": job_id, "alloc": text}})
+        else:
+            events.append({"timestamp": now, "type": _REJECT_JOB, "data": {"job_id": job_id}})
+    if sent is not None:
+        sent.update(written)
+    return _ENCODER.encode({"now": now, "events": events})
+
+
+_EXECUTE_JOB, _REJECT_JOB = EventType.EXECUTE_JOB.value, EventType.REJECT_JOB.value
 
 
 #: The bytes around ``now`` of a reply without decisions, as :func:`_encode` writes it

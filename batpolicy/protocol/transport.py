@@ -64,6 +64,10 @@ log = logging.getLogger(__name__)
 
 #: While nothing comes, a receive wakes this often (ms) to see if the peer is gone.
 _WAKE_MS = 250
+#: The compiled backend's send, which a socket's own ``send`` calls after a Python-level
+#: frame that only handles ``routing_id`` and ``group`` (for radio-dish and server-client
+#: sockets, never set here): the same call without that frame, once per reply.
+_BACKEND_SEND = zmq.backend.Socket.send
 #: How many refused peers are logged one by one before the rest are only counted.
 _LOGGED_INTRUDERS = 10
 
@@ -388,7 +392,7 @@ class ReplySocket(_Endpoint):
         socket = self._socket
         if socket is None:
             raise BatpolicyError(f"socket on {self.endpoint} is not open (call open() first)")
-        socket.send(data)
+        _BACKEND_SEND(socket, data)
 
     def close(self) -> None:
         """Close the socket, its monitor, its gate and its context; safe to call twice."""

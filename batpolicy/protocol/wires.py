@@ -17,7 +17,14 @@ from typing import Any, Protocol
 
 from batpolicy.errors import ConfigError
 from batpolicy.protocol import types as t
-from batpolicy.protocol.codec import decode_request, encode_reply, reply_to_obj, request_to_obj
+from batpolicy.protocol.codec import (
+    decode_request,
+    encode_reply,
+    remembering_decoder,
+    reply_to_obj,
+    request_to_obj,
+)
+from batpolicy.protocol.intervals import MachineSet
 
 __all__ = ["AutoWire", "Batsim4Wire", "Wire", "make_wire"]
 
@@ -41,13 +48,23 @@ def _record4(raw: bytes, request: t.Request, data: bytes | None,
 
 
 class Batsim4Wire:
-    """Batsim 4.2's JSON protocol (:mod:`batpolicy.protocol.codec`), unchanged."""
+    """Batsim 4.2's JSON protocol (:mod:`batpolicy.protocol.codec`), for one conversation.
+
+    ``decode`` and ``encode`` are the codec's :func:`decode_request` and
+    :func:`encode_reply`, bound (C-level partials, no Python frame of their own) to one
+    table of the allocations this conversation sent: each JOB_COMPLETED takes its
+    allocation back from it instead of parsing it (:func:`remembering_decoder`). Same
+    messages accepted and refused, same bytes.
+    """
 
     version = 4
     greet = None
-    decode = staticmethod(decode_request)
-    encode = staticmethod(partial(encode_reply, checked=True))
     record = staticmethod(_record4)
+
+    def __init__(self) -> None:
+        sent: dict[str, MachineSet] = {}
+        self.decode = partial(decode_request, decoder=remembering_decoder(sent))
+        self.encode = partial(encode_reply, checked=True, sent=sent)
 
 
 class AutoWire:

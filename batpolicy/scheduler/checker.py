@@ -29,11 +29,12 @@ class Scratch:
     registration status) with the effect of earlier decisions of the same reply.
     """
 
-    __slots__ = ("state", "free", "now", "_status", "_registered", "_profiles",
+    __slots__ = ("state", "free", "now", "_jobs", "_status", "_registered", "_profiles",
                  "registration_finished")
 
     def __init__(self, state: ClusterState) -> None:
         self.state = state
+        self._jobs = state.jobs  # read-only, live: one proxy per reply, not one per decision
         self.free = state.free
         self.now = state.now
         self.registration_finished = state.registration_finished
@@ -65,7 +66,7 @@ class Scratch:
 
     def job(self, job_id: str) -> Job | None:
         """The job with this id, registered earlier in this reply included."""
-        return self.state.jobs.get(job_id) or self._registered.get(job_id)
+        return self._jobs.get(job_id) or self._registered.get(job_id)
 
     def status(self, job: Job) -> JobStatus:
         """The job's status after the decisions checked so far."""

@@ -59,13 +59,12 @@ class Dispatcher:
     def handle(self, request: t.Request) -> t.Reply:
         """Answer one Batsim message. Runtime complexity: that of the policy, plus O(events)."""
         out = self._decide(request)
-        if self.state.ended:
-            return t.Reply(request.now, ())
-        if not out and not self.paranoid:  # most messages: nothing to check or apply
+        if (out or self.paranoid) and not self.state.ended:
+            self._commit(request.now, out, self.policy.name)
+            return t.Reply(request.now, tuple(out))
+        if not self.state.ended:  # most messages: nothing to check or apply
             self.nb_messages += 1
-            return t.Reply(request.now, ())
-        self._commit(request.now, out, self.policy.name)
-        return t.Reply(request.now, tuple(out))
+        return t.Reply(request.now, ())
 
     def shadow(self, request: t.Request, recorded: t.Reply, *,
                who: str = "recorded scheduler") -> t.Reply:
@@ -123,14 +122,15 @@ class Dispatcher:
         state.now = now
         out: list[t.Decision] = []
         view, on_submitted, on_completed = self.view, self._on_submitted, self._on_completed
+        transitions = state.transitions
         for index, event in enumerate(events):
-            try:
-                job = state.apply(event)
+            kind = type(event)
+            try:  # state.apply(event), without its frame; it names an unknown type
+                job = transitions[kind](event) if kind in transitions else state.apply(event)
             except ProtocolError as exc:  # the state names the field, here the event
                 raise exc.at(index) from None
             try:
-                kind = type(event)  # the two commonest events without a call to _hook
-                if kind is t.JobSubmitted:
+                if kind is t.JobSubmitted:  # the two commonest events without a call to _hook
                     produced = (on_submitted(job, view) if on_submitted and job is not None
                                 else None)  # None: the acknowledgement of our REGISTER_JOB
                 elif kind is t.JobCompleted:

@@ -45,8 +45,6 @@ __all__ = ["COMPUTING_POWER_STATES", "ClusterState", "Resource", "check_invarian
 
 #: The order of running jobs: expected end, then submission rank (unique per job).
 _END_KEY = attrgetter("expected_end", "seq")
-#: The keyword arguments of a job without extra fields (most jobs); never mutated.
-_NO_EXTRA: dict[str, Any] = {}
 
 
 def _add_running(running: list[Job], job: Job) -> None:
@@ -139,7 +137,10 @@ class ClusterState:
         self.no_more_external_events = False
         self.started = False
         self.ended = False
-        self._apply = {kind: getattr(self, name) for kind, name in _ON_EVENT.items()}
+        #: The transition of each event type (what :meth:`apply` calls), for a driver that
+        #: calls it without :meth:`apply`'s own frame (the dispatcher, once per event).
+        self.transitions = {kind: getattr(self, name) for kind, name in _ON_EVENT.items()}
+        self._apply = self.transitions
         self._apply_decision = {kind: getattr(self, name)
                                 for kind, name in _ON_DECISION.items()}
 
@@ -266,10 +267,11 @@ class ClusterState:
             raise ProtocolError(f"job '{job_id}': {exc}", field=f"job.{exc.field}",
                                 event_type="REGISTER_JOB" if dynamic else "JOB_SUBMITTED"
                                 ) from None
-        job = Job(id=job_id, subtime=float(desc.get("subtime", self.now)), res=int(desc["res"]),
-                  walltime=walltime, profile=str(desc.get("profile", "")), seq=self._seq,
-                  raw=desc, dynamic=dynamic, **_NO_EXTRA if extra is EMPTY_FIELDS
-                  else dict(extra.items()))
+        # positionally, in Job's field order (id, subtime, res, walltime, profile, seq, raw,
+        # profile_data, dynamic): a keyword call costs twice as much, once per submission
+        args = (job_id, float(desc.get("subtime", self.now)), int(desc["res"]), walltime,
+                str(desc.get("profile", "")), self._seq, desc, None, dynamic)
+        job = Job(*args) if extra is EMPTY_FIELDS else Job(*args, **dict(extra.items()))
         self._seq += 1
         self._jobs[job_id] = job
         self._waiting[job_id] = job

@@ -4,9 +4,12 @@ A recorded conversation (``batpolicy simulate --record FILE`` or ``serve --recor
 replayed in-process: each Batsim message is re-encoded to the bytes Batsim would send,
 then timed through the daemon's own steps, in the daemon's order:
 
-- ``decode``: :func:`batpolicy.protocol.codec.decode_request` (msgspec's pass, typed events);
+- ``decode``: the wire's ``decode`` (:class:`batpolicy.protocol.wires.Batsim4Wire`, one per
+  replay as the daemon has one per conversation: :func:`batpolicy.protocol.codec.decode_request`,
+  msgspec's pass and the typed events);
 - ``dispatch``: :meth:`Dispatcher.handle` (state updates, policy, checker);
-- ``encode``: :func:`batpolicy.protocol.codec.encode_reply` (``checked=True``, as the daemon).
+- ``encode``: the wire's ``encode`` (:func:`batpolicy.protocol.codec.encode_reply`,
+  ``checked=True``, as the daemon).
 
 The sum is what serve costs beside ZeroMQ's own send/recv. Usage::
 
@@ -52,6 +55,19 @@ from batpolicy.protocol import Request
 from batpolicy.protocol.codec import decode_request, encode_reply
 from batpolicy.scheduler.dispatch import Dispatcher
 
+try:  # the daemon's own decode and encode: one wire per conversation
+    from batpolicy.protocol.wires import Batsim4Wire
+except ImportError:  # a tree from before wires.py: the codec's functions, as its daemon
+    Batsim4Wire = None
+
+
+def daemon_codec() -> tuple[Any, Any]:
+    """``(decode, encode)`` as this tree's ``serve`` calls them for one conversation."""
+    if Batsim4Wire is None:
+        return decode_request, lambda reply: encode_reply(reply, checked=True)
+    wire = Batsim4Wire()
+    return wire.decode, wire.encode
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
 from harness import batsim_messages  # noqa: E402  (bench/harness.py)
@@ -85,6 +101,7 @@ def main() -> None:
         gc.set_threshold(500_000, *gc.get_threshold()[1:])
     for _ in range(args.repeat):
         dispatcher = Dispatcher(make_policy(args.policy))
+        decode, encode = daemon_codec()
         clock = time.process_time
         stages = ("wire", "typed") if args.split_decode else ("decode",)
         spent = dict.fromkeys((*stages, "dispatch", "encode"), 0.0)
@@ -98,12 +115,12 @@ def main() -> None:
                 spent["wire"] += tp - t0
                 spent["typed"] += t1 - tp
             else:
-                request = decode_request(raw)
+                request = decode(raw)
                 t1 = clock()
                 spent["decode"] += t1 - t0
             reply = dispatcher.handle(request)
             t2 = clock()
-            encode_reply(reply, checked=True)  # as the daemon encodes
+            encode(reply)  # as the daemon encodes
             t3 = clock()
             spent["dispatch"] += t2 - t1
             spent["encode"] += t3 - t2
@@ -123,6 +140,7 @@ def main() -> None:
 def count_calls(messages: Sequence[bytes], policy: str) -> None:
     """Replay once under :func:`sys.setprofile`; print calls and distinct functions per message."""
     dispatcher = Dispatcher(make_policy(policy))
+    decode, encode = daemon_codec()
     calls = dict.fromkeys(("decode", "dispatch", "encode"), 0)
     distinct = 0
     seen: set[Any] = set()
@@ -147,9 +165,9 @@ def count_calls(messages: Sequence[bytes], policy: str) -> None:
 
     for raw in messages:
         seen.clear()
-        request = stage("decode", decode_request, raw)
+        request = stage("decode", decode, raw)
         reply = stage("dispatch", dispatcher.handle, request)
-        stage("encode", encode_reply, reply, checked=True)
+        stage("encode", encode, reply)
         seen.discard(sys.setprofile)  # the profiler's own switch
         distinct += len(seen)
     n = len(messages)
