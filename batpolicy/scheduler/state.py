@@ -137,10 +137,8 @@ class ClusterState:
         self.no_more_external_events = False
         self.started = False
         self.ended = False
-        #: The transition of each event type (what :meth:`apply` calls), for a driver that
-        #: calls it without :meth:`apply`'s own frame (the dispatcher, once per event).
+        #: Each event type's transition: :meth:`apply`'s, also called without its frame.
         self.transitions = {kind: getattr(self, name) for kind, name in _ON_EVENT.items()}
-        self._apply = self.transitions
         self._apply_decision = {kind: getattr(self, name)
                                 for kind, name in _ON_DECISION.items()}
 
@@ -225,7 +223,7 @@ class ClusterState:
         Runtime complexity: O(log n) for job events, O(k) for interval-set updates.
         """
         try:
-            handler = self._apply[type(event)]
+            handler = self.transitions[type(event)]
         except KeyError:
             raise ProtocolError(f"no state transition for {type(event).__name__}") from None
         return handler(event)
@@ -267,8 +265,7 @@ class ClusterState:
             raise ProtocolError(f"job '{job_id}': {exc}", field=f"job.{exc.field}",
                                 event_type="REGISTER_JOB" if dynamic else "JOB_SUBMITTED"
                                 ) from None
-        # positionally, in Job's field order (id, subtime, res, walltime, profile, seq, raw,
-        # profile_data, dynamic): a keyword call costs twice as much, once per submission
+        # positionally (Job's field order): a keyword call costs twice as much
         args = (job_id, float(desc.get("subtime", self.now)), int(desc["res"]), walltime,
                 str(desc.get("profile", "")), self._seq, desc, None, dynamic)
         job = Job(*args) if extra is EMPTY_FIELDS else Job(*args, **dict(extra.items()))

@@ -49,7 +49,7 @@ from batpolicy.simulator.instant import InstantModel
 from batpolicy.simulator.jobmodels.base import JobModel, ProfileModel
 from batpolicy.simulator.jobmodels.ptask.l07 import L07Model
 from batpolicy.simulator.jobmodels.ptask.programs import JobPrograms
-from batpolicy.simulator.jobmodels.ptask.runner import JobRunner
+from batpolicy.simulator.jobmodels.ptask.runner import JobRunner, progress_tree
 from batpolicy.simulator.jobmodels.ptask.tasks import (
     SEQUENCES,
     communicates,
@@ -167,6 +167,50 @@ class _Arrival:
         self.on_arrival()
 
 
+def _platform_runner(ctx: Any, programs: JobPrograms, master: str | None
+                     ) -> tuple[JobRunner, int]:
+    """The runner of a run with a platform file, and the master host's index (-1: none).
+
+    The hosts are the compute machines, the storage ones, then the master when Batsim's
+    messages use the model; their CPUs and routes are the platform's (:func:`read_routes`).
+    """
+    platform = ctx.platform
+    try:
+        routes = read_routes(platform.source)
+    except UnsupportedRoute as exc:
+        raise InputError(f"the parallel-task model cannot route this platform: {exc}",
+                         field=str(platform.source)) from None
+    compute = list(ctx.machines.names)
+    names = compute + [m.name for m in platform.storage]
+    programs.storage_ids = list(range(len(compute), len(names)))
+    master_id = -1
+    if master is not None:
+        master_id = len(names)
+        names.append(master)
+    missing = [n for n in names if n not in routes.host_cpu]
+    if missing:
+        raise InputError(f"hosts {missing[:5]} are not in the platform file",
+                         field=str(platform.source))
+
+    def route(a: int, b: int) -> list[Any]:
+        """The links from machine ``a`` to machine ``b``."""
+        return routes.links(names[a], names[b])
+
+    cpus = [routes.host_cpu[n] for n in names]
+    programs.cores = [int(cores) for _, cores in cpus]
+    return JobRunner(L07Model(cpus, route), ctx.queue.now), master_id
+
+
+def _first_task_progress(job: Any, ctx: Any) -> dict[str, Any]:
+    """The kill progress of a job in the first instant of its first task."""
+    leaves = program(job.profile, job.profile_data,
+                     lambda n: ctx.profile_definition(job.workload, n))
+    if not leaves:
+        return {"profile_name": job.profile, "progress": 0.0}
+    path, name, _ = leaves[0]
+    return progress_tree(path, {"profile_name": name, "progress": 0.0})
+
+
 class PtaskModel(JobModel, InstantModel):
     """Jobs as SimGrid parallel tasks (module docstring).
 
@@ -228,29 +272,8 @@ class PtaskModel(JobModel, InstantModel):
                 self._runner = JobRunner(L07Model(cpus, lambda a, b: []), ctx.queue.now)
                 self._listen(ctx)
                 return self._runner
-            try:
-                routes = read_routes(platform.source)
-            except UnsupportedRoute as exc:
-                raise InputError(f"the parallel-task model cannot route this platform: {exc}",
-                                 field=str(platform.source)) from None
-            compute = list(ctx.machines.names)
-            names = compute + [m.name for m in platform.storage]
-            self._programs.storage_ids = list(range(len(compute), len(names)))
-            if self._master is not None:
-                self._master_id = len(names)
-                names.append(self._master)
-            missing = [n for n in names if n not in routes.host_cpu]
-            if missing:
-                raise InputError(f"hosts {missing[:5]} are not in the platform file",
-                                 field=str(platform.source))
-
-            def route(a: int, b: int) -> list[Any]:
-                """The links from machine ``a`` to machine ``b``."""
-                return routes.links(names[a], names[b])
-
-            cpus = [routes.host_cpu[n] for n in names]
-            self._programs.cores = [int(cores) for _, cores in cpus]
-            self._runner = JobRunner(L07Model(cpus, route), ctx.queue.now)
+            self._runner, self._master_id = _platform_runner(ctx, self._programs,
+                                                             self._master)
             self._listen(ctx)
         return self._runner
 
@@ -373,22 +396,8 @@ class PtaskModel(JobModel, InstantModel):
         if job.id not in self._mine or runner is None:
             return self._closed.progress(job, now, ctx)
         if job.id not in runner:
-            return self._first_task_progress(job, ctx)
+            return _first_task_progress(job, ctx)
         return runner.progress(job.id, job.profile, now)
-
-    @staticmethod
-    def _first_task_progress(job: Any, ctx: Any) -> dict[str, Any]:
-        """The kill progress of a job in the first instant of its first task."""
-        leaves = program(job.profile, job.profile_data,
-                         lambda n: ctx.profile_definition(job.workload, n))
-        if not leaves:
-            return {"profile_name": job.profile, "progress": 0.0}
-        path, name, _ = leaves[0]
-        entry: dict[str, Any] = {"profile_name": name, "progress": 0.0}
-        for seq_name, index in reversed(path):
-            entry = {"profile_name": seq_name, "current_task_index": index,
-                     "current_task": entry}
-        return entry
 
     def in_solver(self, job: Any) -> bool:
         """Whether the job ran on the shared model (its end is one of the solver's dates).

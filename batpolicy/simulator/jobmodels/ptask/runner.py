@@ -56,7 +56,7 @@ from batpolicy.simulator.jobmodels.ptask.lmm import SURF_PRECISION, double_updat
 from batpolicy.simulator.jobmodels.ptask.tasks import Leaf
 from batpolicy.simulator.jobmodels.ptask.usage_ranks import RankActors
 
-__all__ = ["JobRunner"]
+__all__ = ["JobRunner", "progress_tree"]
 
 _INF = float("inf")
 
@@ -139,7 +139,14 @@ def _progress(run: _Run, model: L07Model, updated: float, now: float) -> dict[st
         value = min((now - run.since) / leaf.delay, 1.0)
     else:
         value = 1.0
-    entry: dict[str, Any] = {"profile_name": leaf.name, "progress": value}
+    return progress_tree(path, {"profile_name": leaf.name, "progress": value})
+
+
+def progress_tree(path: Path, entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` (a leaf's progress) inside the sequences of ``path``, as ``BatTask`` nests them.
+
+    Each sequence gives its ``current_task_index`` and its ``current_task``.
+    """
     for seq_name, index in reversed(path):
         entry = {"profile_name": seq_name, "current_task_index": index,
                  "current_task": entry}
