@@ -162,8 +162,8 @@ class JobRunner:
         self._runs: dict[str, _Run] = {}  # start order
         self._planned: tuple[float, float] | None = None  # (absolute time, delta)
         self._serial = 0
-        #: SimGrid's model updates so far (solves that moved the clock, even by a delta
-        #: that rounds to nothing): two updates may share one date.
+        #: SimGrid's model updates so far (:meth:`update_due` moves): two may share one
+        #: date when a solve's delta is under half an ulp of the clock.
         self.updates = 0
         #: Batsim's messages, switches and actors' sleeps on the same model.
         self.actors = ActorActions(model, self._next_serial, self._replan)
