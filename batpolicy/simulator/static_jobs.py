@@ -80,16 +80,19 @@ class StaticJobs:
         return rest
 
     def is_pending(self, job_id: str) -> bool:
-        """Whether a static job with this id is not submitted yet. Runtime complexity: O(n)
-        the first time (the rest of the source is read), then O(1)."""
+        """Whether a static job with this id is not submitted yet.
+
+        With a replay: a static id at or after the next job in submission order, O(n) (a
+        replay; asked only by checks naming a job the run does not hold). Without: O(n)
+        the first time (the rest of the source is read and held), then O(1).
+        """
+        if self._replay is not None:  # submission order is (subtime, id): from the head on
+            head = self.next
+            return (head is not None and self.met(job_id)
+                    and (head.subtime, head.id) <= self._key(job_id))
         if self._pending is None:
             self._pending = {spec.id for spec in self.remaining()}
-        if job_id not in self._pending:
-            return False
-        if self._submitted is not None:
-            return job_id not in self._submitted
-        head = self.next  # submission order is (subtime, id): the head and after are not
-        return head is not None and (head.subtime, head.id) <= self._key(job_id)
+        return job_id in self._pending and job_id not in self._submitted  # type: ignore[operator]
 
     def _key(self, job_id: str) -> tuple[float, str]:
         """The submission key of a static job, read from the replay. O(n)."""
