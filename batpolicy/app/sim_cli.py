@@ -82,8 +82,10 @@ def _add_batsim_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--sched-cfg", default="", metavar="TEXT",
                    help="forwarded to the scheduler in SIMULATION_BEGINS")
     g.add_argument("--zero-latency", action="store_true",
-                   help="ignore the platform's link latencies (Batsim's message timing is "
-                        "modelled by default when the platform has latencies)")
+                   help="Batsim's messages take no time and dates are exact closed forms "
+                        "(by default Batsim's message timing is modelled on a platform with "
+                        "latencies and for Batsim's job model: a JSON workload or compute "
+                        "sharing)")
     g.add_argument("--job-model", action="append", default=[], metavar="[WORKLOAD=]MODEL",
                    help="a job model (batpolicy's names: profile, speed, placement, and the "
                         "co-allocation ones). profile: Batsim's profiles "

@@ -4,8 +4,9 @@ A step is a decision of :class:`~batpolicy.policies.agent.AgentPolicy`: the agen
 window of waiting jobs and the machines (:mod:`batpolicy.policies.agent.observation`)
 and picks a job of the window to start now, or waits for the next event (the last
 action). The simulation under it is ``batpolicy simulate``'s: Batsim 4.2.1's semantics
-from the same inputs, platforms, job models and drivers (the latency driver on a
-platform with latencies, unless ``zero_latency``), so an episode driven by an action
+from the same inputs, platforms, job models and drivers (the latency driver where
+:func:`~batpolicy.simulator.latency.driver.make_simulator` picks it, unless
+``zero_latency``), so an episode driven by an action
 function gives the ``jobs.csv`` that ``batpolicy simulate --policy agent:...`` gives with
 it, and beside real Batsim ``batpolicy serve --policy agent:...`` runs the very same
 policy and observation code.

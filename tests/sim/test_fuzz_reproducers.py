@@ -152,9 +152,11 @@ def test_compute_sharing_counts_each_machines_busy_time_once() -> None:
 
 
 def test_the_fuzzers_summary_names_the_cause_of_a_listed_seed(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A DIFF of a seed listed by a known-difference reproducer (``seed`` or
-    ``alike_seeds``) carries that cause in bench/results/fuzz.txt; another does not."""
+    ``alike_seeds``) carries that cause in bench/results/fuzz.txt; another does not,
+    nor does a seed whose reproducer is fixed (no ``known_difference``)."""
+    import functools
     import importlib.util
     path = DATA.parents[2] / "bench" / "fidelity" / "fuzz.py"
     spec = importlib.util.spec_from_file_location("fuzz_for_test", path)
@@ -163,16 +165,23 @@ def test_the_fuzzers_summary_names_the_cause_of_a_listed_seed(
     monkeypatch.setitem(sys.modules, spec.name, fuzz)  # dataclasses look the module up
     monkeypatch.setattr(sys, "path", list(sys.path))  # fuzz.py adds its folders
     spec.loader.exec_module(fuzz)
+    for name, meta in {"an-open-cause": {"seed": 97, "alike_seeds": [1125],
+                                         "known_difference": "SimGrid's clock sums deltas"},
+                       "a-fixed-cause": {"seed": 5}}.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "case.json").write_text(json.dumps(meta))
+    monkeypatch.setattr(fuzz, "known_differences",
+                        functools.partial(fuzz.known_differences, tmp_path))
     known = fuzz.known_differences()
-    assert {97, 379, 1125, 1546} <= set(known)
-    assert known[1125][0] == "submission-ulp-before-subtime"
+    assert set(known) == {97, 1125}
+    assert known[1125] == ("an-open-cause", "SimGrid's clock sums deltas")
     text = fuzz.summary([fuzz.Verdict("a", "s1125-energy-easy_bf", "DIFF", ["x"]),
                          fuzz.Verdict("b", "s5-small-fcfs", "DIFF", ["y"]),
                          fuzz.Verdict("c", "s6-small-fcfs", "same")], "0:3")
     lines = text.splitlines()
     assert "DIFF with a known cause (tests/data/fuzz/README.md): 1" in lines
     at = lines.index("DIFF            s1125-energy-easy_bf (a)")
-    assert lines[at + 2].startswith(
-        "    known difference, tests/data/fuzz/submission-ulp-before-subtime: SimGrid")
+    assert lines[at + 2] == (
+        "    known difference, tests/data/fuzz/an-open-cause: SimGrid's clock sums deltas")
     at = lines.index("DIFF            s5-small-fcfs (b)")
     assert lines[at + 1:] == ["    y"]

@@ -32,6 +32,8 @@ from batpolicy.errors import InvalidDecision
 from batpolicy.platforms.xml import read_platform
 from batpolicy.app import cli
 from batpolicy.io.batsim_json import read_batsim_workload
+from batpolicy.io.inputs import bundled
+from batpolicy.io.swf import read_swf
 from batpolicy.io.outputs import format_job_row
 from batpolicy.simulator import SimOptions, Simulator
 from batpolicy.simulator.latency.driver import LatencySimulator, make_simulator, message_delays
@@ -109,14 +111,23 @@ def test_routes_of_explicit_full_routes_differ_per_machine() -> None:
     assert latencies == pytest.approx([1.272279e-3, 1.461517e-3, 1.955365e-3, 1.976025e-3])
 
 
-def test_zero_latency_platform_keeps_the_exact_simulator() -> None:
+def test_zero_latency_platform_runs_batsims_jobs_on_simgrids_clock() -> None:
+    """A platform without latencies: the latency driver for Batsim's job model only.
+
+    A JSON workload runs on the parallel-task model, whose clock is SimGrid's running
+    sum of deltas: the submitters' and the reply's sleeps count down on it as in Batsim
+    (``--zero-latency`` opts out). An SWF trace (the profile model) keeps the
+    zero-latency driver's exact dates.
+    """
     platform = read_platform(DATA / "zero_lat_cluster32.xml")
     delays = message_delays(platform)
     assert delays is not None and not delays.has_latency()
     assert delays.from_master == (0.0, pytest.approx(1e-12))  # 1 byte at 1000 GBps
-    sim = make_simulator([read_batsim_workload(DATA / "walltime_mix_120.json", "w0")],
-                         platform)
-    assert type(sim) is Simulator
+    workload = read_batsim_workload(DATA / "walltime_mix_120.json", "w0")
+    assert type(make_simulator([workload], platform)) is LatencySimulator
+    assert type(make_simulator([workload], platform, zero_latency=True)) is Simulator
+    swf = read_swf(bundled("KTH-SP2-1996-2-4weeks.swf.gz"))
+    assert type(make_simulator([swf], platform, options=SimOptions(mmax=32))) is Simulator
 
 
 def test_a_routing_not_modelled_falls_back_with_a_warning(

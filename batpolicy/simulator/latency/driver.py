@@ -73,40 +73,45 @@ def make_simulator(workloads: Sequence[Workload], platform: Platform, *,
                    events: Iterable[Any] = (), options: SimOptions | None = None,
                    on_record: Callable[[JobRecord], None] | None = None,
                    zero_latency: bool = False) -> Simulator:
-    """The :class:`Simulator` with the latency driver if the platform's messages take time.
+    """The :class:`Simulator` with the latency driver where Batsim's clock can show.
 
-    Time that shows: a latency, a transfer that shows at Batsim's 6 decimals
-    (:meth:`~.MessageDelays.transfer_shows`), or any transfer when the jobs share the
-    messages' links.
+    The latency driver runs on a platform file when its messages take time that shows
+    (a latency, or a transfer that shows at Batsim's 6 decimals,
+    :meth:`~.MessageDelays.transfer_shows`), and whenever the jobs run on Batsim's own
+    job model (the parallel-task model: a JSON workload, or compute sharing). There
+    SimGrid's clock is a running sum of solver deltas (``EngineImpl::solve``:
+    ``now_ += time_delta``) and every sleep counts down by those deltas
+    (``Action::update_max_duration``), so an actor can wake an ulp away from the date
+    a closed form gives, and a job started by that wake-up shows it (``waiting_time``
+    -0.000000, a machine_states row at the earlier date); the latency driver carries
+    the submitters' and the reply's sleeps on the parallel-task model's solver as
+    Batsim does. The profile job model (SWF traces) keeps the zero-latency driver's
+    exact dates, whose every event is a closed form.
 
     With ``zero_latency``, always the zero-latency driver (Batsim on a zero-latency
-    platform).
+    platform; 3-5x cheaper on a JSON workload, at the price of those ulps).
     """
     if not zero_latency:
         delays = message_delays(platform, options.mmax if options else None)
-        if delays is not None and (delays.has_latency() or delays.transfer_shows() or (
-                delays.takes_time() and _messages_share_links(workloads, options))):
+        if delays is not None and (delays.has_latency() or delays.transfer_shows()
+                                   or _batsims_jobs(workloads, options)):
             return LatencySimulator(workloads, platform, delays, events=events,
                                     options=options, on_record=on_record)
     return Simulator(workloads, platform, events=events, options=options,
                      on_record=on_record)
 
 
-def _messages_share_links(workloads: Sequence[Workload], options: SimOptions | None) -> bool:
-    """Whether the run's jobs move data on the parallel-task model, beside the messages.
+def _batsims_jobs(workloads: Sequence[Workload], options: SimOptions | None) -> bool:
+    """Whether every job runs on the parallel-task model, Batsim's own job model.
 
-    On a zero-latency platform whose links have a finite bandwidth, Batsim's messages
-    still take a byte over their route and share its links with the jobs' transfers;
-    the latency driver then carries them on the parallel-task model
-    (:meth:`~.ptask.jobmodel.PtaskModel.message_network`). Without transfers the
-    zero-latency driver's exact instants are what Batsim's scheduler sees.
+    :func:`~.jobmodels.choice.with_default_model` picks it for a Batsim JSON workload
+    or compute sharing; per-workload job models (the profile model beside it) keep the
+    zero-latency driver.
     """
     from batpolicy.simulator.jobmodels.choice import with_default_model
-    from batpolicy.simulator.jobmodels.ptask.jobmodel import needs_ptask
 
     chosen = with_default_model(options if options is not None else SimOptions(), workloads)
-    return chosen.default_job_model == "ptask" and not chosen.job_models and any(
-        needs_ptask(w.profiles) for w in workloads)
+    return chosen.default_job_model == "ptask" and not chosen.job_models
 
 
 class LatencySimulator(Simulator):

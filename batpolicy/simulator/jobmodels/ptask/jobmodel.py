@@ -52,12 +52,11 @@ from batpolicy.simulator.jobmodels.ptask.programs import JobPrograms
 from batpolicy.simulator.jobmodels.ptask.runner import JobRunner, progress_tree
 from batpolicy.simulator.jobmodels.ptask.tasks import (
     SEQUENCES,
-    communicates,
     program,
 )
 from batpolicy.platforms.routes import UnsupportedRoute, read_routes
 
-__all__ = ["PtaskModel", "needs_ptask"]
+__all__ = ["PtaskModel"]
 
 _EMPTY = {"type": "delay", "delay": 0}
 #: A planned end no job reaches: the end of a job without walltime until its tasks end.
@@ -65,14 +64,6 @@ FAR = 1e300
 _SUCCESS = JobState.COMPLETED_SUCCESSFULLY
 _FAILED = JobState.COMPLETED_FAILED
 _WALLTIME = JobState.COMPLETED_WALLTIME_REACHED
-
-
-def needs_ptask(profiles: Mapping[str, Mapping[str, Any]]) -> bool:
-    """Whether a workload's profiles need the parallel-task model (data moves, storage)."""
-    def definition(name: str) -> Mapping[str, Any]:
-        """A profile of the job's workload, by name."""
-        return profiles.get(name, {})
-    return any(communicates(p, definition) for p in profiles.values() if isinstance(p, dict))
 
 
 class _WakeUp:
