@@ -310,7 +310,11 @@ class JobRunner:
         delta = min(self.model.next_event(), self.actors.next_delta())
         for run in self._runs.values():
             if run.sleep_left is not None:
+                # a delay task is one sleep action, cut at the walltime when that comes
+                # first (do_delay_task): no other timer, and start + walltime can fall
+                # ulps away from the countdown
                 delta = min(delta, run.sleep_left)
+                continue
             if run.timed_out:
                 continue
             if run.timer is not None:
