@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -86,6 +85,8 @@ class L07Model:
         self._link_index: dict[str, int] = {}  # link name -> index in _link_list
         self._link_list: list[Constraint] = []  # the links' constraints, as met
         self._routes = RouteTable(len(cpus), route, self._link)
+        #: (src, dst) -> ((link index, times on the route), ...), latency: messages' routes
+        self._pair_routes: dict[tuple[int, int], tuple[tuple[tuple[int, int], ...], float]] = {}
         self.tasks: dict[Hashable, Ptask] = {}
         #: Told ``(task, True)`` when a task starts and ``(task, False)`` when it ends or
         #: is cancelled, before it leaves the model; None: nobody listens.
@@ -111,12 +112,9 @@ class L07Model:
         ``speeds``: the hosts' speeds now if not their own (a machine in a switching
         pstate, slower than its own speed times its cores: the task's bound decides).
         """
-        system = self._system
-        var = system.variable_new(key, 1.0, -1.0)
         latency = 0.0
         lat_current = 0.0
-        order: Any = ()
-        weights: Any = None
+        weights: list[tuple[int, float]] = []
         if bytes_amount is not None:
             amounts = np.asarray(bytes_amount, dtype=float)
             moving = np.flatnonzero(amounts > 0)
@@ -133,16 +131,53 @@ class L07Model:
                 sums = np.bincount(links, weights=per_link, minlength=len(self._link_list))
                 largest = np.zeros(len(self._link_list))
                 np.maximum.at(largest, links, per_link)
-                weights = (sums, largest)
+                weights = [(index, float(largest[index] if self._link_list[index].policy
+                                         == FATPIPE else sums[index])) for index in order]
+        return self._place(key, hosts, flops, speeds, weights, latency, lat_current)
+
+    def communicate(self, key: Hashable, src: int, dst: int, size: float) -> Ptask:
+        """Start a ``size``-byte communication from host ``src`` to host ``dst``.
+
+        ``NetworkL07Model::communicate``: a parallel task on the two hosts, nothing to
+        compute, ``size`` bytes from the first to the second, in the same system as the
+        other tasks (what a SimGrid mailbox put becomes under ``ptask_L07``). What
+        :meth:`start` computes for its one moving cell, from the pair's route (its links
+        with the times each occurs, and its latency) kept after its first message.
+        """
+        if not size > 0:
+            return self.start(key, (src, dst), (0.0, 0.0), (0.0, size, 0.0, 0.0))
+        route = self._pair_routes.get((src, dst))
+        if route is None:
+            links, _, lats = self._routes.pairs((src, dst), np.array([1], dtype=np.intp))
+            times: dict[int, int] = {}
+            for index in links.tolist():
+                times[index] = times.get(index, 0) + 1
+            route = self._pair_routes[(src, dst)] = (tuple(times.items()), float(lats[0]))
+        links_times, latency = route
+        weights = []
+        for index, count in links_times:
+            if self._link_list[index].policy == FATPIPE:
+                weights.append((index, size))
+            else:
+                total = 0.0
+                for _ in range(count):  # np.bincount's running sum over the route's hops
+                    total += size
+                weights.append((index, total))
+        return self._place(key, (src, dst), (0.0, 0.0), None, weights, latency,
+                           latency * size)
+
+    def _place(self, key: Hashable, hosts: Sequence[int], flops: Sequence[float],
+               speeds: Sequence[float] | None, weights: list[tuple[int, float]],
+               latency: float, lat_current: float) -> Ptask:
+        """The task's variable on its hosts' CPUs and its links, its latency and bound."""
+        system = self._system
+        var = system.variable_new(key, 1.0, -1.0)
         if latency > 0:
             system.update_variable_penalty(var, 0.0)
         for i, host in enumerate(hosts):
             system.expand(self._cpu[host], var, flops[i], force_creation=True)
-        used_links = bool(len(order))
-        for index in order:
-            cnst = self._link_list[index]
-            system.expand(cnst, var, float(weights[1][index] if cnst.policy == FATPIPE
-                                           else weights[0][index]))
+        for index, weight in weights:
+            system.expand(self._link_list[index], var, weight)
         cpu_bound = _DBL_MAX
         used_hosts = 0
         for i, host in enumerate(hosts):
@@ -152,22 +187,13 @@ class L07Model:
                 cpu_bound = min(cpu_bound, speed / flops[i])
         net_bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else _DBL_MAX
         task = Ptask(key, tuple(hosts), tuple(flops), var, latency,
-                     0.0 if not used_links and not used_hosts else 1.0,
+                     0.0 if not weights and not used_hosts else 1.0,
                      min(net_bound, cpu_bound))
         self._update_bound(task)
         self.tasks[key] = task
         if self.listener is not None:
             self.listener(task, True)
         return task
-
-    def communicate(self, key: Hashable, src: int, dst: int, size: float) -> Ptask:
-        """Start a ``size``-byte communication from host ``src`` to host ``dst``.
-
-        ``NetworkL07Model::communicate``: a parallel task on the two hosts, nothing to
-        compute, ``size`` bytes from the first to the second, in the same system as the
-        other tasks (what a SimGrid mailbox put becomes under ``ptask_L07``).
-        """
-        return self.start(key, (src, dst), (0.0, 0.0), (0.0, size, 0.0, 0.0))
 
     def _update_bound(self, task: Ptask) -> None:
         """``L07Action::update_bound``: the bound applies once the latency is paid."""
