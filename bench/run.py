@@ -98,6 +98,13 @@ RESULTS: tuple[Result, ...] = (
        "--version main=MAIN/bin/python --version stream=NEW/bin/python --policy fcfs "
        "-w KTH-SP2-1996-2.swf.gz --max-jobs 30000 (as the easy file, for fcfs)", "valgrind",
        TWO_TREES),
+    _r("simulate_instructions_default_json.txt "
+       "simulate_instructions_default_json_zero_latency.txt", P + "simulate_instructions.py",
+       "python bench/performance/simulate_instructions.py --version before=OLD/bin/python "
+       "--version after=NEW/bin/python --policy easy "
+       "-w batpolicy/data/example_workload_hpc_seed1_jobs250.json --max-jobs 250 -- "
+       "-p batpolicy/data/zero_lat_cluster128.xml [--zero-latency] (the bundled default, "
+       "on the latency driver, and with the opt-out)", "valgrind", TWO_TREES),
     _r("memory_ricc.txt", P + "memory_ricc.py",
        "python bench/performance/memory_ricc.py --version base=OLD/bin/python "
        f"--version now={sys.executable} --times 1 4 --save bench/results/memory_ricc.txt",

@@ -77,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save", type=Path, help="write the table here, with the commit")
     ap.add_argument("extra", nargs="*", help="more simulate arguments (after --)")
     args = ap.parse_args(argv)
+    # the runs are made in a scratch folder: files named from here, made absolute
+    args.workload = str(Path(args.workload).resolve())
+    args.extra = [str(Path(a).resolve()) if not a.startswith("-") and Path(a).is_file()
+                  else a for a in args.extra]
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if shutil.which("valgrind") is None:
         log.error("valgrind is not installed (apt-get install valgrind)")
