@@ -46,11 +46,6 @@ class MessageDelays:
         """(latency, transfer) of a message from machine id ``machine`` to the server."""
         return self._to_master(self.machines[machine])
 
-    def takes_time(self) -> bool:
-        """Whether any message of this platform takes time (latency or transfer)."""
-        return any(self.from_master) or any(
-            any(self._to_master(name)) for name in self.machines)
-
     def transfer_shows(self) -> bool:
         """Whether a message's byte takes long enough to show in Batsim's 6-decimal times.
 

@@ -89,7 +89,7 @@ def make_simulator(workloads: Sequence[Workload], platform: Platform, *,
     exact dates, whose every event is a closed form.
 
     With ``zero_latency``, always the zero-latency driver (Batsim on a zero-latency
-    platform; 3-5x cheaper on a JSON workload, at the price of those ulps).
+    platform; 2-5x cheaper on a JSON workload, at the price of those ulps).
     """
     if not zero_latency:
         delays = message_delays(platform, options.mmax if options else None)
