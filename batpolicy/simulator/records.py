@@ -18,6 +18,7 @@ from array import array
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
 from pyroaring import BitMap
 
 from batpolicy.protocol.intervals import MachineSet
@@ -198,11 +199,12 @@ class SimMachines:
     >>> m.busy_time
     10.0
     >>> m.release(MachineSet.of(1, 2), 6.0, 8.0)
-    >>> m.last_change_sum(), m.busy_time  # machines 0, 1, 2 last changed at 5, 8, 8
+    >>> float(m.last_change_sum()), m.busy_time  # machines 0, 1, 2 last changed at 5, 8, 8
     (21.0, 14.0)
     """
 
-    __slots__ = ("names", "speeds", "n", "busy", "unavailable", "last_change", "busy_time",
+    __slots__ = ("names", "speeds", "n", "busy", "unavailable", "last_change", "_busy_time",
+                 "_runs",
                  "unavailable_time", "unavailable_since", "windows", "_changes", "state_rows",
                  "rows_sink", "_sharers", "power_counts", "shared")
 
@@ -214,7 +216,10 @@ class SimMachines:
         self.busy = BitMap()
         self.unavailable = BitMap()
         self.last_change = array("d", bytes(8 * n))
-        self.busy_time = 0.0
+        #: Machine-seconds of the jobs ended, in long double (0.0 before the first fold),
+        #: and the runs ``(start, end, machines)`` not folded into it yet.
+        self._busy_time: Any = 0.0
+        self._runs: list[tuple[float, float, int]] = []
         self.unavailable_time = 0.0
         self.unavailable_since: dict[int, float] = {}
         self.windows: list[tuple[float, float, MachineSet]] = []
@@ -337,7 +342,10 @@ class SimMachines:
             self.busy -= alloc - MachineSet(still) if still else alloc
         else:
             self.busy -= alloc
-        self.busy_time += (now - start) * len(alloc)
+        runs = self._runs
+        runs.append((start, now, len(alloc)))
+        if len(runs) >= _FOLD_EVERY:
+            self._fold_runs()
         rows = self.state_rows
         if rows is not None:
             if self.power_counts is None and not self.unavailable and len(rows) < _LAST_ROW:
@@ -373,10 +381,39 @@ class SimMachines:
             if len(written) >= n:
                 break
 
-    def last_change_sum(self) -> float:
-        """The sum over machines of the time of their last state change (0 if none)."""
+    def last_change_sum(self) -> Any:
+        """The sum over machines of the time of their last state change (0 if none).
+
+        In long double (numpy's ``longdouble``), as Batsim adds each machine's times in a
+        state (``export.cpp``: a ``long double`` per state, over the machines).
+        """
         self._fold()
-        return sum(self.last_change)
+        return np.array(self.last_change, dtype=np.longdouble).sum()
+
+    @property
+    def busy_time(self) -> float:
+        """Machine-seconds the ended jobs ran (each run times its machines)."""
+        return float(self.busy_time_exact())
+
+    def busy_time_exact(self) -> Any:
+        """:attr:`busy_time` in long double, as Batsim sums it.
+
+        Batsim adds a machine's time in COMPUTING when it leaves that state, as ``long
+        double`` differences of dates (``Machine::update_machine_state``, ``machines.cpp``),
+        and sums the machines' times in ``long double`` before printing them as doubles
+        (``export.cpp``); in doubles, a sum can land an ulp away and print another 6th
+        decimal (6925.4830575: Batsim .483058, a double sum .483057). Runs are buffered
+        and folded with numpy, ``_FOLD_EVERY`` at a time.
+        """
+        self._fold_runs()
+        return self._busy_time
+
+    def _fold_runs(self) -> None:
+        runs = self._runs
+        if runs:
+            table = np.array(runs, dtype=np.longdouble)
+            self._busy_time = self._busy_time + ((table[:, 1] - table[:, 0]) * table[:, 2]).sum()
+            runs.clear()
 
     def set_unavailable(self, machines: MachineSet, now: float) -> MachineSet:
         """Make machines unavailable; return those that already were (Batsim aborts on them)."""

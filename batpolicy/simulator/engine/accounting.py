@@ -12,6 +12,9 @@ runtime of a job killed at the instant it started.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
+
+import numpy as np
 
 from batpolicy.io.online import ExactSum
 from batpolicy.protocol.intervals import MachineSet
@@ -26,7 +29,7 @@ from batpolicy.simulator.engine.message_clock import InstantMessages
 __all__ = ["Accounting", "union_busy_time"]
 
 
-def union_busy_time(records: list[JobRecord]) -> float:
+def union_busy_time(records: list[JobRecord]) -> Any:
     """Machine-seconds in Batsim's COMPUTING state: per machine, the union of its jobs' runs.
 
     Batsim 4.2.1 counts a machine's time in a state when it leaves it
@@ -42,7 +45,7 @@ def union_busy_time(records: list[JobRecord]) -> float:
     ...                  alloc=MachineSet.span(0, 1)),
     ...      JobRecord("w!b", "p", 0.0, 1, None, _SUCCESS, start=5.0, finish=15.0,
     ...                  alloc=MachineSet.of(1))]
-    >>> union_busy_time(r)  # machine 0: 10 s; machine 1: 0 to 15
+    >>> float(union_busy_time(r))  # machine 0: 10 s; machine 1: 0 to 15
     25.0
     """
     runs: dict[int, list[tuple[float, float]]] = {}
@@ -51,18 +54,19 @@ def union_busy_time(records: list[JobRecord]) -> float:
             continue
         for m in record.alloc:
             runs.setdefault(m, []).append((record.start, record.finish))
-    total = 0.0
+    spans: list[tuple[float, float]] = []
     for intervals in runs.values():
         intervals.sort()
         begin, end = intervals[0]
         for lo, hi in intervals[1:]:
             if lo > end:
-                total += end - begin
+                spans.append((begin, end))
                 begin, end = lo, hi
             elif hi > end:
                 end = hi
-        total += end - begin
-    return total
+        spans.append((begin, end))
+    table = np.array(spans, dtype=np.longdouble).reshape(-1, 2)
+    return (table[:, 1] - table[:, 0]).sum()  # in long double, as Batsim (export.cpp)
 
 _REJECTED = JobState.REJECTED
 _SUCCESS = JobState.COMPLETED_SUCCESSFULLY
@@ -217,11 +221,14 @@ class Accounting:
         books = self._books
         machines = books.machines
         self._new_windows()
-        busy = union_busy_time(result.records) if machines.shared else machines.busy_time
-        result.time_computing = busy - self._overlap.value()
+        # long double, as Batsim's time per state (Machine::update_machine_state, export.cpp)
+        busy = (union_busy_time(result.records) if machines.shared
+                else machines.busy_time_exact())
+        computing = busy - self._overlap.value()
+        result.time_computing = float(computing)
         result.time_unavailable = machines.unavailable_time
-        result.time_idle = max(machines.last_change_sum() - result.time_computing
-                               - machines.unavailable_time, 0.0)
+        result.time_idle = max(float(machines.last_change_sum() - computing
+                                     - machines.unavailable_time), 0.0)
         energy = self.energy
         if energy is not None:
             times = energy.state_time
