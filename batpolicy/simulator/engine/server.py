@@ -29,7 +29,12 @@ from batpolicy.simulator.books import RunBooks
 from batpolicy.simulator.core import EXTERNAL
 from batpolicy.simulator.instant import MovingEnds
 from batpolicy.simulator.jobmodels.choice import ModelChoice
-from batpolicy.simulator.json_quirks import as_machine_set, wire_json, wire_time
+from batpolicy.simulator.json_quirks import (
+    as_machine_set,
+    batsim_reads_reply,
+    wire_json,
+    wire_time,
+)
 
 __all__ = ["Scheduler", "Server"]
 
@@ -212,7 +217,7 @@ class Server:
         if not isinstance(reply, Reply):
             raise InvalidDecision(f"the scheduler answered {type(reply).__name__}, not a Reply "
                                   f"(message #{result.nb_messages}, t={books.queue.now})")
-        return reply
+        return batsim_reads_reply(reply)  # Batsim's RapidJSON reading of the times
 
     def end(self, scheduler: Scheduler) -> None:
         """SIMULATION_ENDS: the reply must hold nothing; the run is complete."""
@@ -226,7 +231,7 @@ class Server:
         if not isinstance(reply, t.Reply) or reply.decisions:
             raise InvalidDecision("the reply to SIMULATION_ENDS must hold no event "
                                   f"(t={books.queue.now})")
-        self.ends_acknowledged = reply.now
+        self.ends_acknowledged = batsim_reads_reply(reply).now
         result.complete = True
 
     def stuck(self) -> InvalidDecision:
