@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from enum import Enum
 from typing import Any, NoReturn
 
@@ -38,7 +38,7 @@ class _JobCore:
     driver that knows better (speed-scaled or bandwidth-shared execution) moves it.
     ``seq`` is the job's submission rank, a stable FCFS tie-break.
 
-    After ``extra`` come the extra fields of the job's JSON object, one attribute each,
+    After ``kill_requested`` come the extra fields of the job's JSON object, one attribute each,
     named and typed as :class:`~batpolicy.scheduler.jobfields.JobFields` declares them
     (``deadline``, ``job_type``, ``origin``, ``comp_share``, ``ppbw``, ``preferred``,
     ``runtime_other``, ``job_model``; ``None`` when absent): plain slots, read at the cost
@@ -63,7 +63,6 @@ class _JobCore:
     return_code: int | None = None
     metadata: str = ""
     kill_requested: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def workload(self) -> str:
