@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any, NoReturn
 
@@ -38,9 +38,9 @@ class _JobCore:
     driver that knows better (speed-scaled or bandwidth-shared execution) moves it.
     ``seq`` is the job's submission rank, a stable FCFS tie-break.
 
-    After ``kill_requested`` come the extra fields of the job's JSON object, one attribute each,
-    named and typed as :class:`~batpolicy.scheduler.jobfields.JobFields` declares them
-    (``deadline``, ``job_type``, ``origin``, ``comp_share``, ``ppbw``, ``preferred``,
+    After ``planned_walltime`` come the extra fields of the job's JSON object, one
+    attribute each, named and typed as :class:`~batpolicy.scheduler.jobfields.JobFields`
+    declares them (``deadline``, ``job_type``, ``origin``, ``comp_share``, ``ppbw``, ``preferred``,
     ``runtime_other``, ``job_model``; ``None`` when absent): plain slots, read at the cost
     of any attribute, added below from that one declaration.
     """
@@ -63,6 +63,10 @@ class _JobCore:
     return_code: int | None = None
     metadata: str = ""
     kill_requested: bool = False
+    #: Walltime used for planning: ``inf`` when the job has none. A slot set once when
+    #: the job is built (:meth:`Job.__new__`), not a property: EASY and the plans read it
+    #: for every job they consider, and a property is a Python call per read.
+    planned_walltime: float = field(default=math.inf, init=False)
 
     @property
     def workload(self) -> str:
@@ -73,11 +77,6 @@ class _JobCore:
     def name(self) -> str:
         """Job name inside its workload (after ``!``)."""
         return self.id.split("!", 1)[-1]
-
-    @property
-    def planned_walltime(self) -> float:
-        """Walltime used for planning: ``inf`` when the job has none."""
-        return math.inf if self.walltime is None else self.walltime
 
 
 for _extra in fields(JobFields):  # the extra fields, declared once in jobfields.py
@@ -112,6 +111,9 @@ cluster state changes jobs; keep policy data on the policy)
         # then becomes a Job (same slot layout), whose __setattr__ refuses
         job = _JobFields(*args, **kwargs)
         job.__class__ = cls
+        walltime = job.walltime
+        if walltime is not None:  # the default (inf) holds otherwise
+            _set_planned_walltime(job, walltime)
         return job  # type: ignore[return-value]
 
     # Built by __new__ already: object.__init__ (a C no-op here, since __new__ is
@@ -128,7 +130,8 @@ cluster state changes jobs; keep policy data on the policy)
         return _rebuild, (type(self), tuple(getattr(self, f) for f in _FIELDS))
 
 
-_FIELDS = tuple(_JobFields.__dataclass_fields__)
+_FIELDS = tuple(f.name for f in fields(_JobFields) if f.init)  # what Job(...) takes
+_set_planned_walltime = _JobFields.planned_walltime.__set__
 
 
 def _rebuild(cls: type[Job], values: tuple[Any, ...]) -> Job:

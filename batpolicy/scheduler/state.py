@@ -13,7 +13,6 @@ CALL_ME_LATER dates; the dynamic-registration status.
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_left, insort
 from collections.abc import Mapping
 from itertools import pairwise
@@ -352,7 +351,7 @@ class ClusterState:
         _set_status(job, JobStatus.RUNNING)
         _set_allocation(job, d.alloc)
         _set_start(job, self.now)
-        _set_expected_end(job, self.now + job.walltime if job.walltime is not None else math.inf)
+        _set_expected_end(job, self.now + job.planned_walltime)  # inf without a walltime
         self._running[job.id] = job
         _add_running(self._running_by_end, job)
         machines = self.machines
