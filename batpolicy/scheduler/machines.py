@@ -100,12 +100,6 @@ class Machines:
         self.free = MachineSet([r.id for r in resources
                                 if r.available and r.power_state in COMPUTING_POWER_STATES])
 
-    def release(self, allocation: MachineSet) -> None:
-        """A job ended on ``allocation``: its available machines are free again."""
-        if self.unavailable:
-            allocation = allocation - self.unavailable
-        self.free = self.free | allocation
-
     def set_unavailable(self, machines: MachineSet) -> None:
         """Mark machines unavailable: running jobs keep them, nothing new starts there."""
         machines = machines & self.all

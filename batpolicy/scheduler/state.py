@@ -29,7 +29,12 @@ from batpolicy.scheduler.conversation import (
     check_completion,
     check_notify_kind,
 )
-from batpolicy.scheduler.jobfields import EMPTY_FIELDS, JobFieldError, parse_job_fields
+from batpolicy.scheduler.jobfields import (
+    EMPTY_FIELDS,
+    FIELD_NAME_SET,
+    JobFieldError,
+    parse_job_fields,
+)
 from batpolicy.scheduler.jobs import Job, JobStatus, job_setter
 from batpolicy.scheduler.machines import COMPUTING_POWER_STATES, Machines, Resource
 
@@ -138,8 +143,10 @@ class ClusterState:
         self.ended = False
         #: Each event type's transition: :meth:`apply`'s, also called without its frame.
         self.transitions = {kind: getattr(self, name) for kind, name in _ON_EVENT.items()}
-        self._apply_decision = {kind: getattr(self, name)
-                                for kind, name in _ON_DECISION.items()}
+        #: Each decision type's transition: :meth:`apply_decision`'s, also called without
+        #: its frame (the dispatcher applies one EXECUTE_JOB per started job).
+        self.decision_transitions = {kind: getattr(self, name)
+                                     for kind, name in _ON_DECISION.items()}
 
     # ----------------------------------------------------------------- read-only views
     @property
@@ -258,8 +265,8 @@ class ClusterState:
     def _new_job(self, job_id: str, desc: dict[str, Any], *, dynamic: bool) -> Job:
         walltime = desc.get("walltime", -1)
         walltime = None if walltime is None or walltime < 0 else float(walltime)
-        try:
-            extra = parse_job_fields(desc)
+        try:  # parse_job_fields' own first test, without its call when the job has none
+            extra = EMPTY_FIELDS if FIELD_NAME_SET.isdisjoint(desc) else parse_job_fields(desc)
         except JobFieldError as exc:
             raise ProtocolError(f"job '{job_id}': {exc}", field=f"job.{exc.field}",
                                 event_type="REGISTER_JOB" if dynamic else "JOB_SUBMITTED"
@@ -286,11 +293,23 @@ class ClusterState:
         return job
 
     def _complete(self, job: Job, final_state: t.JobState, at: float) -> None:
-        """``job`` ended in ``final_state`` at ``at``; if it ran, its machines are released."""
+        """``job`` ended in ``final_state`` at ``at``; if it ran, its machines are released.
+
+        :func:`_remove_running` written inline, and the release of the machines (those still
+        available become free) here: one call per JOB_COMPLETED instead of three.
+        """
         if self._running.pop(job.id, None) is not None:
-            _remove_running(self._running_by_end, job)
-            if job.allocation is not None:
-                self.machines.release(job.allocation)
+            running = self._running_by_end
+            at_index = bisect_left(running, (job.expected_end, job.seq), key=_END_KEY)
+            if at_index == len(running) or running[at_index] is not job:
+                raise AssertionError(f"running job '{job.id}' is not in the running index")
+            del running[at_index]
+            allocation = job.allocation
+            if allocation is not None:
+                machines = self.machines
+                if machines.unavailable:
+                    allocation = allocation - machines.unavailable
+                machines.free = machines.free | allocation
         _set_status(job, JobStatus.COMPLETED)
         _set_finish(job, at)
         _set_final_state(job, final_state)
@@ -344,7 +363,7 @@ class ClusterState:
 
         Runtime complexity: O(log n) plus interval-set updates.
         """
-        self._apply_decision[type(decision)](decision)
+        self.decision_transitions[type(decision)](decision)
 
     def _do_execute(self, d: t.ExecuteJob) -> None:
         job = self._waiting.pop(d.job_id)
@@ -353,7 +372,7 @@ class ClusterState:
         _set_start(job, self.now)
         _set_expected_end(job, self.now + job.planned_walltime)  # inf without a walltime
         self._running[job.id] = job
-        _add_running(self._running_by_end, job)
+        insort(self._running_by_end, job, key=_END_KEY)  # _add_running, without its call
         machines = self.machines
         machines.free = machines.free - d.alloc
 
