@@ -57,13 +57,18 @@ class Dispatcher:
         self._on_completed = _overridden(policy, "on_job_completed")
 
     def handle(self, request: t.Request) -> t.Reply:
-        """Answer one Batsim message. Runtime complexity: that of the policy, plus O(events)."""
+        """Answer one Batsim message. Runtime complexity: that of the policy, plus O(events).
+
+        A message that leads to no decision (most of them) is the state's transition, the
+        policy's hook and ``decide``, and nothing else: no checker, nothing to apply.
+        """
         out = self._decide(request)
-        if (out or self.paranoid) and not self.state.ended:
+        if self.state.ended:
+            return t.Reply(request.now, ())
+        if out or self.paranoid:
             self._commit(request.now, out, self.policy.name)
             return t.Reply(request.now, tuple(out))
-        if not self.state.ended:  # most messages: nothing to check or apply
-            self.nb_messages += 1
+        self.nb_messages += 1  # most messages: nothing to check or apply
         return t.Reply(request.now, ())
 
     def shadow(self, request: t.Request, recorded: t.Reply, *,
@@ -103,8 +108,9 @@ class Dispatcher:
         state = self.state
         if out:  # most replies hold no decision: nothing to check or apply
             check_decisions(state, out, who)
+            apply = state.decision_transitions  # apply_decision's table, without its frame
             for decision in out:
-                state.apply_decision(decision)
+                apply[type(decision)](decision)
         if self.paranoid:
             try:
                 check_invariants(state)
@@ -146,7 +152,11 @@ class Dispatcher:
         if state.ended:
             return out
         try:
-            out.extend(self.policy.decide(request.now, self.view))
+            decided = self.policy.decide(now, view)
+            if out or type(decided) is not list:
+                out.extend(decided)  # a generator runs here, inside this try
+            elif decided:  # no hook decided (nearly always): decide's own list is the answer
+                out = decided
         except BatpolicyError:
             raise
         except Exception as exc:
