@@ -56,20 +56,66 @@ class Dispatcher:
         self._on_submitted = _overridden(policy, "on_job_submitted")
         self._on_completed = _overridden(policy, "on_job_completed")
 
-    def handle(self, request: t.Request) -> t.Reply:
+    def handle(self, request: t.Request, *,
+               _shadow: tuple[t.Reply, str] | None = None) -> t.Reply:
         """Answer one Batsim message. Runtime complexity: that of the policy, plus O(events).
 
-        A message that leads to no decision (most of them) is the state's transition, the
-        policy's hook and ``decide``, and nothing else: no checker, nothing to apply.
+        Each event goes to the state, then to its hook; then ``decide`` answers; then the
+        answer is checked and applied. A message that leads to no decision (most of them)
+        is the state's transition, the policy's hook and ``decide`` in this one frame, and
+        nothing else: no checker, nothing to apply. ``_shadow`` is :meth:`shadow`'s
+        (recorded reply, its scheduler's name).
         """
-        out = self._decide(request)
-        if self.state.ended:
-            return t.Reply(request.now, ())
-        if out or self.paranoid:
-            self._commit(request.now, out, self.policy.name)
-            return t.Reply(request.now, tuple(out))
-        self.nb_messages += 1  # most messages: nothing to check or apply
-        return t.Reply(request.now, ())
+        state = self.state
+        now, events = request.now, request.events
+        if now < state.now or not state.started or (events and events[0].timestamp < state.now):
+            check_order(state.started, state.now, now, events)  # raises, naming the event and field
+        state.now = now
+        out: list[t.Decision] = []
+        view, on_submitted, on_completed = self.view, self._on_submitted, self._on_completed
+        transitions = state.transitions
+        for index, event in enumerate(events):
+            kind = type(event)
+            try:  # state.apply(event), without its frame; it names an unknown type
+                job = transitions[kind](event) if kind in transitions else state.apply(event)
+            except ProtocolError as exc:  # the state names the field, here the event
+                raise exc.at(index) from None
+            try:
+                if kind is t.JobSubmitted:  # the two commonest events without a call to _hook
+                    produced = (on_submitted(job, view) if on_submitted and job is not None
+                                else None)  # None: the acknowledgement of our REGISTER_JOB
+                elif kind is t.JobCompleted:
+                    produced = on_completed(job, view) if on_completed else None
+                else:
+                    produced = self._hook(event, job)
+            except BatpolicyError:
+                raise
+            except Exception as exc:
+                raise self._policy_error(exc, event, index, job) from exc
+            if produced:
+                out.extend(produced)
+        if state.ended:
+            return t.Reply(now, ())
+        try:
+            decided = self.policy.decide(now, view)
+            if out or type(decided) is not list:
+                out.extend(decided)  # a generator runs here, inside this try
+            elif decided:  # no hook decided (nearly always): decide's own list is the answer
+                out = decided
+        except BatpolicyError:
+            raise
+        except Exception as exc:
+            raise self._policy_error(exc, None, None, None, events) from exc
+        if _shadow is not None:
+            check_decisions(state, out, self.policy.name)
+            recorded, who = _shadow
+            self._commit(now, list(recorded.decisions), who)
+        elif out or self.paranoid:
+            self._commit(now, out, self.policy.name)
+        else:
+            self.nb_messages += 1  # most messages: nothing to check or apply
+            return t.Reply(now, ())
+        return t.Reply(now, tuple(out))
 
     def shadow(self, request: t.Request, recorded: t.Reply, *,
                who: str = "recorded scheduler") -> t.Reply:
@@ -81,12 +127,7 @@ class Dispatcher:
         ``who`` names that other scheduler in errors (a pybatsim scheduler run in-process
         is checked this way: :mod:`batpolicy.simulator.pybatsim.driver`).
         """
-        out = self._decide(request)
-        if self.state.ended:
-            return t.Reply(request.now, ())
-        check_decisions(self.state, out, self.policy.name)
-        self._commit(request.now, list(recorded.decisions), who)
-        return t.Reply(request.now, tuple(out))
+        return self.handle(request, _shadow=(recorded, who))
 
     def move_expected_end(self, job_id: str, end: float) -> None:
         """A driver's hint, not a Batsim message: running job ``job_id`` now ends at ``end``.
@@ -120,51 +161,8 @@ class Dispatcher:
         self.nb_messages += 1
         self.nb_decisions += len(out)
 
-    def _decide(self, request: t.Request) -> list[t.Decision]:
-        state = self.state
-        now, events = request.now, request.events
-        if now < state.now or not state.started or (events and events[0].timestamp < state.now):
-            check_order(state.started, state.now, now, events)  # raises, naming the event and field
-        state.now = now
-        out: list[t.Decision] = []
-        view, on_submitted, on_completed = self.view, self._on_submitted, self._on_completed
-        transitions = state.transitions
-        for index, event in enumerate(events):
-            kind = type(event)
-            try:  # state.apply(event), without its frame; it names an unknown type
-                job = transitions[kind](event) if kind in transitions else state.apply(event)
-            except ProtocolError as exc:  # the state names the field, here the event
-                raise exc.at(index) from None
-            try:
-                if kind is t.JobSubmitted:  # the two commonest events without a call to _hook
-                    produced = (on_submitted(job, view) if on_submitted and job is not None
-                                else None)  # None: the acknowledgement of our REGISTER_JOB
-                elif kind is t.JobCompleted:
-                    produced = on_completed(job, view) if on_completed else None
-                else:
-                    produced = self._hook(event, job)
-            except BatpolicyError:
-                raise
-            except Exception as exc:
-                raise self._policy_error(exc, event, index, job) from exc
-            if produced:
-                out.extend(produced)
-        if state.ended:
-            return out
-        try:
-            decided = self.policy.decide(now, view)
-            if out or type(decided) is not list:
-                out.extend(decided)  # a generator runs here, inside this try
-            elif decided:  # no hook decided (nearly always): decide's own list is the answer
-                out = decided
-        except BatpolicyError:
-            raise
-        except Exception as exc:
-            raise self._policy_error(exc, None, None, None, request.events) from exc
-        return out
-
     def _hook(self, event: t.Event, job: Any) -> Iterable[t.Decision] | None:
-        """The hook of an event other than JOB_SUBMITTED and JOB_COMPLETED (see _decide)."""
+        """The hook of an event other than JOB_SUBMITTED and JOB_COMPLETED (see handle)."""
         kind = type(event)
         view = self.view
         if kind is t.Notify:
