@@ -31,6 +31,10 @@ _DEAD = np.iinfo(np.int64).max
 #: The rank index drops the slots of jobs that left once they are this many and half.
 _COMPACT_MIN = 1024
 
+#: Enum members read once: under Python 3.11 ``JobStatus.X`` goes through EnumType's
+#: Python-level ``__getattr__`` hook on every read (about ten times a global's cost).
+_WAITING = JobStatus.WAITING
+
 
 def _sum_bound(now: float, shadow: float) -> float:
     """A walltime bound ``b`` such that ``now + w <= shadow`` (float sum) implies ``w <= b``.
@@ -183,7 +187,7 @@ class JobQueue:
         entries = self._entries  # (head() inlined: once or twice per message)
         while entries:
             head = entries[0][2]
-            if head.status is JobStatus.WAITING:
+            if head.status is _WAITING:
                 return head
             self.remove(head)
         return None
