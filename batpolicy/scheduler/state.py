@@ -13,7 +13,7 @@ CALL_ME_LATER dates; the dynamic-registration status.
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from itertools import pairwise
 from operator import attrgetter
@@ -56,27 +56,34 @@ _RUNNING, _COMPLETED = JobStatus.RUNNING, JobStatus.COMPLETED
 _END_KEY = attrgetter("expected_end", "seq")
 
 
-def _add_running(running: list[Job], job: Job) -> None:
-    """Insert ``job`` in ``running``, kept sorted by :data:`_END_KEY`.
+def _add_running(keys: list[tuple[float, int]], running: list[Job], job: Job) -> None:
+    """Insert ``job`` in ``running``, kept sorted by :data:`_END_KEY`, and its key in ``keys``.
 
-    A plain list with C-level bisection (and key) rather than a ``SortedKeyList``, whose
-    add and remove cost about ten Python-level calls each: one start and one end per
-    job is most of the messages. Runtime complexity: O(log r) comparisons and one O(r)
-    C-level move of pointers: the trade of :class:`~batpolicy.policies.toolkit.queue.JobQueue`
-    (about even with a ``SortedKeyList`` at 4,000 entries, 2.2× dearer at 16,000, 8.5× at
-    100,000: ``bench/experiments/queue_sizes.py``).
+    A plain list with C-level bisection rather than a ``SortedKeyList``, whose add and
+    remove cost about ten Python-level calls each: one start and one end per job is most
+    of the messages. The bisection runs on ``keys``, the jobs' ``(expected end, rank)``
+    in the same order, so that no comparison calls a key function (``insort`` with
+    ``key=`` called it about log2(r) times per insertion). Runtime complexity: O(log r)
+    comparisons and two O(r) C-level moves of pointers: the trade of
+    :class:`~batpolicy.policies.toolkit.queue.JobQueue` (about even with a
+    ``SortedKeyList`` at 4,000 entries, 2.2× dearer at 16,000, 8.5× at 100,000:
+    ``bench/experiments/queue_sizes.py``).
     """
-    insort(running, job, key=_END_KEY)
+    key = (job.expected_end, job.seq)
+    at = bisect_right(keys, key)
+    keys.insert(at, key)
+    running.insert(at, job)
 
 
-def _remove_running(running: list[Job], job: Job) -> None:
-    """Remove ``job`` from ``running`` (sorted by :data:`_END_KEY`, ``job`` in it).
+def _remove_running(keys: list[tuple[float, int]], running: list[Job], job: Job) -> None:
+    """Remove ``job`` from ``running`` and its key from ``keys`` (``job`` is in them).
 
     Runtime complexity: as :func:`_add_running`.
     """
-    at = bisect_left(running, (job.expected_end, job.seq), key=_END_KEY)
+    at = bisect_left(keys, (job.expected_end, job.seq))
     if at == len(running) or running[at] is not job:
         raise AssertionError(f"running job '{job.id}' is not in the running index")
+    del keys[at]
     del running[at]
 
 
@@ -139,6 +146,7 @@ class ClusterState:
         self._waiting: dict[str, Job] = {}
         self._running: dict[str, Job] = {}
         self._running_by_end: list[Job] = []  # sorted by _END_KEY
+        self._running_keys: list[tuple[float, int]] = []  # their _END_KEY, in that order
         self._seq = 0
         self.pending_calls: list[float] = []
         self.registration_finished = False
@@ -304,10 +312,11 @@ class ClusterState:
         available become free) here: one call per JOB_COMPLETED instead of three.
         """
         if self._running.pop(job.id, None) is not None:
-            running = self._running_by_end
-            at_index = bisect_left(running, (job.expected_end, job.seq), key=_END_KEY)
+            running, keys = self._running_by_end, self._running_keys
+            at_index = bisect_left(keys, (job.expected_end, job.seq))
             if at_index == len(running) or running[at_index] is not job:
                 raise AssertionError(f"running job '{job.id}' is not in the running index")
+            del keys[at_index]
             del running[at_index]
             allocation = job.allocation
             if allocation is not None:
@@ -358,9 +367,9 @@ class ClusterState:
 
         Runtime complexity: O(log r) comparisons, one O(r) C-level move (:func:`_add_running`).
         """
-        _remove_running(self._running_by_end, job)
+        _remove_running(self._running_keys, self._running_by_end, job)
         _set_expected_end(job, expected_end)
-        _add_running(self._running_by_end, job)
+        _add_running(self._running_keys, self._running_by_end, job)
 
     # -------------------------------------------------------------- applying decisions
     def apply_decision(self, decision: t.Decision) -> None:
@@ -375,9 +384,13 @@ class ClusterState:
         _set_status(job, _RUNNING)
         _set_allocation(job, d.alloc)
         _set_start(job, self.now)
-        _set_expected_end(job, self.now + job.planned_walltime)  # inf without a walltime
+        end = self.now + job.planned_walltime  # inf without a walltime
+        _set_expected_end(job, end)
         self._running[job.id] = job
-        insort(self._running_by_end, job, key=_END_KEY)  # _add_running, without its call
+        keys, key = self._running_keys, (end, job.seq)  # _add_running, without its call
+        at = bisect_right(keys, key)
+        keys.insert(at, key)
+        self._running_by_end.insert(at, job)
         machines = self.machines
         machines.free = machines.free - d.alloc
 
@@ -455,6 +468,8 @@ def check_invariants(state: ClusterState) -> None:
         raise AssertionError("running index out of sync")
     if any(_END_KEY(a) >= _END_KEY(b) for a, b in pairwise(ordered)):
         raise AssertionError("running index not in (expected end, rank) order")
+    if state._running_keys != list(map(_END_KEY, ordered)):  # noqa: SLF001
+        raise AssertionError("running index's keys out of sync")
     last = -1
     for job in state.waiting.values():
         if job.seq < last:
