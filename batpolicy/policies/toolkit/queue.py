@@ -123,7 +123,8 @@ class JobQueue:
         """
         if job.id in self._by_id:
             raise ValueError(f"job '{job.id}' is already in the queue")
-        entry = (self._key(job), next(self._arrivals), job)
+        key = self._key
+        entry = (job.seq if key is fcfs_key else key(job), next(self._arrivals), job)
         insort(self._entries, entry)
         self._by_id[job.id] = entry
         if self._indexed:
