@@ -149,10 +149,6 @@ class EasyBackfilling(Policy):
 
     def _decide(self, now: float, view: PolicyView) -> list[Decision]:
         """Start heads, reserve for the first that does not fit, backfill the rest."""
-        out: list[Decision] = []
-        if self._rejected:
-            out.extend(RejectJob(job.id) for job in self._rejected)
-            self._rejected.clear()
         queue = self.queue
         placement = self.placement
         plain = placement.plain
@@ -160,7 +156,10 @@ class EasyBackfilling(Policy):
         allocator = None if plain else placement.allocator  # None: lowest ids, fast paths
         platform = None if plain else placement.platform(view)
         heads = start_heads(queue, view.free, now, allocator, platform)  # 1. start heads
-        out.extend(heads.decisions)
+        out: list[Decision] = heads.decisions  # type: ignore[assignment]  # a new list
+        if self._rejected:  # rejections first (they change nothing start_heads reads)
+            out = [*(RejectJob(job.id) for job in self._rejected), *out]
+            self._rejected.clear()
         free, nfree, started, head = heads.free, heads.nfree, heads.started, heads.head
         if head is None or nfree == 0:
             return self._done(head, None, out)
