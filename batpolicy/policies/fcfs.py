@@ -46,6 +46,10 @@ from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob
 from batpolicy.scheduler.jobs import Job, JobStatus
 from batpolicy.scheduler.view import PolicyView
 
+#: Enum members read once: under Python 3.11 ``JobStatus.X`` goes through EnumType's
+#: Python-level ``__getattr__`` hook on every read (about ten times a global's cost).
+_WAITING = JobStatus.WAITING
+
 
 class Fcfs(Policy):
     """Strict first come, first served, on the lowest free ids unless ``allocator`` says."""
@@ -84,7 +88,7 @@ class Fcfs(Policy):
         queue, incoming = self._queue, self._incoming
         if queue:
             head = queue[0]
-            if head.status is not JobStatus.WAITING or head.res <= len(view.free):
+            if head.status is not _WAITING or head.res <= len(view.free):
                 return self._decide_fifo(view)
             if not incoming:
                 return []
@@ -164,7 +168,7 @@ class Fcfs(Policy):
         plain, allocate = self.placement.plain, self.placement.allocator.allocate
         while queue:
             job = queue[0]
-            if job.status is not JobStatus.WAITING:  # started or rejected outside this policy
+            if job.status is not _WAITING:  # started or rejected outside this policy
                 pop_head()
                 continue
             if job.res > nfree:

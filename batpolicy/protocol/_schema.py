@@ -81,11 +81,15 @@ def check_job(job: Object, field: str, *, registration: bool) -> None:
         if type(job["profile"]) is not str:
             raise FieldError(f"{field}.profile",
                              f"expected a string, got {type_name(job['profile'])}")
-    for name in ("subtime", "walltime"):  # numbers the state computes with, when present
-        if name in job:
-            value = job[name]
-            if type(value) is not float or not -MAX_TIME <= value <= MAX_TIME:
-                as_time(value, f"{field}.{name}")  # raises unless an integer within bounds
+    # subtime and walltime, numbers the state computes with, when present (no loop)
+    if "subtime" in job:
+        value = job["subtime"]
+        if type(value) is not float or not -MAX_TIME <= value <= MAX_TIME:
+            as_time(value, f"{field}.subtime")  # raises unless an integer within bounds
+    if "walltime" in job:
+        value = job["walltime"]
+        if type(value) is not float or not -MAX_TIME <= value <= MAX_TIME:
+            as_time(value, f"{field}.walltime")
     if "profile" in job:  # no function call on this path: one per JOB_SUBMITTED counts
         profile = job["profile"]
         if type(profile) is not str or profile[MAX_NAME:]:  # a slice is empty up to MAX_NAME

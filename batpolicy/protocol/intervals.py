@@ -109,7 +109,7 @@ class MachineSet(FrozenBitMap):
         if count <= 0:
             return MachineSet()
         first, last = self.min(), self[count - 1]
-        span = MachineSet.span(first, last)  # one run: a few bytes
+        span = MachineSet(range(first, last + 1))  # one run, a few bytes (span(), uncalled)
         if last - first + 1 == count:
             return span
         lowest = self & span

@@ -56,65 +56,16 @@ class Dispatcher:
         self._on_submitted = _overridden(policy, "on_job_submitted")
         self._on_completed = _overridden(policy, "on_job_completed")
 
-    def handle(self, request: t.Request) -> t.Reply:
-        """Answer one Batsim message. Runtime complexity: that of the policy, plus O(events)."""
-        out = self._decide(request)
-        if (out or self.paranoid) and not self.state.ended:
-            self._commit(request.now, out, self.policy.name)
-            return t.Reply(request.now, tuple(out))
-        if not self.state.ended:  # most messages: nothing to check or apply
-            self.nb_messages += 1
-        return t.Reply(request.now, ())
+    def handle(self, request: t.Request, *,
+               _shadow: tuple[t.Reply, str] | None = None) -> t.Reply:
+        """Answer one Batsim message. Runtime complexity: that of the policy, plus O(events).
 
-    def shadow(self, request: t.Request, recorded: t.Reply, *,
-               who: str = "recorded scheduler") -> t.Reply:
-        """Answer ``request`` but apply another scheduler's ``recorded`` reply instead.
-
-        Our decisions are checked against the state (so they must be valid), then the
-        recorded ones are checked and applied: replaying a conversation recorded with
-        another scheduler asks our policy what it would do at every step of that run.
-        ``who`` names that other scheduler in errors (a pybatsim scheduler run in-process
-        is checked this way: :mod:`batpolicy.simulator.pybatsim.driver`).
+        Each event goes to the state, then to its hook; then ``decide`` answers; then the
+        answer is checked and applied. A message that leads to no decision (most of them)
+        is the state's transition, the policy's hook and ``decide`` in this one frame, and
+        nothing else: no checker, nothing to apply. ``_shadow`` is :meth:`shadow`'s
+        (recorded reply, its scheduler's name).
         """
-        out = self._decide(request)
-        if self.state.ended:
-            return t.Reply(request.now, ())
-        check_decisions(self.state, out, self.policy.name)
-        self._commit(request.now, list(recorded.decisions), who)
-        return t.Reply(request.now, tuple(out))
-
-    def move_expected_end(self, job_id: str, end: float) -> None:
-        """A driver's hint, not a Batsim message: running job ``job_id`` now ends at ``end``.
-
-        Batsim never tells a scheduler when a job will end; only the embedded simulator
-        knows (its job models and once-per-instant hook, :mod:`batpolicy.simulator.instant`)
-        and, with ``simulate --expected-ends model``, passes each moved planned end here
-        (``Simulator.set_end_hint``), after each instant. The state's expected end of the
-        job moves (:meth:`ClusterState.move_expected_end`), so the policy's view follows;
-        a job the state does not hold as running is left alone. Runtime complexity:
-        O(log r) comparisons and one O(r) C-level move, r running jobs.
-        """
-        state = self.state
-        job = state.jobs.get(job_id)
-        if job is not None and job.start is not None and job.id in state.running:
-            state.move_expected_end(job, end)
-
-    def _commit(self, now: float, out: list[t.Decision], who: str) -> None:
-        state = self.state
-        if out:  # most replies hold no decision: nothing to check or apply
-            check_decisions(state, out, who)
-            for decision in out:
-                state.apply_decision(decision)
-        if self.paranoid:
-            try:
-                check_invariants(state)
-            except AssertionError as exc:
-                raise InvalidDecision(f"state invariant broken after t={now}: {exc}",
-                                      policy=who) from None
-        self.nb_messages += 1
-        self.nb_decisions += len(out)
-
-    def _decide(self, request: t.Request) -> list[t.Decision]:
         state = self.state
         now, events = request.now, request.events
         if now < state.now or not state.started or (events and events[0].timestamp < state.now):
@@ -144,17 +95,74 @@ class Dispatcher:
             if produced:
                 out.extend(produced)
         if state.ended:
-            return out
+            return t.Reply(now, ())
         try:
-            out.extend(self.policy.decide(request.now, self.view))
+            decided = self.policy.decide(now, view)
+            if out or type(decided) is not list:
+                out.extend(decided)  # a generator runs here, inside this try
+            elif decided:  # no hook decided (nearly always): decide's own list is the answer
+                out = decided
         except BatpolicyError:
             raise
         except Exception as exc:
-            raise self._policy_error(exc, None, None, None, request.events) from exc
-        return out
+            raise self._policy_error(exc, None, None, None, events) from exc
+        if _shadow is not None:
+            check_decisions(state, out, self.policy.name)
+            recorded, who = _shadow
+            self._commit(now, list(recorded.decisions), who)
+        elif out or self.paranoid:
+            self._commit(now, out, self.policy.name)
+        else:
+            self.nb_messages += 1  # most messages: nothing to check or apply
+            return t.Reply(now, ())
+        return t.Reply(now, tuple(out))
+
+    def shadow(self, request: t.Request, recorded: t.Reply, *,
+               who: str = "recorded scheduler") -> t.Reply:
+        """Answer ``request`` but apply another scheduler's ``recorded`` reply instead.
+
+        Our decisions are checked against the state (so they must be valid), then the
+        recorded ones are checked and applied: replaying a conversation recorded with
+        another scheduler asks our policy what it would do at every step of that run.
+        ``who`` names that other scheduler in errors (a pybatsim scheduler run in-process
+        is checked this way: :mod:`batpolicy.simulator.pybatsim.driver`).
+        """
+        return self.handle(request, _shadow=(recorded, who))
+
+    def move_expected_end(self, job_id: str, end: float) -> None:
+        """A driver's hint, not a Batsim message: running job ``job_id`` now ends at ``end``.
+
+        Batsim never tells a scheduler when a job will end; only the embedded simulator
+        knows (its job models and once-per-instant hook, :mod:`batpolicy.simulator.instant`)
+        and, with ``simulate --expected-ends model``, passes each moved planned end here
+        (``Simulator.set_end_hint``), after each instant. The state's expected end of the
+        job moves (:meth:`ClusterState.move_expected_end`), so the policy's view follows;
+        a job the state does not hold as running is left alone. Runtime complexity:
+        O(log r) comparisons and one O(r) C-level move, r running jobs.
+        """
+        state = self.state
+        job = state.jobs.get(job_id)
+        if job is not None and job.start is not None and job.id in state.running:
+            state.move_expected_end(job, end)
+
+    def _commit(self, now: float, out: list[t.Decision], who: str) -> None:
+        state = self.state
+        if out:  # most replies hold no decision: nothing to check or apply
+            check_decisions(state, out, who)
+            apply = state.decision_transitions  # apply_decision's table, without its frame
+            for decision in out:
+                apply[type(decision)](decision)
+        if self.paranoid:
+            try:
+                check_invariants(state)
+            except AssertionError as exc:
+                raise InvalidDecision(f"state invariant broken after t={now}: {exc}",
+                                      policy=who) from None
+        self.nb_messages += 1
+        self.nb_decisions += len(out)
 
     def _hook(self, event: t.Event, job: Any) -> Iterable[t.Decision] | None:
-        """The hook of an event other than JOB_SUBMITTED and JOB_COMPLETED (see _decide)."""
+        """The hook of an event other than JOB_SUBMITTED and JOB_COMPLETED (see handle)."""
         kind = type(event)
         view = self.view
         if kind is t.Notify:

@@ -104,7 +104,8 @@ class JobFields:
 
 #: Field names in their canonical order (the order of the extra ``jobs.csv`` columns).
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(JobFields))
-_NAME_SET = frozenset(FIELD_NAMES)
+#: The same names as a set: a job has extra fields unless it is disjoint from it.
+FIELD_NAME_SET = frozenset(FIELD_NAMES)
 _PARSERS: tuple[tuple[str, Callable[[str, Any], Any]], ...] = tuple(
     (f.name, f.metadata["parse"]) for f in fields(JobFields))
 #: The fields of a job that has none of them.
@@ -128,7 +129,7 @@ preferred=None, runtime_other=None, job_model=None)
     Traceback (most recent call last):
     JobFieldError: 'comp_share' must be in [0, 1], got 1.5
     """
-    if not raw or _NAME_SET.isdisjoint(raw):
+    if not raw or FIELD_NAME_SET.isdisjoint(raw):
         return EMPTY_FIELDS
     values: dict[str, Any] = {}
     for name, parse in _PARSERS:
@@ -148,7 +149,7 @@ def fields_used(raws: Any) -> tuple[str, ...]:
     """
     seen: set[str] = set()
     for raw in raws:
-        if raw and not _NAME_SET.isdisjoint(raw):
+        if raw and not FIELD_NAME_SET.isdisjoint(raw):
             seen.update(name for name in FIELD_NAMES if raw.get(name) is not None)
             if len(seen) == len(FIELD_NAMES):
                 break

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from enum import Enum
 from typing import Any, NoReturn
+
+from msgspec import Struct, defstruct
 
 from batpolicy.errors import ReadOnlyError
 from batpolicy.protocol.intervals import MachineSet
@@ -30,7 +32,7 @@ class JobStatus(str, Enum):
     REJECTED = "rejected"
 
 
-class _JobCore:
+class _JobCore(Struct, eq=False):
     """A submitted job. Policies read it; only :class:`~.state.ClusterState` changes it.
 
     ``walltime`` is ``None`` when the job has none. ``expected_end`` is the end the
@@ -38,11 +40,11 @@ class _JobCore:
     driver that knows better (speed-scaled or bandwidth-shared execution) moves it.
     ``seq`` is the job's submission rank, a stable FCFS tie-break.
 
-    After ``extra`` come the extra fields of the job's JSON object, one attribute each,
-    named and typed as :class:`~batpolicy.scheduler.jobfields.JobFields` declares them
-    (``deadline``, ``job_type``, ``origin``, ``comp_share``, ``ppbw``, ``preferred``,
-    ``runtime_other``, ``job_model``; ``None`` when absent): plain slots, read at the cost
-    of any attribute, added below from that one declaration.
+    After ``planned_walltime`` come the extra fields of the job's JSON object, one
+    attribute each, named and typed as :class:`~batpolicy.scheduler.jobfields.JobFields`
+    declares them (``deadline``, ``job_type``, ``origin``, ``comp_share``, ``ppbw``,
+    ``preferred``, ``runtime_other``, ``job_model``; ``None`` when absent): plain slots,
+    read at the cost of any attribute, added below from that one declaration.
     """
 
     id: str
@@ -63,7 +65,10 @@ class _JobCore:
     return_code: int | None = None
     metadata: str = ""
     kill_requested: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: Walltime used for planning: ``inf`` when the job has none. A slot set once when
+    #: the job is built (:meth:`Job.__post_init__`), not a property: EASY and the plans
+    #: read it for every job they consider, and a property is a Python call per read.
+    planned_walltime: float = math.inf
 
     @property
     def workload(self) -> str:
@@ -75,17 +80,10 @@ class _JobCore:
         """Job name inside its workload (after ``!``)."""
         return self.id.split("!", 1)[-1]
 
-    @property
-    def planned_walltime(self) -> float:
-        """Walltime used for planning: ``inf`` when the job has none."""
-        return math.inf if self.walltime is None else self.walltime
 
-
-for _extra in fields(JobFields):  # the extra fields, declared once in jobfields.py
-    _JobCore.__annotations__[_extra.name] = _extra.type
-    setattr(_JobCore, _extra.name, None)
-del _extra
-_JobFields = dataclass(slots=True, eq=False)(_JobCore)
+#: The extra fields, declared once in jobfields.py, after the core ones (None by default).
+_JobFields = defstruct("_JobFields", [(f.name, f.type, None) for f in fields(JobFields)],
+                       bases=(_JobCore,), module=__name__, eq=False)
 
 
 class Job(_JobFields):  # type: ignore[valid-type,misc]
@@ -94,7 +92,9 @@ class Job(_JobFields):  # type: ignore[valid-type,misc]
     Why this form: it is the scheduler's belief about a job, built from the JOB_SUBMITTED
     it received (``serve`` and ``simulate`` alike), which the policies read; Batsim's own
     record of the job (the simulator's ``SimJob``) is kept apart so that the checks catch
-    a scheduler believing something Batsim does not.
+    a scheduler believing something Batsim does not. A msgspec ``Struct``: its C
+    ``__init__`` fills every slot without a Python frame (a dataclass's generated
+    ``__init__`` cost one Python call assigning all 27 slots, per JOB_SUBMITTED).
 
     >>> job = Job("w0!1", 0.0, 4, 100.0, "p", seq=0)
     >>> job.res, job.name, job.planned_walltime
@@ -106,18 +106,9 @@ class Job(_JobFields):  # type: ignore[valid-type,misc]
 cluster state changes jobs; keep policy data on the policy)
     """
 
-    __slots__ = ()
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Job:
-        # the generated __init__ of _JobFields assigns every slot at C speed; the object
-        # then becomes a Job (same slot layout), whose __setattr__ refuses
-        job = _JobFields(*args, **kwargs)
-        job.__class__ = cls
-        return job  # type: ignore[return-value]
-
-    # Built by __new__ already: object.__init__ (a C no-op here, since __new__ is
-    # overridden) instead of a Python-level no-op call per job.
-    __init__ = object.__init__  # type: ignore[assignment]
+    def __post_init__(self) -> None:
+        walltime = self.walltime
+        _set_planned_walltime(self, math.inf if walltime is None else walltime)
 
     def __setattr__(self, name: str, value: Any) -> NoReturn:
         raise ReadOnlyError(f"job '{self.id}': attribute '{name}' is read-only (only the "
@@ -129,11 +120,13 @@ cluster state changes jobs; keep policy data on the policy)
         return _rebuild, (type(self), tuple(getattr(self, f) for f in _FIELDS))
 
 
-_FIELDS = tuple(_JobFields.__dataclass_fields__)
+#: What Job(...) takes, in order (planned_walltime follows walltime: not passed).
+_FIELDS = tuple(name for name in Job.__struct_fields__ if name != "planned_walltime")
+_set_planned_walltime = _JobCore.planned_walltime.__set__  # type: ignore[attr-defined]
 
 
 def _rebuild(cls: type[Job], values: tuple[Any, ...]) -> Job:
-    return cls(*values)
+    return cls(**dict(zip(_FIELDS, values, strict=True)))
 
 
 def job_setter(name: str) -> Callable[[Job, Any], None]:
@@ -145,6 +138,6 @@ def job_setter(name: str) -> Callable[[Job, Any], None]:
     >>> job_setter("start")(job, 5.0); job.start
     5.0
     """
-    if name not in _JobFields.__dataclass_fields__:
+    if name not in Job.__struct_fields__:
         raise AttributeError(f"Job has no attribute '{name}'")
-    return getattr(_JobFields, name).__set__  # type: ignore[no-any-return]
+    return getattr(Job, name).__set__  # type: ignore[no-any-return]

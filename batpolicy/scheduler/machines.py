@@ -61,13 +61,16 @@ class Machines:
     """Machine ids, their :class:`Resource` records and the sets policies read.
 
     ``free``, ``unavailable`` and ``all`` are immutable sets rebound on every change
-    (a policy holding ``view.free`` keeps the set of that instant).
+    (a policy holding ``view.free`` keeps the set of that instant). ``count`` is the
+    number of compute machines (``len(resources)``), an attribute so that the view reads
+    it without a call.
     """
 
-    __slots__ = ("resources", "platform", "all", "free", "unavailable")
+    __slots__ = ("resources", "count", "platform", "all", "free", "unavailable")
 
     def __init__(self) -> None:
         self.resources: list[Resource] = []
+        self.count = 0
         #: machines in groups with speeds and GPU flags, from SIMULATION_BEGINS
         self.platform = Platform([])
         self.all = MachineSet()
@@ -91,16 +94,11 @@ class Machines:
                 available=state != "unavailable", speed=machine.speed,
                 cluster=machine.cluster, rack=machine.rack, gpu=machine.gpu))
         resources = self.resources
+        self.count = len(resources)
         self.all = MachineSet.span(0, len(resources) - 1)
         self.unavailable = MachineSet([r.id for r in resources if not r.available])
         self.free = MachineSet([r.id for r in resources
                                 if r.available and r.power_state in COMPUTING_POWER_STATES])
-
-    def release(self, allocation: MachineSet) -> None:
-        """A job ended on ``allocation``: its available machines are free again."""
-        if self.unavailable:
-            allocation = allocation - self.unavailable
-        self.free = self.free | allocation
 
     def set_unavailable(self, machines: MachineSet) -> None:
         """Mark machines unavailable: running jobs keep them, nothing new starts there."""

@@ -2,7 +2,7 @@
 
 Shortcuts serve takes on most messages: a message that produces no decision skips the
 commit (``Dispatcher.handle``); the base class's no-op hooks are not called
-(``Dispatcher._decide``); FCFS answers at once when nothing new came and the head still
+(``Dispatcher.handle``); FCFS answers at once when nothing new came and the head still
 does not fit (``Fcfs.decide``); a reply without decisions is encoded around one call of
 the encoder (``codec.encode_reply``, also tests/protocol/test_empty_reply.py). Replies
 are compared here with the full path's on recorded Batsim conversations (batsched's,

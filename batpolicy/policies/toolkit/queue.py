@@ -5,7 +5,10 @@ order, so that a backfilling pass finds the next job that may start among thousa
 vectorised scan (:meth:`JobQueue.next_backfill`) instead of a Python loop over the whole
 queue at every completion. A job that leaves keeps its slot, marked as fitting nothing,
 until the left ones are half the slots; then one O(n) compaction drops them, so a scan
-reads at most about twice the queue.
+reads at most about twice the queue. The arrays are written when a scan needs them, not
+as jobs come and go: a NumPy scalar assignment costs about seven of a dictionary, and
+EASY made three per job (two as it came, one as it left) where most jobs leave before
+any scan needs them.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ _DEAD = np.iinfo(np.int64).max
 
 #: The rank index drops the slots of jobs that left once they are this many and half.
 _COMPACT_MIN = 1024
+
+#: Enum members read once: under Python 3.11 ``JobStatus.X`` goes through EnumType's
+#: Python-level ``__getattr__`` hook on every read (about ten times a global's cost).
+_WAITING = JobStatus.WAITING
 
 
 def _sum_bound(now: float, shadow: float) -> float:
@@ -87,7 +94,7 @@ class JobQueue:
     """
 
     __slots__ = ("_key", "_entries", "_by_id", "_arrivals", "_indexed", "_ranks", "_jobs",
-                 "_res", "_walltime", "_dead", "_least")
+                 "_res", "_walltime", "_capacity", "_unwritten", "_dead", "_least")
 
     def __init__(self, key: Callable[[Job], Any] = fcfs_key) -> None:
         self._key = key
@@ -102,6 +109,10 @@ class JobQueue:
         self._jobs: list[Job] = []
         self._res = np.zeros(0, dtype=np.int64)
         self._walltime = np.zeros(0, dtype=np.float64)
+        self._capacity = 0  # len(self._res), without asking NumPy
+        #: Slots whose arrays' entries are not written yet: their job, or None for a job
+        #: that left (its size becomes _DEAD). Written by _write_slots before a scan.
+        self._unwritten: dict[int, Job | None] = {}
         self._dead = 0  # slots of jobs no longer queued
         self._least = math.inf  # no queued job was ever smaller
 
@@ -112,7 +123,8 @@ class JobQueue:
         """
         if job.id in self._by_id:
             raise ValueError(f"job '{job.id}' is already in the queue")
-        entry = (self._key(job), next(self._arrivals), job)
+        key = self._key
+        entry = (job.seq if key is fcfs_key else key(job), next(self._arrivals), job)
         insort(self._entries, entry)
         self._by_id[job.id] = entry
         if self._indexed:
@@ -122,12 +134,11 @@ class JobQueue:
                 return
             ranks = self._ranks
             slot = len(ranks)
-            if slot == len(self._res):
+            if slot == self._capacity:
                 self._grow(slot + 1)
             ranks.append(seq)
             self._jobs.append(job)
-            self._res[slot] = job.res
-            self._walltime[slot] = job.planned_walltime
+            self._unwritten[slot] = job  # its size and walltime, at the next scan
             if job.res < self._least:
                 self._least = job.res
             if slot and ranks[slot - 1] >= seq:  # out of rank order (never from a state)
@@ -140,9 +151,28 @@ class JobQueue:
             new = np.zeros(size, dtype=old.dtype)
             new[:len(old)] = old
             setattr(self, name, new)
+        self._capacity = size
+
+    def _write_slots(self) -> None:
+        """Write the arrays' entries of the slots added or left since the last write.
+
+        Runtime complexity: O(u) for u unwritten slots, two C-level fancy assignments.
+        """
+        unwritten = self._unwritten
+        if not unwritten:
+            return
+        self._res[list(unwritten)] = [_DEAD if job is None else job.res
+                                      for job in unwritten.values()]
+        alive = [(slot, job.planned_walltime) for slot, job in unwritten.items()
+                 if job is not None]
+        if alive:
+            slots, walltimes = zip(*alive, strict=True)
+            self._walltime[list(slots)] = walltimes
+        unwritten.clear()
 
     def _compact(self) -> None:
         """Drop the slots of jobs no longer queued and put the rest in rank order: O(n)."""
+        self._write_slots()
         sizes = self._res[:len(self._jobs)].tolist()
         jobs = sorted((job for job, res in zip(self._jobs, sizes, strict=True) if res != _DEAD),
                       key=fcfs_key)
@@ -168,7 +198,7 @@ class JobQueue:
             slot = bisect_left(self._ranks, job.seq)
             while self._jobs[slot] is not job:  # another job of that rank (not from a state)
                 slot += 1
-            self._res[slot] = _DEAD
+            self._unwritten[slot] = None  # its size becomes _DEAD at the next scan
             self._dead += 1
             if self._dead >= _COMPACT_MIN and 2 * self._dead >= len(self._ranks):
                 self._compact()
@@ -183,7 +213,7 @@ class JobQueue:
         entries = self._entries  # (head() inlined: once or twice per message)
         while entries:
             head = entries[0][2]
-            if head.status is JobStatus.WAITING:
+            if head.status is _WAITING:
                 return head
             self.remove(head)
         return None
@@ -220,6 +250,7 @@ class JobQueue:
         entries = self._entries
         if not entries:
             return None
+        self._write_slots()
         ranks = self._ranks
         lo = max(bisect_left(ranks, entries[0][2].seq), bisect_right(ranks, after))
         hi = len(ranks)

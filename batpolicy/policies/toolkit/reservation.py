@@ -24,13 +24,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from heapq import merge
+from operator import itemgetter
 
 from msgspec import Struct
 
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.toolkit.allocation import (
     Allocator,
-    allocate_or_lowest,
     is_plain_lowest,
     take_lowest,
 )
@@ -39,6 +39,9 @@ from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import ExecuteJob
 from batpolicy.scheduler.jobs import Job
 from batpolicy.scheduler.view import PolicyView
+
+#: The expected end of an ``(end, machines)`` release: the order of releases.
+_end_of = itemgetter(0)
 
 
 class Reservation(Struct, frozen=True):
@@ -77,7 +80,9 @@ def start_heads(queue: JobQueue, free: MachineSet, now: float, allocator: Alloca
     if allocator is not None and is_plain_lowest(allocator):  # callers pass None for it
         allocator = None
     while head is not None and head.res <= nfree:
-        alloc = allocate_or_lowest(allocator, free, head, platform)
+        # without an allocator, the lowest ids (take_lowest's own step: they fit nfree)
+        alloc = free.lowest(head.res) if allocator is None else \
+            allocator.allocate(free, head, platform)
         if alloc is None:
             break
         free = free - alloc
@@ -103,7 +108,7 @@ def expected_releases(view: PolicyView, started: Iterable[tuple[float, MachineSe
                for job in view.running_by_expected_end)  # max() without the builtin call
     if isinstance(started, list | tuple) and not started:
         return running  # nothing to merge (most decisions): no heap and key calls per item
-    return merge(running, started, key=lambda item: item[0])  # type: ignore[arg-type]
+    return merge(running, started, key=_end_of)  # type: ignore[arg-type]
 
 
 def reserve_head(head: Job, now: float, free: MachineSet, view: PolicyView,
@@ -116,8 +121,9 @@ def reserve_head(head: Job, now: float, free: MachineSet, view: PolicyView,
     walk over the expected releases (:func:`expected_releases`). Runtime complexity: O(1)
     for a whole-platform head, else that of :func:`plan_reservation`.
     """
-    started.sort(key=lambda item: item[0])
-    if allocator is None or is_plain_lowest(allocator):
+    if len(started) > 1:
+        started.sort(key=_end_of)
+    if (allocator is None or is_plain_lowest(allocator)) and head.res == view.nb_machines:
         reservation = whole_platform_reservation(head, view, started)
         if reservation is not None:
             return reservation
