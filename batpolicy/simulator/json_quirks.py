@@ -159,7 +159,7 @@ def _fast_path(significand: float, exp: int) -> float:
     return significand / float(f"1e{-exp}")
 
 
-def batsim_reads(value: float) -> float:
+def batsim_reads(value: float | int) -> float | int:
     """``value`` as Batsim reads it from a scheduler's message (:func:`rapidjson_double`).
 
     The scheduler writes the shortest text that reads back as ``value`` (``repr``:
@@ -167,11 +167,11 @@ def batsim_reads(value: float) -> float:
     and an exponent within 1e±22 read back exactly (RapidJSON's fast path), so only the
     longer texts are parsed again. An integral value is returned as is.
 
-    >>> batsim_reads(5.000061 + 5), batsim_reads(15.000102), batsim_reads(3.0)
-    (10.000061, 15.000102, 3.0)
+    >>> batsim_reads(5.000061 + 5), batsim_reads(15.000102), batsim_reads(3.0), batsim_reads(7)
+    (10.000061, 15.000102, 3.0, 7)
     """
-    if value.is_integer():
-        return value
+    if type(value) is not float or value.is_integer():
+        return value  # an int (a Python scheduler's), or an integral double: exact
     text = repr(value)
     if len(text) <= 16 and "e" not in text:
         return value
@@ -194,7 +194,7 @@ def batsim_reads_reply(reply: Any) -> Any:
     for i, decision in enumerate(decisions):
         stamp = decision.timestamp
         read = decision
-        if stamp is not None and not stamp.is_integer():
+        if stamp is not None:
             new = batsim_reads(stamp)
             if new != stamp:
                 read = replace(read, timestamp=new)

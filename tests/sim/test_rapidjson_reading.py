@@ -29,3 +29,7 @@ def test_batscheds_now_plus_five_is_read_an_ulp_up() -> None:
     sent = 5.000061 + 5
     assert repr(sent) == "10.000060999999999"
     assert batsim_reads(sent) == 10.000061 == math.nextafter(sent, math.inf)
+
+
+def test_an_int_time_from_a_python_scheduler_is_kept() -> None:
+    assert batsim_reads(12) == 12 and type(batsim_reads(12)) is int
