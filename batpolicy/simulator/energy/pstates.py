@@ -260,17 +260,27 @@ class EnergyPart:
         """A switch-on or switch-off ends: the machine is in ``target``."""
         now = self._queue.now
         self.host_energy.set_pstate(m, target)
-        self._books.switching -= 1
         host = self.hosts[m]
         self._set_state(m, SLEEPING if host.kind(target) is PStateKind.SLEEP else IDLE, now)
         if self.deliver is not None:  # the SWITCHED message travels to the server
-            self.deliver(m, partial(self._arrived, m, target))
+            self.deliver(m, partial(self._switched_received, m, target))
             return
+        self._books.switching -= 1
         # Every switch ending at this instant sets its pstate before Batsim's server reads
         # the first SWITCHED message: the traces see them all (wattmin), then each arrival.
         if not self._arrivals:
             self._queue.schedule(Arrivals(self), ARRIVALS)
         self._arrivals.append((m, target))
+
+    def _switched_received(self, m: int, target: int) -> None:
+        """The server receives a SWITCHED message (``server_on_switched``, ``server.cpp``).
+
+        Batsim counts the machine as switching until then (``--nb_switching_machines``
+        after the request is marked done), so the run cannot end while the message
+        travels.
+        """
+        self._arrived(m, target)
+        self._books.switching -= 1
 
     def on_arrivals(self) -> None:
         """Batsim's server receives the SWITCHED messages of this instant, in order."""
