@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from batpolicy.io.rapidjson_number import rapidjson_float
 from batpolicy.protocol.intervals import MachineSet, parse_intervals
 
-__all__ = ["as_machine_set", "batsim_reads", "batsim_reads_reply", "rapidjson_double", "round_progress", "wire_json",
+__all__ = ["as_machine_set", "batsim_reads", "batsim_reads_reply", "round_progress", "wire_json",
            "wire_time"]
 
 
@@ -93,74 +94,14 @@ def as_machine_set(resources: Any) -> MachineSet:
     return MachineSet(resources)
 
 
-#: RapidJSON's fast path holds a significand up to 2**53 - 1 (``reader.h``, ParseNumber).
-_FAST_SIGNIFICAND = (1 << 53) - 1
-
-
-def rapidjson_double(text: str) -> float:
-    """The double RapidJSON reads from a JSON number with its default flags, as Batsim does.
-
-    Batsim 4.2.1 parses the scheduler's messages with ``Document::Parse`` and no flag
-    (``protocol.cpp``), so RapidJSON's ``ParseNumber`` (``reader.h``) gathers up to 2**53
-    of the significand's digits in an integer, the further ones in a double while fewer
-    than 17 digits are significant, and divides or multiplies by a power of ten
-    (``StrtodNormalPrecision``, ``FastPath``): not always the correctly rounded double.
-    batsched's ``now + 5`` written as ``10.000060999999999`` is read as
-    10.000061000000000532 (the double of 10.000061) where the correctly rounded double is
-    10.000060999999998757. An integer (no fraction, no exponent) is exact.
-
-    >>> rapidjson_double("10.000060999999999"), float("10.000060999999999")
-    (10.000061, 10.000060999999999)
-    >>> rapidjson_double("5.000061"), rapidjson_double("-6.1e-05"), rapidjson_double("42")
-    (5.000061, -6.1e-05, 42.0)
-    """
-    minus = text.startswith("-")
-    body = text[1:] if minus else text
-    mantissa, _, exponent = body.lower().partition("e")
-    whole, dot, fraction = mantissa.partition(".")
-    if not dot and not exponent:
-        return float(text)  # an integer: Uint/Int64, exact up to 2**64
-    significand = int(whole)
-    if significand > _FAST_SIGNIFICAND:
-        return float(text)  # not a time (RapidJSON's uint64 and double paths not modelled)
-    digits = len(whole.lstrip("0"))  # significandDigit counts from the first non-zero
-    exp_frac = 0
-    taken = 0
-    for ch in fraction:
-        if significand > _FAST_SIGNIFICAND:
-            break
-        significand = significand * 10 + int(ch)
-        exp_frac -= 1
-        taken += 1
-        if significand:
-            digits += 1
-    rest = fraction[taken:]
-    d = float(significand)
-    for ch in rest:
-        if digits < 17:
-            d = d * 10.0 + int(ch)
-            exp_frac -= 1
-            if d > 0.0:
-                digits += 1
-    p = (int(exponent) if exponent else 0) + exp_frac
-    if p < -308:
-        d = _fast_path(_fast_path(d, -308), p + 308)
-    else:
-        d = _fast_path(d, p)
-    return -d if minus else d
-
-
-def _fast_path(significand: float, exp: int) -> float:
-    """RapidJSON's ``FastPath``: times or over ``Pow10``, its table of 1e0 to 1e308."""
-    if exp < -308:
-        return 0.0
-    if exp >= 0:
-        return significand * float(f"1e{exp}")
-    return significand / float(f"1e{-exp}")
-
-
 def batsim_reads(value: float | int) -> float | int:
-    """``value`` as Batsim reads it from a scheduler's message (:func:`rapidjson_double`).
+    """``value`` as Batsim reads it from a scheduler's message.
+
+    Batsim 4.2.1 parses the scheduler's messages with RapidJSON's default flags
+    (``Document::Parse``, ``protocol.cpp``), as it does workloads
+    (:func:`~batpolicy.io.rapidjson_number.rapidjson_float`): a 16- or 17-digit text is
+    not always read as the correctly rounded double (batsched's ``now + 5``, written
+    ``10.000060999999999``, is 10.000061 to Batsim: fuzz seed 3203).
 
     The scheduler writes the shortest text that reads back as ``value`` (``repr``:
     RapidJSON's ``Writer``, msgspec, Python's json); a significand of at most 15 digits
@@ -175,7 +116,7 @@ def batsim_reads(value: float | int) -> float | int:
     text = repr(value)
     if len(text) <= 16 and "e" not in text:
         return value
-    return rapidjson_double(text)
+    return rapidjson_float(text)
 
 
 def batsim_reads_reply(reply: Any) -> Any:

@@ -7,7 +7,8 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from batpolicy.simulator.json_quirks import batsim_reads, rapidjson_double
+from batpolicy.io.rapidjson_number import rapidjson_float
+from batpolicy.simulator.json_quirks import batsim_reads
 
 
 @given(st.floats(min_value=0.0, max_value=1e9, allow_nan=False, allow_infinity=False))
@@ -21,7 +22,7 @@ def test_a_time_is_read_within_an_ulp_and_exactly_when_its_text_is_short(x: floa
 @given(st.integers(min_value=0, max_value=10**15 - 1), st.integers(min_value=0, max_value=15))
 def test_short_decimals_read_as_pythons_float(significand: int, decimals: int) -> None:
     text = f"{significand / 10**decimals:.{decimals}f}"
-    assert rapidjson_double(text) == float(text)
+    assert rapidjson_float(text) == float(text)
 
 
 def test_batscheds_now_plus_five_is_read_an_ulp_up() -> None:
