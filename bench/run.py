@@ -150,6 +150,9 @@ RESULTS: tuple[Result, ...] = (
     _r("fuzz.txt", F + "fuzz.py",
        "python bench/fidelity/fuzz.py --seeds 0:2000 -j 2 --no-shrink --max-minutes 40 "
        "--save bench/results/fuzz.txt", BATSIM),
+    _r("fuzz_2000_4000.txt", F + "fuzz.py",
+       "python bench/fidelity/fuzz.py --seeds 2000:4000 -j 2 --no-shrink --max-minutes 100 "
+       "--save bench/results/fuzz_2000_4000.txt (seeds no fix was made on)", BATSIM),
     _r("fuzz_2000_baseline.txt", F + "fuzz.py",
        "python bench/fidelity/fuzz.py --seeds 0:2000 -j 2 --no-shrink "
        "--save bench/results/fuzz_2000_baseline.txt", BATSIM),
