@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from msgspec.structs import replace
+
 from batpolicy.io.rapidjson_number import rapidjson_float
 from batpolicy.protocol.intervals import MachineSet, parse_intervals
+from batpolicy.protocol.types import CallMeLater
 
 __all__ = ["as_machine_set", "batsim_reads", "batsim_reads_reply", "round_progress", "wire_json",
            "wire_time"]
@@ -125,10 +128,6 @@ def batsim_reads_reply(reply: Any) -> Any:
     ``now``, every decision's ``timestamp`` and a CALL_ME_LATER's ``at``; the reply itself
     when none changes (the common case: times Batsim sent, echoed).
     """
-    from msgspec.structs import replace
-
-    from batpolicy.protocol.types import CallMeLater
-
     now = batsim_reads(reply.now)
     decisions = reply.decisions
     changed = None
