@@ -125,15 +125,12 @@ class PolicyView:
         profile = self.__state.profile_of(job)
         return None if profile is None else MappingProxyType(profile)
 
-    @property
-    def dynamic_jobs_enabled(self) -> bool:
-        """Batsim accepts REGISTER_JOB / REGISTER_PROFILE. Runtime complexity: O(1)."""
-        return self.__state.dynamic_jobs_enabled
+    dynamic_jobs_enabled: bool = _read(
+        "dynamic_jobs_enabled", "Batsim accepts REGISTER_JOB / REGISTER_PROFILE. O(1).")
 
-    @property
-    def dynamic_jobs_acknowledged(self) -> bool:
-        """Batsim echoes a JOB_SUBMITTED for every registered job. Runtime complexity: O(1)."""
-        return self.__state.dynamic_jobs_acknowledged
+    dynamic_jobs_acknowledged: bool = _read(
+        "dynamic_jobs_acknowledged",
+        "Batsim echoes a JOB_SUBMITTED for every registered job. O(1).")
 
     registration_finished: bool = _read(
         "registration_finished", "REGISTRATION_FINISHED was sent (and not reopened). O(1).")
