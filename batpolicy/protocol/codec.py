@@ -47,7 +47,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import msgspec
@@ -492,31 +492,48 @@ def reply_to_obj(reply: Reply) -> dict[str, Any]:
     return _plain(_to_obj(reply.now, reply.decisions, _FROM_SCHEDULER))
 
 
-def decode_request(data: bytes | str, decoder: msgspec.json.Decoder = REQUEST_DECODER
-                   ) -> Request:
-    """Decode one message received from Batsim.
+def request_decoder(decoder: msgspec.json.Decoder = REQUEST_DECODER
+                    ) -> Callable[[bytes | str], Request]:
+    """:func:`decode_request` bound to ``decoder``, one Python frame per message.
 
-    One C pass of the schema's decoder, then the typed events; a message it refuses is
-    decoded again by :func:`_decode` (with the schema's own decoder), which raises the one
-    error naming what is wrong. ``decoder`` is :data:`REQUEST_DECODER` or one of
-    :func:`remembering_decoder`, which accepts and refuses exactly the same messages.
-
-    A message of one event dated at or before ``now`` (nearly every message) builds its
-    event directly: :func:`_typed`'s checks of times between events have nothing to
-    compare, and a :class:`FieldError` of ``typed()`` goes to :func:`_typed`, which names
-    it as for any message.
+    ``decoder`` is :data:`REQUEST_DECODER` or one of :func:`remembering_decoder`, which
+    accepts and refuses exactly the same messages. No partial's keyword merge and no
+    lookup of the decoder per message.
     """
-    try:
-        message = decoder.decode(data)
-    except Exception:  # noqa: BLE001 - _decode's handlers name it
-        return Request(*_decode(data, _FROM_BATSIM))
-    now, events = message.now, message.events
-    if len(events) == 1 and events[0].timestamp <= now:
+    decode_wire = decoder.decode
+
+    def decode_request(data: bytes | str) -> Request:
+        """Decode one message received from Batsim.
+
+        One C pass of the schema's decoder, then the typed events; a message it refuses is
+        decoded again by :func:`_decode` (with the schema's own decoder), which raises the
+        one error naming what is wrong.
+
+        A message of one event dated at or before ``now`` (nearly every message) builds
+        its event directly: :func:`_typed`'s checks of times between events have nothing
+        to compare, and a :class:`FieldError` of ``typed()`` goes to :func:`_typed`,
+        which names it as for any message.
+        """
         try:
-            return Request(now, (events[0].typed(),))
-        except FieldError:
-            pass  # _typed raises the error naming the event and field
-    return Request(now, _typed(now, events))
+            message = decode_wire(data)
+        except Exception:  # noqa: BLE001 - _decode's handlers name it
+            return Request(*_decode(data, _FROM_BATSIM))
+        now, events = message.now, message.events
+        if len(events) == 1:
+            event = events[0]
+            if event.timestamp <= now:
+                try:
+                    return Request(now, (event.typed(),))
+                except FieldError:
+                    pass  # _typed raises the error naming the event and field
+        return Request(now, _typed(now, events))
+
+    return decode_request
+
+
+#: Decode one message received from Batsim (:func:`request_decoder`'s, with the schema's
+#: own decoder).
+decode_request = request_decoder()
 
 
 #: Sent allocations a :func:`remembering_decoder` holds at most (a peer that never echoes
@@ -587,19 +604,48 @@ def encode_reply(reply: Reply, *, checked: bool = False,
     return _encode(now, reply.decisions, _FROM_SCHEDULER)
 
 
+def reply_encoder(sent: dict[str, MachineSet] | None = None) -> Callable[[Reply], bytes]:
+    """:func:`encode_reply` bound to one conversation's ``sent`` table: same bytes, same refusals.
+
+    One Python frame per reply (no partial's keyword merge); a reply without decisions
+    (most of them) is written there, around one C call of the encoder.
+    """
+    head, tail = _EMPTY_REPLY
+    dump = _ENCODER.encode
+
+    def encode(reply: Reply) -> bytes:
+        """Encode one reply of this conversation (see :func:`encode_reply`)."""
+        if type(reply) is Reply:
+            now = reply.now
+            if type(now) is float and 0.0 <= now <= MAX_TIME:  # the schema's Time
+                decisions = reply.decisions
+                if not decisions:
+                    return head + dump(now) + tail
+                data = _plain_reply(now, decisions, sent)
+                if data is not None:
+                    return data
+        return encode_reply(reply, sent=sent)
+
+    return encode
+
+
 def _plain_reply(now: float, decisions: tuple[Any, ...], sent: dict[str, MachineSet] | None
                  ) -> bytes | None:
     """The bytes of a reply of undated plain EXECUTE_JOB / REJECT_JOB decisions, else None.
 
-    The commonest reply with decisions, written without :func:`_encode`'s generic walk:
-    the same objects :func:`_to_obj` builds (allocations already written as their interval
-    strings, as the encoder's hook writes them), passed when the rules of
-    :func:`_plainly_valid` hold (``now`` is checked by the caller), so the bytes are
+    The commonest reply with decisions, written without :func:`_encode`'s generic walk
+    nor a message object: the bytes the encoder writes for the objects :func:`_to_obj`
+    builds (allocations as their interval strings, as the encoder's hook writes them),
+    joined from the pieces the encoder writes between them (:data:`_PLAIN`), passed when
+    the rules of :func:`_plainly_valid` hold (``now`` is checked by the caller), so the bytes are
     :func:`_encode`'s. Anything else answers None and goes the whole way, which also names
     what is wrong. Each allocation written is added to ``sent`` (string -> set, for
-    :func:`remembering_decoder`). Runtime complexity: O(decisions).
+    :func:`remembering_decoder`). ``decisions`` is not empty. Runtime complexity:
+    O(decisions).
     """
-    events = []
+    dump = _ENCODER.encode
+    stamp = dump(now)
+    parts = [_PLAIN.head, stamp, _PLAIN.events]
     written = []
     for decision in decisions:
         kind = type(decision)
@@ -617,13 +663,35 @@ def _plain_reply(now: float, decisions: tuple[Any, ...], sent: dict[str, Machine
                 return None
             text = format_intervals(alloc)
             written.append((text, alloc))
-            events.append({"timestamp": now, "type": _EXECUTE_JOB,
-                           "data": {"job_id": job_id, "alloc": text}})
+            parts += (_PLAIN.event, stamp, _PLAIN.execute, dump(job_id), _PLAIN.alloc,
+                      dump(text), _PLAIN.close)
         else:
-            events.append({"timestamp": now, "type": _REJECT_JOB, "data": {"job_id": job_id}})
+            parts += (_PLAIN.event, stamp, _PLAIN.reject, dump(job_id), _PLAIN.close)
+        parts.append(b",")
+    parts[-1] = _PLAIN.end
     if sent is not None:
         sent.update(written)
-    return _ENCODER.encode({"now": now, "events": events})
+    return b"".join(parts)
+
+
+class _PlainPieces(NamedTuple):
+    """The encoder's bytes between the values of a plain reply (:func:`_plain_reply`).
+
+    ``test_codec_fast_paths`` and ``test_sent_allocations`` compare the bytes joined from
+    them with the encoder's own output for the same message object.
+    """
+
+    head: bytes = b'{"now":'
+    events: bytes = b',"events":['
+    event: bytes = b'{"timestamp":'
+    execute: bytes = b',"type":"EXECUTE_JOB","data":{"job_id":'
+    reject: bytes = b',"type":"REJECT_JOB","data":{"job_id":'
+    alloc: bytes = b',"alloc":'
+    close: bytes = b'}}'
+    end: bytes = b']}'
+
+
+_PLAIN = _PlainPieces()
 
 
 _EXECUTE_JOB, _REJECT_JOB = EventType.EXECUTE_JOB.value, EventType.REJECT_JOB.value
