@@ -68,8 +68,9 @@ batsched; ``x easy`` is a policy / ``serve easy``. ``paired`` is the median of e
 own ratio to batsched (its two runs a minute apart): on this VM, whose speed drifts by
 10-20 % within a benchmark, it moves less than the ratio of the medians, which compares
 runs from different minutes. Results go to
-``bench/results/serve_vs_batsched.txt`` with the commit, the machine and the command,
-above the earlier runs (kept).
+``bench/results/serve_vs_batsched.txt`` (``serve_vs_batsched_instructions.txt`` with
+``--callgrind``) with the commit, the machine and the command, above the earlier runs
+(kept).
 
 Usage::
 
@@ -451,7 +452,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(table), flush=True)
         lines += ["", *table]
     if not args.no_save:
-        path = write_results("serve_vs_batsched", lines, keep_earlier=True)
+        path = write_results("serve_vs_batsched_instructions" if args.callgrind
+                             else "serve_vs_batsched", lines, keep_earlier=True)
         print(f"saved {path}", file=sys.stderr)
     return 0
 
