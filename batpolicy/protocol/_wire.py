@@ -27,8 +27,8 @@ from batpolicy.protocol.types import EventType
 __all__ = ["DIGITS", "MAX_NAME", "MAX_TIME", "PATTERN_MEANINGS", "Count", "EventType",
            "FieldError", "Finite", "INT32_MAX", "INT32_MIN", "Int32", "JobId", "Metadata", "Name",
            "Number", "PlainJobId", "Pstate", "Time", "WorkloadName",
-           "as_int", "check_job_id", "as_time", "decode_hook", "encode_hook", "find_bad_json", "machine_set",
-           "type_name"]
+           "as_int", "as_time", "check_job_id", "decode_hook", "encode_hook", "find_bad_json",
+           "machine_set", "type_name"]
 
 #: Bounds of a JSON integer Batsim reads with rapidjson's ``GetInt`` (a C ``int``).
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1

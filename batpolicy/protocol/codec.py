@@ -64,8 +64,10 @@ from batpolicy.protocol._decoders import (
 )
 from batpolicy.protocol._encoders import DECISION_ENCODERS, EVENT_ENCODERS, Encoder
 from batpolicy.protocol._errors import dotted, explain, value_at
+from batpolicy.protocol._plain_reply import EMPTY_REPLY as _EMPTY_REPLY
+from batpolicy.protocol._plain_reply import ENCODER as _ENCODER
+from batpolicy.protocol._plain_reply import plain_reply as _plain_reply
 from batpolicy.protocol._wire import (
-    INT32_MAX,
     JOB_ID_PATTERN,
     MAX_TIME,
     EventType,
@@ -76,7 +78,7 @@ from batpolicy.protocol._wire import (
     machine_set,
     type_name,
 )
-from batpolicy.protocol.intervals import MachineSet, format_intervals
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import ExecuteJob, RejectJob, Reply, Request
 
 __all__ = ["REFUSAL_PREFIX", "EventType", "decode_reply", "decode_request", "encode_reply",
@@ -102,7 +104,6 @@ _FROM_BATSIM = _Side("Batsim", REQUEST_DECODER, REQUEST_SCHEMA, REQUEST_DECODERS
 _FROM_SCHEDULER = _Side("the scheduler", REPLY_DECODER, REPLY_SCHEMA, REPLY_DECODERS,
                         DECISION_ENCODERS, "Batsim",
                         frozenset(REQUEST_DECODERS) - frozenset(REPLY_DECODERS))
-_ENCODER = msgspec.json.Encoder(enc_hook=encode_hook)
 
 
 # ---------------------------------------------------------------------------------------
@@ -547,7 +548,8 @@ def remembering_decoder(sent: dict[str, MachineSet]) -> msgspec.json.Decoder:
     ``sent`` maps the interval string of each EXECUTE_JOB allocation written by
     :func:`encode_reply` (``sent=``) to its :class:`MachineSet`. Batsim echoes that string
     in the job's JOB_COMPLETED (``alloc``: ``src/server.cpp`` passes the allocation's
-    ``to_string_hyphen(" ")``, the canonical form :func:`format_intervals` writes, to
+    ``to_string_hyphen(" ")``, the canonical form
+    :func:`~batpolicy.protocol.intervals.format_intervals` writes, to
     ``append_job_completed``, ``src/protocol.cpp``), so the set comes from ``sent`` instead
     of being parsed and built again, and the
     entry is dropped. Any other value goes through the schema's hook
@@ -627,82 +629,6 @@ def reply_encoder(sent: dict[str, MachineSet] | None = None) -> Callable[[Reply]
         return encode_reply(reply, sent=sent)
 
     return encode
-
-
-def _plain_reply(now: float, decisions: tuple[Any, ...], sent: dict[str, MachineSet] | None
-                 ) -> bytes | None:
-    """The bytes of a reply of undated plain EXECUTE_JOB / REJECT_JOB decisions, else None.
-
-    The commonest reply with decisions, written without :func:`_encode`'s generic walk
-    nor a message object: the bytes the encoder writes for the objects :func:`_to_obj`
-    builds (allocations as their interval strings, as the encoder's hook writes them),
-    joined from the pieces the encoder writes between them (:data:`_PLAIN`), passed when
-    the rules of :func:`_plainly_valid` hold (``now`` is checked by the caller), so the bytes are
-    :func:`_encode`'s. Anything else answers None and goes the whole way, which also names
-    what is wrong. Each allocation written is added to ``sent`` (string -> set, for
-    :func:`remembering_decoder`). ``decisions`` is not empty. Runtime complexity:
-    O(decisions).
-    """
-    dump = _ENCODER.encode
-    stamp = dump(now)
-    parts = [_PLAIN.head, stamp, _PLAIN.events]
-    written = []
-    for decision in decisions:
-        kind = type(decision)
-        if kind is not ExecuteJob and kind is not RejectJob:
-            return None
-        job_id = decision.job_id
-        if decision.timestamp is not None or type(job_id) is not str or \
-                job_id.count("!") != 1:  # JobId's pattern (check_job_id), without re
-            return None
-        if kind is ExecuteJob:
-            alloc = decision.alloc
-            if (type(alloc) is not MachineSet or not alloc or alloc.max() > INT32_MAX
-                    or decision.mapping is not None or decision.storage_mapping is not None
-                    or decision.additional_io_job is not None):
-                return None
-            text = format_intervals(alloc)
-            written.append((text, alloc))
-            parts += (_PLAIN.event, stamp, _PLAIN.execute, dump(job_id), _PLAIN.alloc,
-                      dump(text), _PLAIN.close)
-        else:
-            parts += (_PLAIN.event, stamp, _PLAIN.reject, dump(job_id), _PLAIN.close)
-        parts.append(b",")
-    parts[-1] = _PLAIN.end
-    if sent is not None:
-        sent.update(written)
-    return b"".join(parts)
-
-
-class _PlainPieces(NamedTuple):
-    """The encoder's bytes between the values of a plain reply (:func:`_plain_reply`).
-
-    ``test_codec_fast_paths`` and ``test_sent_allocations`` compare the bytes joined from
-    them with the encoder's own output for the same message object.
-    """
-
-    head: bytes = b'{"now":'
-    events: bytes = b',"events":['
-    event: bytes = b'{"timestamp":'
-    execute: bytes = b',"type":"EXECUTE_JOB","data":{"job_id":'
-    reject: bytes = b',"type":"REJECT_JOB","data":{"job_id":'
-    alloc: bytes = b',"alloc":'
-    close: bytes = b'}}'
-    end: bytes = b']}'
-
-
-_PLAIN = _PlainPieces()
-
-
-_EXECUTE_JOB, _REJECT_JOB = EventType.EXECUTE_JOB.value, EventType.REJECT_JOB.value
-
-
-#: The bytes around ``now`` of a reply without decisions, as :func:`_encode` writes it
-#: (``{"now":<now>,"events":[]}``): such a reply is valid for any float ``now`` within
-#: the schema's ``Time`` (``[0, MAX_TIME]``; a NaN fails both comparisons), so most
-#: replies (a submission that waits, a completion that starts nothing) are one C call
-#: of the encoder (test_codec_fast_paths checks the bytes against :func:`_encode`'s).
-_EMPTY_REPLY = tuple(_ENCODER.encode({"now": 1.0, "events": []}).split(b"1.0"))
 
 
 #: The NOTIFY type a refusal reply carries begins with this (then the reason).

@@ -50,9 +50,10 @@ class Batsim4Wire:
     """Batsim 4.2's JSON protocol (:mod:`batpolicy.protocol.codec`), for one conversation.
 
     ``decode`` and ``encode`` are the codec's :func:`request_decoder` and
-    :func:`reply_encoder` (:func:`decode_request` and :func:`encode_reply` in one frame
-    each) bound to one table of the allocations this conversation sent: each JOB_COMPLETED takes its
-    allocation back from it instead of parsing it (:func:`remembering_decoder`). Same
+    :func:`reply_encoder` (:func:`~batpolicy.protocol.codec.decode_request` and
+    :func:`~batpolicy.protocol.codec.encode_reply` in one frame each) bound to one table
+    of the allocations this conversation sent: each JOB_COMPLETED takes its allocation
+    back from it instead of parsing it (:func:`remembering_decoder`). Same
     messages accepted and refused, same bytes.
     """
 
