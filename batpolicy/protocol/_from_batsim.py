@@ -31,6 +31,8 @@ from batpolicy.protocol._wire import (
     JobId,
     Name,
     Number,
+    PlainJobId,
+    check_job_id,
     type_name,
 )
 from batpolicy.protocol.intervals import MachineSet
@@ -118,11 +120,12 @@ class SimulationEndsEvent(WireEvent, tag="SIMULATION_ENDS"):
 class Submitted(Data):
     """JOB_SUBMITTED: ``job`` absent with Redis, ``profile`` only with forwarding."""
 
-    job_id: JobId
+    job_id: PlainJobId
     job: Object = None  # type: ignore[assignment]  # absent, never null
     profile: Object = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
+        check_job_id(self.job_id)
         if self.job is not None:
             check_job(self.job, "job", registration=False)
         elif self.profile is not None:
@@ -143,10 +146,13 @@ class JobSubmittedEvent(WireEvent, tag="JOB_SUBMITTED"):
 class Completed(Data):
     """JOB_COMPLETED (4.2.1 sends no ``kill_reason``)."""
 
-    job_id: JobId
+    job_id: PlainJobId
     job_state: JobState
     return_code: Int32
     alloc: MachineSet
+
+    def __post_init__(self) -> None:
+        check_job_id(self.job_id)
 
 
 class JobCompletedEvent(WireEvent, tag="JOB_COMPLETED"):

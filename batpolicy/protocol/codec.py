@@ -47,7 +47,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import msgspec
@@ -64,8 +64,10 @@ from batpolicy.protocol._decoders import (
 )
 from batpolicy.protocol._encoders import DECISION_ENCODERS, EVENT_ENCODERS, Encoder
 from batpolicy.protocol._errors import dotted, explain, value_at
+from batpolicy.protocol._plain_reply import EMPTY_REPLY as _EMPTY_REPLY
+from batpolicy.protocol._plain_reply import ENCODER as _ENCODER
+from batpolicy.protocol._plain_reply import plain_reply as _plain_reply
 from batpolicy.protocol._wire import (
-    INT32_MAX,
     JOB_ID_PATTERN,
     MAX_TIME,
     EventType,
@@ -76,7 +78,7 @@ from batpolicy.protocol._wire import (
     machine_set,
     type_name,
 )
-from batpolicy.protocol.intervals import MachineSet, format_intervals
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import ExecuteJob, RejectJob, Reply, Request
 
 __all__ = ["REFUSAL_PREFIX", "EventType", "decode_reply", "decode_request", "encode_reply",
@@ -102,7 +104,6 @@ _FROM_BATSIM = _Side("Batsim", REQUEST_DECODER, REQUEST_SCHEMA, REQUEST_DECODERS
 _FROM_SCHEDULER = _Side("the scheduler", REPLY_DECODER, REPLY_SCHEMA, REPLY_DECODERS,
                         DECISION_ENCODERS, "Batsim",
                         frozenset(REQUEST_DECODERS) - frozenset(REPLY_DECODERS))
-_ENCODER = msgspec.json.Encoder(enc_hook=encode_hook)
 
 
 # ---------------------------------------------------------------------------------------
@@ -492,31 +493,48 @@ def reply_to_obj(reply: Reply) -> dict[str, Any]:
     return _plain(_to_obj(reply.now, reply.decisions, _FROM_SCHEDULER))
 
 
-def decode_request(data: bytes | str, decoder: msgspec.json.Decoder = REQUEST_DECODER
-                   ) -> Request:
-    """Decode one message received from Batsim.
+def request_decoder(decoder: msgspec.json.Decoder = REQUEST_DECODER
+                    ) -> Callable[[bytes | str], Request]:
+    """:func:`decode_request` bound to ``decoder``, one Python frame per message.
 
-    One C pass of the schema's decoder, then the typed events; a message it refuses is
-    decoded again by :func:`_decode` (with the schema's own decoder), which raises the one
-    error naming what is wrong. ``decoder`` is :data:`REQUEST_DECODER` or one of
-    :func:`remembering_decoder`, which accepts and refuses exactly the same messages.
-
-    A message of one event dated at or before ``now`` (nearly every message) builds its
-    event directly: :func:`_typed`'s checks of times between events have nothing to
-    compare, and a :class:`FieldError` of ``typed()`` goes to :func:`_typed`, which names
-    it as for any message.
+    ``decoder`` is :data:`REQUEST_DECODER` or one of :func:`remembering_decoder`, which
+    accepts and refuses exactly the same messages. No partial's keyword merge and no
+    lookup of the decoder per message.
     """
-    try:
-        message = decoder.decode(data)
-    except Exception:  # noqa: BLE001 - _decode's handlers name it
-        return Request(*_decode(data, _FROM_BATSIM))
-    now, events = message.now, message.events
-    if len(events) == 1 and events[0].timestamp <= now:
+    decode_wire = decoder.decode
+
+    def decode_request(data: bytes | str) -> Request:
+        """Decode one message received from Batsim.
+
+        One C pass of the schema's decoder, then the typed events; a message it refuses is
+        decoded again by :func:`_decode` (with the schema's own decoder), which raises the
+        one error naming what is wrong.
+
+        A message of one event dated at or before ``now`` (nearly every message) builds
+        its event directly: :func:`_typed`'s checks of times between events have nothing
+        to compare, and a :class:`FieldError` of ``typed()`` goes to :func:`_typed`,
+        which names it as for any message.
+        """
         try:
-            return Request(now, (events[0].typed(),))
-        except FieldError:
-            pass  # _typed raises the error naming the event and field
-    return Request(now, _typed(now, events))
+            message = decode_wire(data)
+        except Exception:  # noqa: BLE001 - _decode's handlers name it
+            return Request(*_decode(data, _FROM_BATSIM))
+        now, events = message.now, message.events
+        if len(events) == 1:
+            event = events[0]
+            if event.timestamp <= now:
+                try:
+                    return Request(now, (event.typed(),))
+                except FieldError:
+                    pass  # _typed raises the error naming the event and field
+        return Request(now, _typed(now, events))
+
+    return decode_request
+
+
+#: Decode one message received from Batsim (:func:`request_decoder`'s, with the schema's
+#: own decoder).
+decode_request = request_decoder()
 
 
 #: Sent allocations a :func:`remembering_decoder` holds at most (a peer that never echoes
@@ -530,7 +548,8 @@ def remembering_decoder(sent: dict[str, MachineSet]) -> msgspec.json.Decoder:
     ``sent`` maps the interval string of each EXECUTE_JOB allocation written by
     :func:`encode_reply` (``sent=``) to its :class:`MachineSet`. Batsim echoes that string
     in the job's JOB_COMPLETED (``alloc``: ``src/server.cpp`` passes the allocation's
-    ``to_string_hyphen(" ")``, the canonical form :func:`format_intervals` writes, to
+    ``to_string_hyphen(" ")``, the canonical form
+    :func:`~batpolicy.protocol.intervals.format_intervals` writes, to
     ``append_job_completed``, ``src/protocol.cpp``), so the set comes from ``sent`` instead
     of being parsed and built again, and the
     entry is dropped. Any other value goes through the schema's hook
@@ -587,54 +606,29 @@ def encode_reply(reply: Reply, *, checked: bool = False,
     return _encode(now, reply.decisions, _FROM_SCHEDULER)
 
 
-def _plain_reply(now: float, decisions: tuple[Any, ...], sent: dict[str, MachineSet] | None
-                 ) -> bytes | None:
-    """The bytes of a reply of undated plain EXECUTE_JOB / REJECT_JOB decisions, else None.
+def reply_encoder(sent: dict[str, MachineSet] | None = None) -> Callable[[Reply], bytes]:
+    """:func:`encode_reply` bound to one conversation's ``sent`` table: same bytes, same refusals.
 
-    The commonest reply with decisions, written without :func:`_encode`'s generic walk:
-    the same objects :func:`_to_obj` builds (allocations already written as their interval
-    strings, as the encoder's hook writes them), passed when the rules of
-    :func:`_plainly_valid` hold (``now`` is checked by the caller), so the bytes are
-    :func:`_encode`'s. Anything else answers None and goes the whole way, which also names
-    what is wrong. Each allocation written is added to ``sent`` (string -> set, for
-    :func:`remembering_decoder`). Runtime complexity: O(decisions).
+    One Python frame per reply (no partial's keyword merge); a reply without decisions
+    (most of them) is written there, around one C call of the encoder.
     """
-    events = []
-    written = []
-    for decision in decisions:
-        kind = type(decision)
-        if kind is not ExecuteJob and kind is not RejectJob:
-            return None
-        job_id = decision.job_id
-        if decision.timestamp is not None or type(job_id) is not str or \
-                _JOB_ID.search(job_id) is None:
-            return None
-        if kind is ExecuteJob:
-            alloc = decision.alloc
-            if (type(alloc) is not MachineSet or not alloc or alloc.max() > INT32_MAX
-                    or decision.mapping is not None or decision.storage_mapping is not None
-                    or decision.additional_io_job is not None):
-                return None
-            text = format_intervals(alloc)
-            written.append((text, alloc))
-            events.append({"timestamp": now, "type": _EXECUTE_JOB,
-                           "data": {"job_id": job_id, "alloc": text}})
-        else:
-            events.append({"timestamp": now, "type": _REJECT_JOB, "data": {"job_id": job_id}})
-    if sent is not None:
-        sent.update(written)
-    return _ENCODER.encode({"now": now, "events": events})
+    head, tail = _EMPTY_REPLY
+    dump = _ENCODER.encode
 
+    def encode(reply: Reply) -> bytes:
+        """Encode one reply of this conversation (see :func:`encode_reply`)."""
+        if type(reply) is Reply:
+            now = reply.now
+            if type(now) is float and 0.0 <= now <= MAX_TIME:  # the schema's Time
+                decisions = reply.decisions
+                if not decisions:
+                    return head + dump(now) + tail
+                data = _plain_reply(now, decisions, sent)
+                if data is not None:
+                    return data
+        return encode_reply(reply, sent=sent)
 
-_EXECUTE_JOB, _REJECT_JOB = EventType.EXECUTE_JOB.value, EventType.REJECT_JOB.value
-
-
-#: The bytes around ``now`` of a reply without decisions, as :func:`_encode` writes it
-#: (``{"now":<now>,"events":[]}``): such a reply is valid for any float ``now`` within
-#: the schema's ``Time`` (``[0, MAX_TIME]``; a NaN fails both comparisons), so most
-#: replies (a submission that waits, a completion that starts nothing) are one C call
-#: of the encoder (test_codec_fast_paths checks the bytes against :func:`_encode`'s).
-_EMPTY_REPLY = tuple(_ENCODER.encode({"now": 1.0, "events": []}).split(b"1.0"))
+    return encode
 
 
 #: The NOTIFY type a refusal reply carries begins with this (then the reason).

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import struct
 import time
 from collections.abc import Callable
 from types import TracebackType
@@ -45,7 +46,6 @@ from typing import Any, Self
 
 import zmq
 from zmq.backend import zmq_poll
-from zmq.utils.monitor import parse_monitor_message
 
 from batpolicy.errors import BatpolicyError, ConfigError, PeerLost, PeerTimeout
 from batpolicy.protocol._gate import ConnectionGate
@@ -119,6 +119,27 @@ def _check_max_message(max_message_bytes: int) -> int:
         raise ConfigError(f"maximum message size must be a positive number of bytes, got "
                           f"{max_message_bytes!r}")
     return max_message_bytes
+
+
+#: A monitor event's first frame: a 16-bit event id and a 32-bit value, native order, no
+#: padding (libzmq's ``zmq_socket_monitor(3)``).
+_MONITOR_FRAME = struct.Struct("=Hi")
+
+
+def monitor_event(frames: list[bytes]) -> tuple[int, int]:
+    """``(event id, value)`` of one message of a ZeroMQ socket monitor.
+
+    What pyzmq's ``zmq.utils.monitor.parse_monitor_message`` reads, without importing that
+    module: it imports ``zmq.asyncio`` (asyncio and ssl), a third of ``serve``'s start-up
+    instructions, for its async variant. The value of a connection event is the
+    connection's file descriptor.
+
+    >>> monitor_event([_MONITOR_FRAME.pack(512, 7), b"tcp://127.0.0.1:28000"])
+    (512, 7)
+    """
+    if len(frames) != 2 or len(frames[0]) != _MONITOR_FRAME.size:
+        raise BatpolicyError(f"malformed ZeroMQ monitor event: {frames!r:.120}")
+    return _MONITOR_FRAME.unpack(frames[0])  # type: ignore[return-value]
 
 
 class _Endpoint:
@@ -222,8 +243,7 @@ class _Endpoint:
 
     def _read_monitor(self, monitor: zmq.Socket) -> None:
         while zmq_poll([(monitor, zmq.POLLIN)], 0):
-            event = parse_monitor_message(monitor.recv_multipart())
-            kind, fd = int(event["event"]), int(event["value"])
+            kind, fd = monitor_event(monitor.recv_multipart())
             if kind == zmq.EVENT_DISCONNECTED and fd == self._peer_fd:
                 self._peer_fd = None
                 raise PeerLost(self._lost_message())

@@ -12,16 +12,15 @@ members are the codec's functions themselves: choosing it adds nothing per messa
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import Any, Protocol
 
 from batpolicy.errors import ConfigError
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import (
-    decode_request,
-    encode_reply,
     remembering_decoder,
+    reply_encoder,
     reply_to_obj,
+    request_decoder,
     request_to_obj,
 )
 from batpolicy.protocol.intervals import MachineSet
@@ -50,10 +49,11 @@ def _record4(raw: bytes, request: t.Request, data: bytes | None,
 class Batsim4Wire:
     """Batsim 4.2's JSON protocol (:mod:`batpolicy.protocol.codec`), for one conversation.
 
-    ``decode`` and ``encode`` are the codec's :func:`decode_request` and
-    :func:`encode_reply`, bound (C-level partials, no Python frame of their own) to one
-    table of the allocations this conversation sent: each JOB_COMPLETED takes its
-    allocation back from it instead of parsing it (:func:`remembering_decoder`). Same
+    ``decode`` and ``encode`` are the codec's :func:`request_decoder` and
+    :func:`reply_encoder` (:func:`~batpolicy.protocol.codec.decode_request` and
+    :func:`~batpolicy.protocol.codec.encode_reply` in one frame each) bound to one table
+    of the allocations this conversation sent: each JOB_COMPLETED takes its allocation
+    back from it instead of parsing it (:func:`remembering_decoder`). Same
     messages accepted and refused, same bytes.
     """
 
@@ -63,8 +63,8 @@ class Batsim4Wire:
 
     def __init__(self) -> None:
         sent: dict[str, MachineSet] = {}
-        self.decode = partial(decode_request, decoder=remembering_decoder(sent))
-        self.encode = partial(encode_reply, checked=True, sent=sent)
+        self.decode = request_decoder(remembering_decoder(sent))
+        self.encode = reply_encoder(sent)
 
 
 class AutoWire:

@@ -23,6 +23,10 @@ from batpolicy.scheduler.conversation import check_order
 from batpolicy.scheduler.state import ClusterState, check_invariants
 from batpolicy.scheduler.view import PolicyView
 
+#: The two commonest events' types, read once (module globals, not attribute lookups)
+_SUBMITTED, _COMPLETED = t.JobSubmitted, t.JobCompleted
+Reply = t.Reply
+
 
 class Dispatcher:
     """Applies a message's events to the state, asks the policy, checks its answer.
@@ -55,6 +59,10 @@ class Dispatcher:
         #: class's (which decides nothing): such a hook is not called at all.
         self._on_submitted = _overridden(policy, "on_job_submitted")
         self._on_completed = _overridden(policy, "on_job_completed")
+        #: ``policy.decide``, bound once (every message calls it); a policy without it
+        #: raises its ``AttributeError`` when a message comes, as calling it would
+        self._decide = (policy.decide if hasattr(policy, "decide")
+                        else lambda now, view: policy.decide(now, view))
 
     def handle(self, request: t.Request, *,
                _shadow: tuple[t.Reply, str] | None = None) -> t.Reply:
@@ -68,36 +76,38 @@ class Dispatcher:
         """
         state = self.state
         now, events = request.now, request.events
-        if now < state.now or not state.started or (events and events[0].timestamp < state.now):
-            check_order(state.started, state.now, now, events)  # raises, naming the event and field
+        last = state.now
+        if now < last or not state.started or (events and events[0].timestamp < last):
+            check_order(state.started, last, now, events)  # raises, naming the event and field
         state.now = now
         out: list[t.Decision] = []
         view, on_submitted, on_completed = self.view, self._on_submitted, self._on_completed
         transitions = state.transitions
-        for index, event in enumerate(events):
+        for event in events:
             kind = type(event)
+            step = transitions.get(kind)
             try:  # state.apply(event), without its frame; it names an unknown type
-                job = transitions[kind](event) if kind in transitions else state.apply(event)
+                job = step(event) if step is not None else state.apply(event)
             except ProtocolError as exc:  # the state names the field, here the event
-                raise exc.at(index) from None
+                raise exc.at(_index(events, event)) from None
             try:
-                if kind is t.JobSubmitted:  # the two commonest events without a call to _hook
+                if kind is _SUBMITTED:  # the two commonest events without a call to _hook
                     produced = (on_submitted(job, view) if on_submitted and job is not None
                                 else None)  # None: the acknowledgement of our REGISTER_JOB
-                elif kind is t.JobCompleted:
+                elif kind is _COMPLETED:
                     produced = on_completed(job, view) if on_completed else None
                 else:
                     produced = self._hook(event, job)
             except BatpolicyError:
                 raise
             except Exception as exc:
-                raise self._policy_error(exc, event, index, job) from exc
+                raise self._policy_error(exc, event, _index(events, event), job) from exc
             if produced:
                 out.extend(produced)
         if state.ended:
-            return t.Reply(now, ())
+            return Reply(now, ())
         try:
-            decided = self.policy.decide(now, view)
+            decided = self._decide(now, view)
             if out or type(decided) is not list:
                 out.extend(decided)  # a generator runs here, inside this try
             elif decided:  # no hook decided (nearly always): decide's own list is the answer
@@ -114,8 +124,8 @@ class Dispatcher:
             self._commit(now, out, self.policy.name)
         else:
             self.nb_messages += 1  # most messages: nothing to check or apply
-            return t.Reply(now, ())
-        return t.Reply(now, tuple(out))
+            return Reply(now, ())
+        return Reply(now, tuple(out))
 
     def shadow(self, request: t.Request, recorded: t.Reply, *,
                who: str = "recorded scheduler") -> t.Reply:
@@ -186,6 +196,11 @@ class Dispatcher:
         return PolicyError(f"policy '{self.policy.name}' raised {type(exc).__name__}: {exc} "
                            f"(while handling {what} at t={self.state.now}{job_part}"
                            f"{_where(exc)})")
+
+
+def _index(events: tuple[t.Event, ...], event: t.Event) -> int:
+    """The position of ``event`` (the object itself) in ``events``, to name it in an error."""
+    return next(i for i, e in enumerate(events) if e is event)
 
 
 def _overridden(policy: Policy, hook: str) -> Callable[..., Any] | None:

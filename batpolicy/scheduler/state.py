@@ -270,9 +270,10 @@ class ClusterState:
             raise ProtocolError("JOB_SUBMITTED without the job's description (Redis mode is "
                                 "not supported)", field="job", event_type="JOB_SUBMITTED")
         job = self._new_job(ev.job_id, ev.job, dynamic=False)
-        _set_profile_data(job, ev.profile)
-        if ev.profile is not None:
-            self.profiles.setdefault(job.workload, {})[job.profile] = ev.profile
+        profile = ev.profile
+        if profile is not None:  # forwarded (Batsim's --forward-profiles-on-submission)
+            _set_profile_data(job, profile)
+            self.profiles.setdefault(job.workload, {})[job.profile] = profile
         return job
 
     def _new_job(self, job_id: str, desc: dict[str, Any], *, dynamic: bool) -> Job:

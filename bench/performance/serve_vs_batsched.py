@@ -43,6 +43,16 @@ of TCP on the loopback, as a user running both on one machine may choose (Batsim
 ``-s`` and serve's ``-s`` take any ZeroMQ endpoint): less kernel work per message for
 every scheduler.
 
+``--callgrind`` runs each scheduler once under valgrind's callgrind instead of timing it
+and reports the instructions its whole process executed (every thread: libzmq's I/O
+thread and start-up included), per job and against batsched's: the same conversation
+gives the same count whatever the machine's load, so two trees can be compared on a
+shared VM where CPU seconds drift by 10-20 % (``docs/performance.md``). A Python
+scheduler's CPU seconds beside Batsim follow its instructions: serve, the Python floor
+and batsched each run at a steady rate of instructions per CPU second on one machine
+(batsched's C++ at a higher rate than CPython), so the ratio to batsched in instructions
+is not the ratio in CPU seconds; it tells what a change saves.
+
 ``--python [LABEL=]PATH`` (repeatable) runs every Python scheduler (``serve``, the floor)
 under that interpreter, which must have ``batpolicy`` installed; with several, each
 Python scheduler runs once per interpreter per round, named ``serve-easy@LABEL``. The
@@ -58,8 +68,9 @@ batsched; ``x easy`` is a policy / ``serve easy``. ``paired`` is the median of e
 own ratio to batsched (its two runs a minute apart): on this VM, whose speed drifts by
 10-20 % within a benchmark, it moves less than the ratio of the medians, which compares
 runs from different minutes. Results go to
-``bench/results/serve_vs_batsched.txt`` with the commit, the machine and the command,
-above the earlier runs (kept).
+``bench/results/serve_vs_batsched.txt`` (``serve_vs_batsched_instructions.txt`` with
+``--callgrind``) with the commit, the machine and the command, above the earlier runs
+(kept).
 
 Usage::
 
@@ -334,6 +345,33 @@ def report(trace: str, jobs: int, chosen: list[Scheduler],
     return lines
 
 
+#: The prefix of a scheduler's command line under ``--callgrind`` (its log gets the count).
+CALLGRIND = ("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null")
+
+
+def instructions_of(log: Path) -> int:
+    """The instructions callgrind counted, from the ``I   refs:`` line of a scheduler's log."""
+    for line in log.read_text(errors="replace").splitlines():
+        if "I   refs:" in line:
+            return int(line.rsplit(":", 1)[1].replace(",", "").strip())
+    raise SystemExit(f"{log}: no callgrind count (did the scheduler run under valgrind?)")
+
+
+def instructions_report(trace: str, jobs: int, chosen: list[Scheduler], out: Path) -> list[str]:
+    """The table of one trace under ``--callgrind``: instructions, per job, x batsched."""
+    counts = {s.name: instructions_of(out / f"{s.name}.sched.log") for s in chosen}
+    width = max(len(s.name) for s in chosen) + 2
+    lines = [f"## {trace}: {jobs} jobs; instructions of the scheduler process (callgrind, "
+             "all threads, start-up included)",
+             f"{'scheduler':<{width}} {'instructions':>16} {'per job':>10} {'x batsched':>11}"]
+    for s in chosen:
+        base = counts.get(s.baseline)
+        ratio = f"{counts[s.name] / base:11.3f}" if base and s.name != s.baseline else ""
+        lines.append(f"{s.name:<{width}} {counts[s.name]:>16,} {counts[s.name] / jobs:>10,.0f} "
+                     f"{ratio}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the comparison and print (and save) the tables."""
     known = schedulers(Path("/opt/batsim-4.2.1"))
@@ -355,6 +393,9 @@ def main(argv: list[str] | None = None) -> int:
                              "not TCP on the loopback (every scheduler alike)")
     parser.add_argument("--pin", action="store_true",
                         help="Batsim on CPU 0, the scheduler on CPU 1 (every scheduler alike)")
+    parser.add_argument("--callgrind", action="store_true",
+                        help="one run of each under callgrind: the scheduler process's "
+                             "instructions instead of its times")
     parser.add_argument("--python", action="append", metavar="[LABEL=]PATH",
                         help="interpreter for the Python schedulers (repeatable; default: "
                              "this one)")
@@ -364,6 +405,10 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--pin needs CPUs 0 and 1")
     if args.quick:
         args.rounds, args.no_save = 1, True
+    if args.callgrind:
+        if shutil.which("valgrind") is None:
+            raise SystemExit("--callgrind needs valgrind (apt-get install valgrind)")
+        args.rounds = 1
     batsim = args.prefix / "bin" / "batsim"
     if not batsim.exists():
         raise SystemExit(f"{batsim} not found: build it with ../shared/batsim/build.sh")
@@ -374,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
             chosen.append(scheduler)
             continue
         chosen += [scheduler.under(label, path) for label, path in pythons]
+    if args.callgrind:
+        chosen = [replace(s, argv=(*CALLGRIND, *s.argv)) for s in chosen]
     args.workdir.mkdir(parents=True, exist_ok=True)
     lines = [f"# command: python bench/performance/serve_vs_batsched.py {shlex.join(argv or sys.argv[1:])}",
              "# sched s = Batsim's scheduling_time (schedule.csv); cpu s = user+sys of the "
@@ -400,11 +447,13 @@ def main(argv: list[str] | None = None) -> int:
                       f"{args.rounds} {s.name}: sched {run.scheduling_s:.2f} s, cpu "
                       f"{run.cpu_s:.2f} s (sys {run.sys_s:.2f}), wall {run.wall_s:.2f} s",
                       file=sys.stderr, flush=True)
-        table = report(trace, jobs, chosen, results)
+        table = (instructions_report(trace, jobs, chosen, args.workdir / f"{trace}-r0")
+                 if args.callgrind else report(trace, jobs, chosen, results))
         print("\n".join(table), flush=True)
         lines += ["", *table]
     if not args.no_save:
-        path = write_results("serve_vs_batsched", lines, keep_earlier=True)
+        path = write_results("serve_vs_batsched_instructions" if args.callgrind
+                             else "serve_vs_batsched", lines, keep_earlier=True)
         print(f"saved {path}", file=sys.stderr)
     return 0
 

@@ -187,9 +187,10 @@ def test_the_wire_is_chosen_once_and_batsim4_s_is_the_codec_itself() -> None:
 
     four = make_wire("4")
     assert isinstance(four, Batsim4Wire) and four.greet is None
-    # the codec's own functions, bound (no Python frame of their own) to the conversation's
-    # table of sent allocations
-    assert four.decode.func is v4.decode_request and four.encode.func is v4.encode_reply
+    # the codec's own functions, bound (one Python frame each) to the conversation's table
+    # of sent allocations
+    assert four.decode.__qualname__ == f"{v4.request_decoder.__name__}.<locals>.decode_request"
+    assert four.encode.__qualname__ == f"{v4.reply_encoder.__name__}.<locals>.encode"
     auto = make_wire("auto")
     assert isinstance(auto, AutoWire)
     assert auto.greet(encode_init(FORMAT_JSON)) == b"" and auto.chosen.version == 5
