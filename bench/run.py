@@ -66,6 +66,12 @@ RESULTS: tuple[Result, ...] = (
        "--no-save "
        "> bench/results/serve_vs_batsched_debian.txt", BATSIM,
        "a venv of Debian's CPython 3.11.2: replace DEBIAN"),
+    _r("serve_vs_batsched_instructions.txt", P + "serve_vs_batsched.py",
+       "cd /tmp && python REPO/bench/performance/serve_vs_batsched.py --callgrind --traces KTH "
+       "--schedulers batsched-fcfs serve-fcfs floor-fcfs batsched-easy serve-easy "
+       "--python base=BASE/bin/python --python work=WORK/bin/python", BATSIM,
+       "a venv per tree with Debian's CPython 3.11.2: replace REPO, BASE and WORK; run from "
+       "outside the repository so that each venv's copy is imported"),
     _r("serve_stages_instructions_kth_easy.txt serve_stages_instructions_kth_fcfs.txt",
        P + "serve_stages.py",
        "valgrind --tool=callgrind python bench/performance/serve_stages.py /tmp/kth.msgpack "
