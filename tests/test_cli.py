@@ -229,3 +229,28 @@ def test_a_listing_into_a_closed_pipe_is_no_traceback(args: list[str]) -> None:
     finally:
         os.close(write)
     assert done.returncode == 1 and done.stderr == ""
+
+
+@pytest.mark.parametrize("words", [
+    ["serve"],
+    ["serve", "--policy", "easy", "--param", "queue=fifo", "-s", "tcp://127.0.0.1:29000"],
+    ["serve", "--policy", "fcfs", "--batsim", "auto", "--timeout", "3", "--record", "t.msgpack"],
+])
+def test_serve_alone_parses_as_the_whole_parser_does(words: list[str]) -> None:
+    """``batpolicy serve ...`` builds only serve's parser (start-up): same options, same values."""
+    whole = build_parser().parse_args(words)
+    alone = build_parser(only_serve=True).parse_args(words)
+    assert vars(alone) == vars(whole)
+
+
+def test_serve_does_not_import_the_other_commands() -> None:
+    """The daemon's start-up leaves out the simulator's, the campaign's and the plots' CLI."""
+    others = ["batpolicy.app.sim_cli", "batpolicy.app.platforms_cli", "batpolicy.app.plot_cli",
+              "batpolicy.app.io_cli", "batpolicy.app.campaign.cli", "batpolicy.simulator"]
+    code = ("import sys; from batpolicy.app import cli; cli.build_parser(only_serve=True); "
+            f"print(sorted(m for m in {others!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
+    out = _run("serve", "--policy", "nosuchpolicy")  # errors still name the choices
+    assert out.returncode != 0 and "easy" in out.stderr

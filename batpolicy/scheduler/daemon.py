@@ -20,12 +20,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from batpolicy import __version__
 from batpolicy.errors import BatpolicyError, PeerTimeout
 from batpolicy.interpreter import describe
 from batpolicy.protocol.codec import refusal_reply
-from batpolicy.protocol.transcript import TranscriptWriter
 from batpolicy.protocol.transport import (
     DEFAULT_BIND,
     DEFAULT_MAX_MESSAGE,
@@ -35,6 +35,9 @@ from batpolicy.protocol.transport import (
 from batpolicy.protocol.wires import Batsim4Wire, Wire
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.steady_gc import steady_gc
+
+if TYPE_CHECKING:  # imported by serve() only with --record (it brings msgpack)
+    from batpolicy.protocol.transcript import TranscriptWriter
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +73,8 @@ def serve(dispatcher: Dispatcher, options: ServeOptions) -> int:
     sock: ReplySocket | None = None
     try:
         if options.record:  # before binding: Batsim must not connect to a serve that fails
+            from batpolicy.protocol.transcript import TranscriptWriter
+
             recorder = TranscriptWriter(options.record).open()
         sock = ReplySocket(options.endpoint, timeout_s=options.timeout_s,
                            max_message_bytes=options.max_message_bytes,
