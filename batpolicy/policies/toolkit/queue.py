@@ -258,7 +258,8 @@ class JobQueue:
             return None
         res = self._res[lo:hi]
         job = self._jobs[lo]  # the next rank first: a fifth of RICC's scans find it
-        if res[0] != _DEAD and _may_backfill(job, now, shadow, nfree, nextra):  # queued
+        if job.res <= nfree and res[0] != _DEAD and (  # queued; _may_backfill, inline
+                job.res <= nextra or now + job.planned_walltime <= shadow):
             return job
         # One pass over the window and no float sum per job: ``walltime <= bound`` keeps
         # every job with ``now + walltime <= shadow``, and at a float boundary perhaps a
