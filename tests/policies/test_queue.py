@@ -108,12 +108,17 @@ instants = st.sampled_from([0.0, 0.1, 0.7, 1e6 + 0.1, 3000003.0, 1e15])
 @given(st.lists(st.tuples(st.booleans(), st.integers(0, 40), st.integers(1, 6), walltimes),
                 max_size=150),
        instants, walltimes, st.integers(0, 8), st.integers(0, 8), st.integers(-1, 40),
-       st.integers(1, 8))
+       st.integers(1, 8), st.sampled_from([0, 4, 1000]))
 def test_the_scan_finds_what_a_job_by_job_pass_finds(steps: list, now: float, ahead: float,
                                                      nfree: int, nextra: int, after: int,
-                                                     compact_min: int) -> None:
-    """Adds (ranks in any order), removes, compactions and float boundaries: same job."""
-    with mock.patch("batpolicy.policies.toolkit.queue._COMPACT_MIN", compact_min):
+                                                     compact_min: int, scalar: int) -> None:
+    """Adds (ranks in any order), removes, compactions and float boundaries: same job.
+
+    ``scalar``: the slots written one at a time below that many (0: always a fancy
+    assignment, 1000: always scalar ones).
+    """
+    with mock.patch("batpolicy.policies.toolkit.queue._COMPACT_MIN", compact_min), \
+            mock.patch("batpolicy.policies.toolkit.queue._SCALAR_WRITES", scalar):
         _scan_and_compare(steps, now, ahead, nfree, nextra, after)
 
 

@@ -34,6 +34,11 @@ _DEAD = np.iinfo(np.int64).max
 #: The rank index drops the slots of jobs that left once they are this many and half.
 _COMPACT_MIN = 1024
 
+#: Up to this many unwritten slots are written one NumPy scalar at a time: a fancy
+#: assignment costs about ten scalar ones, and most scans follow one removal only (the
+#: job the scan before found, in the same decision).
+_SCALAR_WRITES = 4
+
 #: Enum members read once: under Python 3.11 ``JobStatus.X`` goes through EnumType's
 #: Python-level ``__getattr__`` hook on every read (about ten times a global's cost).
 _WAITING = JobStatus.WAITING
@@ -156,10 +161,21 @@ class JobQueue:
     def _write_slots(self) -> None:
         """Write the arrays' entries of the slots added or left since the last write.
 
-        Runtime complexity: O(u) for u unwritten slots, two C-level fancy assignments.
+        Runtime complexity: O(u) for u unwritten slots: two C-level fancy assignments, or
+        up to ``2 * _SCALAR_WRITES`` scalar ones for a few.
         """
         unwritten = self._unwritten
         if not unwritten:
+            return
+        if len(unwritten) <= _SCALAR_WRITES:  # e.g. the job the last scan found, now gone
+            res, walltime = self._res, self._walltime
+            for slot, job in unwritten.items():
+                if job is None:
+                    res[slot] = _DEAD
+                else:
+                    res[slot] = job.res
+                    walltime[slot] = job.planned_walltime
+            unwritten.clear()
             return
         self._res[list(unwritten)] = [_DEAD if job is None else job.res
                                       for job in unwritten.values()]
