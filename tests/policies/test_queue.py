@@ -132,6 +132,8 @@ def _scan_and_compare(steps: list, now: float, ahead: float, nfree: int, nextra:
             queue.add(jobs[seq])
         elif not add and seq in jobs:
             queue.remove(jobs.pop(seq))
+    if queue.indexed:  # the smallest queued size, kept as jobs come and go
+        assert queue._least == min((j.res for j in queue), default=math.inf)  # noqa: SLF001
     nextra = min(nextra, nfree)  # EASY's extra machines are some of the free ones
     for shadow in (now + ahead, math.nextafter(now + ahead, math.inf),
                    math.nextafter(now + ahead, -math.inf), math.inf):
