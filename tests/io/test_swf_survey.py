@@ -171,3 +171,16 @@ def test_the_submission_order_is_that_of_the_id_strings(rows: list[tuple[float, 
     job = np.array([r[1] for r in rows], dtype=np.int64)
     expected = np.lexsort((job.astype(np.bytes_), submit))
     assert _submission_order(job, submit).tolist() == expected.tolist()
+
+
+def test_streamed_jobs_carry_the_fields_their_raw_object_parses_to() -> None:
+    """The stream sets each job's parsed fields: those parse_job_fields reads in its raw."""
+    from itertools import islice
+
+    from batpolicy.io.inputs import bundled
+    from batpolicy.scheduler.jobfields import parse_job_fields
+
+    workload = stream_swf(bundled("KTH-SP2-1996-2-4weeks.swf.gz"))
+    for spec in islice(workload.jobs, 300):
+        assert spec.parsed is not None
+        assert spec.parsed == parse_job_fields(spec.raw)
