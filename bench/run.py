@@ -104,6 +104,10 @@ RESULTS: tuple[Result, ...] = (
        "--version main=MAIN/bin/python --version stream=NEW/bin/python --policy fcfs "
        "-w KTH-SP2-1996-2.swf.gz --max-jobs 30000 (as the easy file, for fcfs)", "valgrind",
        TWO_TREES),
+    _r("simulate_instructions_ricc_easy_bf30.txt", P + "simulate_instructions.py",
+       "python bench/performance/simulate_instructions.py --version bf30f5a=OLD/bin/python "
+       "--version now=NEW/bin/python --policy easy -w RICC-2010-2.swf.gz --max-jobs 40000 "
+       "(issue 44's per-job cost against bf30f5a)", "valgrind", TWO_TREES),
     _r("simulate_instructions_default_json.txt "
        "simulate_instructions_default_json_zero_latency.txt", P + "simulate_instructions.py",
        "python bench/performance/simulate_instructions.py --version before=OLD/bin/python "

@@ -111,9 +111,12 @@ def format_job_row(record: JobRecord, extra_columns: tuple[str, ...] = ()) -> st
     >>> print(format_job_row(JobRecord("w0!21", "10s", 20.0, 1, None, JobState.REJECTED)), end="")
     21,w0,10s,20.000000,1,-1.000000,0,REJECTED,,,,,,,,,""
     """
-    cells = record.model_cells or {}
-    suffix = "".join("," + (cells[c] if c in cells else _cell(record.fields.get(c)))
-                     for c in extra_columns) if extra_columns else ""
+    if extra_columns:
+        cells = record.model_cells or {}
+        suffix = "".join("," + (cells[c] if c in cells else _cell(record.fields.get(c)))
+                         for c in extra_columns)
+    else:
+        suffix = ""
     workload, _, name = record.job_id.partition("!")
     walltime = -1.0 if record.walltime is None else record.walltime
     submitted = record.submission_time

@@ -41,6 +41,7 @@ from batpolicy.io.swf import (
     read_swf,
 )
 from batpolicy.io.workload import JobSpec, Workload
+from batpolicy.scheduler.jobfields import EMPTY_FIELDS
 
 __all__ = ["StreamedJobs", "stream_swf"]
 
@@ -264,9 +265,13 @@ class StreamedJobs:
             if swf is None:
                 swf = shared[key] = {k: v for k, v in zip(_SWF_KEYS, key, strict=True)
                                      if v != -1}
-            yield JobSpec(full, subtime, res, pname, walltime,
-                          {"id": full, "subtime": subtime, "res": res, "profile": pname,
-                           "walltime": walltime, "swf": swf})
+            spec = JobSpec(full, subtime, res, pname, walltime,
+                           {"id": full, "subtime": subtime, "res": res, "profile": pname,
+                            "walltime": walltime, "swf": swf})
+            # its keys name no job field (jobfields.FIELD_NAMES): parsed now, not at each
+            # submission (tests/io/test_swf_stream.py checks it is parse_job_fields')
+            spec.parsed = EMPTY_FIELDS
+            yield spec
 
 
 def stream_swf(path: str | Path, name: str = "w0", *, lenient: bool = False,

@@ -61,6 +61,26 @@ _POW10_INT = 10 ** np.arange(17, dtype=np.int64)
 _DROPS = ("non_positive_runtime", "non_positive_res", "status_filtered")
 
 
+def _submission_order(job: np.ndarray, submit: np.ndarray) -> np.ndarray:
+    """The rows' order in Batsim's submission order: by submit time, then by full id string.
+
+    The ids share their workload prefix, so the order is that of the job numbers' decimal
+    strings: ``np.lexsort((job.astype(np.bytes_), submit))``, without making strings.
+    Job numbers are whole, in 0 .. 2**32 - 1 (proven by the survey); their strings
+    compare as the numbers padded on the right with zeros to the same number of digits,
+    the shorter string first on a tie (``"1" < "10" < "100" < "11" < "9"``). Making the
+    strings was 3.9 % of the instructions of 40,000 RICC jobs' ``simulate``.
+    Runtime complexity: O(n log n), all in numpy.
+
+    >>> job = np.array([9, 10, 1, 100, 11, 0], dtype=np.int64)
+    >>> job[_submission_order(job, np.zeros(6))].tolist()
+    [0, 1, 10, 100, 11, 9]
+    """
+    digits = np.maximum(np.searchsorted(_POW10_INT[:11], job, side="right"), 1)
+    padded = job * _POW10_INT[int(digits.max(initial=1)) - digits]
+    return np.lexsort((digits, padded, submit))
+
+
 class _Refused(Exception):
     """A block the fast path cannot prove well-formed: the Python survey decides."""
 
@@ -274,7 +294,7 @@ class _State:
         from_run = req_time <= 0
         walltime = np.where(from_run, run, req_time)
         if submit.size > 1 and np.any(submit[1:] == submit[:-1]):
-            order = np.lexsort((job.astype(np.bytes_), submit))
+            order = _submission_order(job, submit)
             submit, run, res, walltime, job = (submit[order], run[order], res[order],
                                                walltime[order], job[order])
         if not survey.count:
@@ -345,7 +365,7 @@ def _ordered_rows(rows: np.ndarray, prefix: str, status: np.ndarray | None,
     job = rows[:, _JOB].astype(np.int64)
     submit = rows[:, _SUBMIT]
     if submit.size > 1 and np.any(submit[1:] == submit[:-1]):
-        order = np.lexsort((job.astype(np.bytes_), submit))
+        order = _submission_order(job, submit)
         rows, res, fallback, job = rows[order], res[order], fallback[order], job[order]
     run, req_time = rows[:, _RUN], rows[:, _REQ_TIME]
     from_run = req_time <= 0

@@ -211,7 +211,9 @@ class EasyBackfilling(Policy):
                 if job.res > nextra:
                     continue
                 within = free if lowest else extra
-            alloc = allocate_or_lowest(allocator, within, job, platform)
+            # lowest ids (take_lowest's own step: ``within`` holds job.res), else the allocator
+            alloc = within.lowest(job.res) if allocator is None else \
+                allocate_or_lowest(allocator, within, job, platform)
             if alloc is None:
                 continue
             free = free - alloc

@@ -98,7 +98,9 @@ class RunBooks:
         for job in self.to_delete:
             jobs.pop(job.id, None)
             if not reuse:
-                tables[job.workload].collect(job.profile)
+                table = tables[job.workload]
+                if job.profile not in table.collected:  # collect's own first test, no call
+                    table.collect(job.profile)
         self.to_delete = []
 
     def can_end(self) -> bool:

@@ -353,7 +353,10 @@ class SimMachines:
                 rows.append((now, 0, 0, 0, self.n - computing, computing))
             else:
                 self.trace(now)
-        self._changed(now, alloc)
+        changes = self._changes  # _changed, without its call (every job end)
+        changes.append((now, alloc))
+        if len(changes) >= _FOLD_EVERY:
+            self._fold()
 
     def _changed(self, now: float, machines: MachineSet) -> None:
         changes = self._changes

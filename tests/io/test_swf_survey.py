@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -20,7 +21,7 @@ from batpolicy.errors import InputError
 from batpolicy.io import swf_stream, swf_survey
 from batpolicy.io.swf import Scan
 from batpolicy.io.swf_stream import _Selection, _Survey, stream_swf
-from batpolicy.io.swf_survey import fast_survey
+from batpolicy.io.swf_survey import _submission_order, fast_survey
 
 _NUMBER = st.sampled_from(["-1", "0", "1", "2", "3", "4", "8", "16", "100", "4.0", "2.",
                            "12.5", ".5", "-0", "0.1", "7200", "3600.25", "-3", "017",
@@ -157,3 +158,29 @@ def test_a_cut_clean_trace_is_surveyed_without_the_python_parse(
     workload = stream_swf(path, max_jobs=2)
     assert [job.id for job in workload.jobs] == ["w0!1", "w0!2"]
     assert dict(workload.skipped) == {"beyond_max_jobs": 2, "non_positive_runtime": 1}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 5.0, 7.0]),
+                          st.one_of(st.integers(0, 200), st.integers(0, 2**32 - 1),
+                                    st.sampled_from([0, 1, 9, 10, 11, 99, 100, 101, 1000]))),
+                max_size=60, unique_by=lambda row: row[1]))
+def test_the_submission_order_is_that_of_the_id_strings(rows: list[tuple[float, int]]) -> None:
+    """Batsim's order (submit time, then id string), with and without making the strings."""
+    submit = np.array([r[0] for r in rows], dtype=np.float64)
+    job = np.array([r[1] for r in rows], dtype=np.int64)
+    expected = np.lexsort((job.astype(np.bytes_), submit))
+    assert _submission_order(job, submit).tolist() == expected.tolist()
+
+
+def test_streamed_jobs_carry_the_fields_their_raw_object_parses_to() -> None:
+    """The stream sets each job's parsed fields: those parse_job_fields reads in its raw."""
+    from itertools import islice
+
+    from batpolicy.io.inputs import bundled
+    from batpolicy.scheduler.jobfields import parse_job_fields
+
+    workload = stream_swf(bundled("KTH-SP2-1996-2-4weeks.swf.gz"))
+    for spec in islice(workload.jobs, 300):
+        assert spec.parsed is not None
+        assert spec.parsed == parse_job_fields(spec.raw)

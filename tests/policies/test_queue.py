@@ -108,12 +108,17 @@ instants = st.sampled_from([0.0, 0.1, 0.7, 1e6 + 0.1, 3000003.0, 1e15])
 @given(st.lists(st.tuples(st.booleans(), st.integers(0, 40), st.integers(1, 6), walltimes),
                 max_size=150),
        instants, walltimes, st.integers(0, 8), st.integers(0, 8), st.integers(-1, 40),
-       st.integers(1, 8))
+       st.integers(1, 8), st.sampled_from([0, 4, 1000]))
 def test_the_scan_finds_what_a_job_by_job_pass_finds(steps: list, now: float, ahead: float,
                                                      nfree: int, nextra: int, after: int,
-                                                     compact_min: int) -> None:
-    """Adds (ranks in any order), removes, compactions and float boundaries: same job."""
-    with mock.patch("batpolicy.policies.toolkit.queue._COMPACT_MIN", compact_min):
+                                                     compact_min: int, scalar: int) -> None:
+    """Adds (ranks in any order), removes, compactions and float boundaries: same job.
+
+    ``scalar``: the slots written one at a time below that many (0: always a fancy
+    assignment, 1000: always scalar ones).
+    """
+    with mock.patch("batpolicy.policies.toolkit.queue._COMPACT_MIN", compact_min), \
+            mock.patch("batpolicy.policies.toolkit.queue._SCALAR_WRITES", scalar):
         _scan_and_compare(steps, now, ahead, nfree, nextra, after)
 
 
@@ -127,6 +132,8 @@ def _scan_and_compare(steps: list, now: float, ahead: float, nfree: int, nextra:
             queue.add(jobs[seq])
         elif not add and seq in jobs:
             queue.remove(jobs.pop(seq))
+    if queue.indexed:  # the smallest queued size, kept as jobs come and go
+        assert queue._least == min((j.res for j in queue), default=math.inf)  # noqa: SLF001
     nextra = min(nextra, nfree)  # EASY's extra machines are some of the free ones
     for shadow in (now + ahead, math.nextafter(now + ahead, math.inf),
                    math.nextafter(now + ahead, -math.inf), math.inf):
@@ -170,3 +177,40 @@ def _backfilling_pass(jobs: list, now: float, ahead: float, nfree: int, nextra: 
         others = [j for j in queue if j.seq > after]
         if drop_other and others:  # started or rejected by someone else: dropped from the queue
             queue.remove(others[draw % min(len(others), 3)])
+
+
+def test_scans_of_one_instant_with_more_machines_find_more() -> None:
+    """A scan with more free machines at the same instant finds the job it now fits."""
+    queue = JobQueue()
+    for seq, res in enumerate((5, 9, 3, 1)):
+        queue.add(Job(f"w0!{seq}", 0.0, res, 1.0, "p", seq=seq))
+    assert queue.next_backfill(0.0, 10.0, 1, 1, after=0).seq == 3
+    assert queue.next_backfill(0.0, 10.0, 3, 1, after=0).seq == 2  # not the last scan's 3
+    assert queue.next_backfill(0.0, 10.0, 3, 0, after=0).seq == 2  # fewer extra: the same
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(1, 6), walltimes), max_size=60),
+       instants, walltimes,
+       st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8), st.integers(-1, 40),
+                          st.booleans(), st.booleans()), max_size=25))
+def test_scans_of_one_instant_find_what_job_by_job_passes_find(
+        jobs: list, now: float, ahead: float, calls: list) -> None:
+    """Scans at one instant and shadow time: each gives the brute-force answer.
+
+    The counts go up and down between scans; jobs leave (the one found) and come.
+    """
+    queue = JobQueue()
+    for seq, res, walltime in sorted({j[0]: j for j in jobs}.values()):
+        queue.add(Job(f"w0!{seq}", 0.0, res, walltime, "p", seq=seq))
+    shadow = now + ahead
+    for nfree, nextra, after, drop, add in calls:
+        nextra = min(nextra, nfree)
+        found = queue.next_backfill(now, shadow, nfree, nextra, after)
+        assert found is _brute_next_backfill(queue, now, shadow, nfree, nextra, after)
+        if found is not None and drop:
+            queue.remove(found)
+        if add:
+            seq = 41 + len(queue) + after + 2 * nfree  # above every rank of the draw
+            if all(job.seq != seq for job in queue):
+                queue.add(Job(f"w0!{seq}", 0.0, 1 + nfree % 3, 1.0, "p", seq=seq))

@@ -1,8 +1,10 @@
-"""EASY's reservation for a job that needs every machine: the O(1) answer is the walk's.
+"""EASY's fast reservations give what the general walk gives.
 
-:func:`whole_platform_reservation` must give what :func:`plan_reservation` finds by
-walking every expected release, on any state: jobs running past their walltime or
-without one, jobs started in the same decision, ties on the end time.
+:func:`whole_platform_reservation` (a job that needs every machine, O(1)) and
+:func:`lowest_reservation` (any job, walking the running jobs themselves) must give what
+:func:`plan_reservation` finds by walking every expected release, on any state: jobs
+running past their walltime or without one, jobs started in the same decision, ties on
+the end time.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 
 from batpolicy.policies.toolkit.reservation import (
     expected_releases,
+    lowest_reservation,
     plan_reservation,
     whole_platform_reservation,
 )
@@ -76,3 +79,29 @@ def test_other_jobs_and_unavailable_machines_are_left_to_the_walk() -> None:
                                       []) is None
     state.apply(t.Notify(0.0, t.NotifyType.EVENT_MACHINE_UNAVAILABLE, resources=MachineSet.of(9)))
     assert whole_platform_reservation(Job("w0!b", 0.0, NB, 1.0, "p", seq=8), view, []) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 4), max_size=6), st.lists(WALLTIMES, min_size=6, max_size=6),
+       st.sampled_from([0.0, 5.0, 10.0, 12.0, 30.0]),
+       st.lists(st.tuples(st.integers(1, 3), st.sampled_from([0.0, 5.0, 6.0, 10.0, 40.0])),
+                max_size=3),
+       st.integers(1, NB + 1))
+def test_the_walk_over_running_jobs_finds_what_the_general_walk_finds(
+        sizes: list[int], walltimes: list[float | None], now: float,
+        starts: list[tuple[int, float]], need: int) -> None:
+    state = _running(sizes, walltimes, now)
+    view = PolicyView(state)
+    free = state.free
+    started: list[tuple[float, MachineSet]] = []
+    for res, walltime in starts:  # jobs this decision starts: not in the state yet
+        if res <= len(free):
+            alloc = free.lowest(res)
+            free = free - alloc
+            started.append((now + walltime, alloc))
+    started.sort(key=lambda item: item[0])
+    head = Job("w0!head", 0.0, need, 10.0, "p", seq=99)
+    fast = lowest_reservation(head, now, free, view.running_by_expected_end, started)
+    walked = plan_reservation(head, now, free, expected_releases(view, started),
+                              view.unavailable)
+    assert (fast.shadow_time, fast.machines) == (walked.shadow_time, walked.machines)

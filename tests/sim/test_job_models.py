@@ -350,3 +350,23 @@ def test_the_one_registry_holds_every_model_under_its_own_name() -> None:
         make_job_model("speed:2")
     with pytest.raises(ConfigError, match="wants a number"):
         make_job_model("fixed-penalty:x")
+
+
+class _GeneralProfileModel(ProfileModel):
+    """ProfileModel through its general path (a subclass never takes the delay fast path)."""
+
+
+@pytest.mark.parametrize("delay", [0.0, 5.0, 10.0, 10.5, 1e-7])
+@pytest.mark.parametrize("walltime", [None, 0.0, 5.0, 10.0, 20.0])
+@pytest.mark.parametrize("ret", [0, 3])
+def test_the_delay_fast_path_plans_what_the_general_path_plans(
+        delay: float, walltime: float | None, ret: int) -> None:
+    from batpolicy.simulator.records import SimJob
+
+    profile = {"type": "delay", "delay": delay, **({"ret": ret} if ret else {})}
+    planned = []
+    for model in (ProfileModel(), _GeneralProfileModel()):
+        job = SimJob("w0!j", "w0", 0.0, 1, walltime, "p", profile, {})
+        end = model.start(job, 7.25, None)
+        planned.append((end, job.outcome, job.return_code, job.phases))
+    assert planned[0] == planned[1]

@@ -34,6 +34,11 @@ _DEAD = np.iinfo(np.int64).max
 #: The rank index drops the slots of jobs that left once they are this many and half.
 _COMPACT_MIN = 1024
 
+#: Up to this many unwritten slots are written one NumPy scalar at a time: a fancy
+#: assignment costs about ten scalar ones, and most scans follow one removal only (the
+#: job the scan before found, in the same decision).
+_SCALAR_WRITES = 4
+
 #: Enum members read once: under Python 3.11 ``JobStatus.X`` goes through EnumType's
 #: Python-level ``__getattr__`` hook on every read (about ten times a global's cost).
 _WAITING = JobStatus.WAITING
@@ -94,7 +99,7 @@ class JobQueue:
     """
 
     __slots__ = ("_key", "_entries", "_by_id", "_arrivals", "_indexed", "_ranks", "_jobs",
-                 "_res", "_walltime", "_capacity", "_unwritten", "_dead", "_least")
+                 "_res", "_walltime", "_capacity", "_unwritten", "_dead", "_least", "_sizes")
 
     def __init__(self, key: Callable[[Job], Any] = fcfs_key) -> None:
         self._key = key
@@ -114,7 +119,11 @@ class JobQueue:
         #: that left (its size becomes _DEAD). Written by _write_slots before a scan.
         self._unwritten: dict[int, Job | None] = {}
         self._dead = 0  # slots of jobs no longer queued
-        self._least = math.inf  # no queued job was ever smaller
+        #: The smallest size among the queued jobs (inf: none) and the number of queued
+        #: jobs of each size, kept for an indexed queue: a scan with fewer free machines
+        #: than the smallest queued job answers at once (RICC-2010: one scan in eight).
+        self._least: float = math.inf
+        self._sizes: dict[int, int] = {}
 
     def add(self, job: Job) -> None:
         """Queue a job (``ValueError`` if a job with its id is queued already).
@@ -139,8 +148,11 @@ class JobQueue:
             ranks.append(seq)
             self._jobs.append(job)
             self._unwritten[slot] = job  # its size and walltime, at the next scan
-            if job.res < self._least:
-                self._least = job.res
+            res = job.res
+            sizes = self._sizes
+            sizes[res] = sizes.get(res, 0) + 1
+            if res < self._least:
+                self._least = res
             if slot and ranks[slot - 1] >= seq:  # out of rank order (never from a state)
                 self._compact()
 
@@ -156,10 +168,21 @@ class JobQueue:
     def _write_slots(self) -> None:
         """Write the arrays' entries of the slots added or left since the last write.
 
-        Runtime complexity: O(u) for u unwritten slots, two C-level fancy assignments.
+        Runtime complexity: O(u) for u unwritten slots: two C-level fancy assignments, or
+        up to ``2 * _SCALAR_WRITES`` scalar ones for a few.
         """
         unwritten = self._unwritten
         if not unwritten:
+            return
+        if len(unwritten) <= _SCALAR_WRITES:  # e.g. the job the last scan found, now gone
+            res, walltime = self._res, self._walltime
+            for slot, job in unwritten.items():
+                if job is None:
+                    res[slot] = _DEAD
+                else:
+                    res[slot] = job.res
+                    walltime[slot] = job.planned_walltime
+            unwritten.clear()
             return
         self._res[list(unwritten)] = [_DEAD if job is None else job.res
                                       for job in unwritten.values()]
@@ -186,7 +209,8 @@ class JobQueue:
     def remove(self, job: Job) -> None:
         """Remove a queued job (``ValueError`` if it is not queued).
 
-        Runtime complexity: O(log n) and a C-level move.
+        Runtime complexity: O(log n) and a C-level move (and O(distinct sizes) queued when
+        the last job of the smallest size leaves an indexed queue).
         """
         entry = self._by_id.get(job.id)
         if entry is None or entry[2] is not job:
@@ -200,6 +224,14 @@ class JobQueue:
                 slot += 1
             self._unwritten[slot] = None  # its size becomes _DEAD at the next scan
             self._dead += 1
+            res, sizes = job.res, self._sizes
+            left = sizes[res] - 1
+            if left:
+                sizes[res] = left
+            else:  # the last queued job of its size: the smallest may grow (O(sizes))
+                del sizes[res]
+                if res == self._least:
+                    self._least = min(sizes, default=math.inf)
             if self._dead >= _COMPACT_MIN and 2 * self._dead >= len(self._ranks):
                 self._compact()
 
@@ -232,9 +264,9 @@ class JobQueue:
         the same float sum as the policy's) or fits the extra machines (``res <=
         nextra``). Only for an :attr:`indexed` queue, whose order is the rank's.
 
-        Runtime complexity: O(log n) to find the window, then O(w) vectorised for its ``w``
-        slots (jobs still queued and not yet compacted ones) after ``after`` and from the
-        head's.
+        Runtime complexity: O(1) when ``nfree`` is below the smallest queued job's size;
+        else O(log n) to find the window, then O(w) vectorised for its ``w`` slots (jobs
+        still queued and not yet compacted ones) after ``after`` and from the head's.
 
         >>> from batpolicy.scheduler.jobs import Job
         >>> q = JobQueue()
@@ -248,7 +280,7 @@ class JobQueue:
         if not self._indexed:
             raise ValueError("next_backfill needs a FCFS queue of state-ranked jobs")
         entries = self._entries
-        if not entries:
+        if not entries or nfree < self._least:  # no queued job fits the free machines
             return None
         self._write_slots()
         ranks = self._ranks
@@ -258,7 +290,8 @@ class JobQueue:
             return None
         res = self._res[lo:hi]
         job = self._jobs[lo]  # the next rank first: a fifth of RICC's scans find it
-        if res[0] != _DEAD and _may_backfill(job, now, shadow, nfree, nextra):  # queued
+        if job.res <= nfree and res[0] != _DEAD and (  # queued; _may_backfill, inline
+                job.res <= nextra or now + job.planned_walltime <= shadow):
             return job
         # One pass over the window and no float sum per job: ``walltime <= bound`` keeps
         # every job with ``now + walltime <= shadow``, and at a float boundary perhaps a

@@ -123,12 +123,81 @@ def reserve_head(head: Job, now: float, free: MachineSet, view: PolicyView,
     """
     if len(started) > 1:
         started.sort(key=_end_of)
-    if (allocator is None or is_plain_lowest(allocator)) and head.res == view.nb_machines:
-        reservation = whole_platform_reservation(head, view, started)
-        if reservation is not None:
-            return reservation
+    if allocator is None or is_plain_lowest(allocator):
+        if head.res == view.nb_machines:
+            reservation = whole_platform_reservation(head, view, started)
+            if reservation is not None:
+                return reservation
+        if not view.unavailable:
+            return lowest_reservation(head, now, free, view.running_by_expected_end, started)
     return plan_reservation(head, now, free, expected_releases(view, started),
                             view.unavailable, allocator, platform)
+
+
+def lowest_reservation(job: Job, now: float, free: MachineSet, running: Iterable[Job],
+                       started: list[tuple[float, MachineSet]]) -> Reservation:
+    """:func:`plan_reservation` with lowest ids and no unavailable machine, walking jobs.
+
+    ``running`` are the running jobs by expected end (the view's
+    ``running_by_expected_end``), ``started`` the (end, allocation) of the jobs started in
+    this very decision, sorted by end. The same shadow time and machines as
+    :func:`plan_reservation` over :func:`expected_releases` (``tests/policies/
+    test_reservation.py`` compares them), without a generator, a tuple per release, or
+    ``heapq.merge``'s Python-level key calls: EASY's every re-planning walks here (on
+    RICC-2010, 253,505 walks of 17 releases on average cost a tenth of the run).
+
+    The walk's order between releases of equal end does not matter: the shadow time is
+    the earliest end at which the released count reaches the job's need, and every
+    release ending at or before it joins the union whatever its place among equals.
+    A job past its expected end releases now. Runtime complexity: O(k) for the ``k``
+    releases up to the shadow time, then one C-level union of ``k + 1`` bitmaps.
+
+    >>> head = Job("w0!1", 0.0, 3, 10.0, "p", seq=1)
+    >>> started = [(5.0, MachineSet.parse("0-1")), (7.0, MachineSet.parse("2-3"))]
+    >>> r = lowest_reservation(head, 0.0, MachineSet.parse("4"), [], started)
+    >>> r.shadow_time, str(r.machines)
+    (5.0, '0-1 4')
+    """
+    need = job.res
+    count = len(free)
+    if count >= need:
+        return Reservation(job, now, take_lowest(free, need))
+    pending: list[MachineSet] = []
+    append = pending.append
+    shadow = math.inf
+    nstarted = len(started)
+    taken = 0  # the started jobs walked so far
+    for run in running:
+        end = run.expected_end
+        # the started jobs that end first (ties: either order, see above)
+        while taken < nstarted and started[taken][0] < end:
+            ends_at, machines = started[taken]
+            if ends_at > shadow:
+                break
+            taken += 1
+            append(machines)
+            count += len(machines)
+            if count >= need and shadow == math.inf:
+                shadow = ends_at
+        if end > shadow:  # a job past its end (end < now) releases now: never after shadow
+            break
+        machines = run.allocation
+        append(machines)
+        count += len(machines)
+        if count >= need and shadow == math.inf:
+            shadow = end if end >= now else now
+    while taken < nstarted:  # the started jobs that end after every running one
+        ends_at, machines = started[taken]
+        if ends_at > shadow:
+            break
+        taken += 1
+        append(machines)
+        count += len(machines)
+        if count >= need and shadow == math.inf:
+            shadow = ends_at
+    if shadow == math.inf:
+        return Reservation(job, math.inf, MachineSet())
+    return Reservation(job, shadow, free.union(*pending).lowest(need))
 
 
 def whole_platform_reservation(job: Job, view: PolicyView,

@@ -102,9 +102,10 @@ class Server:
         by_workload, default = models.by_workload, models.default
         for spec in specs:
             workload = spec.id.split("!", 1)[0]
-            data = tables[workload].definition(spec.profile)
+            data = tables[workload].definitions[spec.profile]  # definition(), without its call
+            fields = spec.parsed  # spec.fields, without the property's call once parsed
             job = SimJob(spec.id, workload, spec.subtime, spec.res, spec.walltime, spec.profile,
-                         data, spec.raw, fields=spec.fields)
+                         data, spec.raw, fields=spec.fields if fields is None else fields)
             job.model = by_workload.get(workload, default) if job.fields.job_model is None \
                 else models.named(job.fields.job_model)
             jobs[spec.id] = job

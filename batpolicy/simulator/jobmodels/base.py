@@ -277,7 +277,20 @@ class ProfileModel(JobModel):
         """Plan the job with Batsim's walltime arithmetic. Runtime complexity: O(tasks)."""
         remaining = job.walltime if job.walltime is not None else -1.0
         profile = job.profile_data
-        starts: list[float] | None = [] if profile["type"] in SEQUENCE_TYPES else None
+        kind = profile["type"]
+        # a trace's every job: _run's leaf step without its three calls (a subclass may
+        # override _run: it keeps the general path)
+        if kind == "delay" and type(self) is ProfileModel:
+            duration = float(profile["delay"])
+            if remaining < 0 or duration < remaining:
+                ret = int(profile.get("ret", 0))
+                job.outcome = _SUCCESS if ret == 0 else _FAILED
+                job.return_code = ret
+                return now + duration
+            job.outcome = _WALLTIME
+            job.return_code = -1
+            return now + remaining
+        starts: list[float] | None = [] if kind in SEQUENCE_TYPES else None
         end, remaining, state, ret = self._run(profile, job, now, remaining, ctx, starts)
         job.outcome = state
         job.return_code = ret
