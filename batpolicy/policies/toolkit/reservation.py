@@ -24,7 +24,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from heapq import merge
+from itertools import chain
 from operator import itemgetter
+from types import SimpleNamespace
 
 from msgspec import Struct
 
@@ -134,6 +136,12 @@ def reserve_head(head: Job, now: float, free: MachineSet, view: PolicyView,
                             view.unavailable, allocator, platform)
 
 
+#: The walk's last step in :func:`lowest_reservation`: after every running job, an end
+#: later than any finite one, so that the started jobs left are walked by the same loop.
+_END = SimpleNamespace(expected_end=math.inf, allocation=None)
+_END_OF_WALK = (_END,)
+
+
 def lowest_reservation(job: Job, now: float, free: MachineSet, running: Iterable[Job],
                        started: list[tuple[float, MachineSet]]) -> Reservation:
     """:func:`plan_reservation` with lowest ids and no unavailable machine, walking jobs.
@@ -167,9 +175,11 @@ def lowest_reservation(job: Job, now: float, free: MachineSet, running: Iterable
     shadow = math.inf
     nstarted = len(started)
     taken = 0  # the started jobs walked so far
-    for run in running:
+    for run in chain(running, _END_OF_WALK):
         end = run.expected_end
-        # the started jobs that end first (ties: either order, see above)
+        # the started jobs that end first (ties: either order, see above); after the
+        # last running job (_END_OF_WALK), those that end later, up to an endless one
+        # (which could only give an infinite shadow time, the answer without it)
         while taken < nstarted and started[taken][0] < end:
             ends_at, machines = started[taken]
             if ends_at > shadow:
@@ -179,22 +189,13 @@ def lowest_reservation(job: Job, now: float, free: MachineSet, running: Iterable
             count += len(machines)
             if count >= need and shadow == math.inf:
                 shadow = ends_at
-        if end > shadow:  # a job past its end (end < now) releases now: never after shadow
+        if end > shadow or run is _END:  # a job past its end (end < now) releases now
             break
         machines = run.allocation
         append(machines)
         count += len(machines)
         if count >= need and shadow == math.inf:
             shadow = end if end >= now else now
-    while taken < nstarted:  # the started jobs that end after every running one
-        ends_at, machines = started[taken]
-        if ends_at > shadow:
-            break
-        taken += 1
-        append(machines)
-        count += len(machines)
-        if count >= need and shadow == math.inf:
-            shadow = ends_at
     if shadow == math.inf:
         return Reservation(job, math.inf, MachineSet())
     return Reservation(job, shadow, free.union(*pending).lowest(need))
