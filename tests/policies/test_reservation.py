@@ -9,6 +9,8 @@ the end time.
 
 from __future__ import annotations
 
+import math
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -47,6 +49,19 @@ def _running(sizes: list[int], walltimes: list[float | None], now: float) -> Clu
     return state
 
 
+def _started(free: MachineSet, now: float, starts: list[tuple[int, float]]
+             ) -> tuple[MachineSet, list[tuple[float, MachineSet]]]:
+    """Jobs this decision starts (not in the state yet): the machines left, their releases."""
+    started: list[tuple[float, MachineSet]] = []
+    for res, walltime in starts:
+        if res <= len(free):
+            alloc = free.lowest(res)
+            free = free - alloc
+            started.append((now + walltime, alloc))
+    started.sort(key=lambda item: item[0])
+    return free, started
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(1, 4), max_size=6), st.lists(WALLTIMES, min_size=6, max_size=6),
        st.sampled_from([0.0, 5.0, 12.0, 30.0]),
@@ -56,14 +71,7 @@ def test_a_whole_platform_job_is_reserved_what_the_walk_finds(
         starts: list[tuple[int, float]]) -> None:
     state = _running(sizes, walltimes, now)
     view = PolicyView(state)
-    free = state.free
-    started: list[tuple[float, MachineSet]] = []
-    for res, walltime in starts:  # jobs this decision starts: not in the state yet
-        if res <= len(free):
-            alloc = free.lowest(res)
-            free = free - alloc
-            started.append((now + walltime, alloc))
-    started.sort(key=lambda item: item[0])
+    free, started = _started(state.free, now, starts)
     head = Job("w0!head", 0.0, NB, 10.0, "p", seq=99)
     fast = whole_platform_reservation(head, view, started)
     walked = plan_reservation(head, now, free, expected_releases(view, started),
@@ -84,22 +92,15 @@ def test_other_jobs_and_unavailable_machines_are_left_to_the_walk() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.integers(1, 4), max_size=6), st.lists(WALLTIMES, min_size=6, max_size=6),
        st.sampled_from([0.0, 5.0, 10.0, 12.0, 30.0]),
-       st.lists(st.tuples(st.integers(1, 3), st.sampled_from([0.0, 5.0, 6.0, 10.0, 40.0])),
-                max_size=3),
+       st.lists(st.tuples(st.integers(1, 3),
+                          st.sampled_from([0.0, 5.0, 6.0, 10.0, 40.0, math.inf])), max_size=3),
        st.integers(1, NB + 1))
 def test_the_walk_over_running_jobs_finds_what_the_general_walk_finds(
         sizes: list[int], walltimes: list[float | None], now: float,
         starts: list[tuple[int, float]], need: int) -> None:
     state = _running(sizes, walltimes, now)
     view = PolicyView(state)
-    free = state.free
-    started: list[tuple[float, MachineSet]] = []
-    for res, walltime in starts:  # jobs this decision starts: not in the state yet
-        if res <= len(free):
-            alloc = free.lowest(res)
-            free = free - alloc
-            started.append((now + walltime, alloc))
-    started.sort(key=lambda item: item[0])
+    free, started = _started(state.free, now, starts)
     head = Job("w0!head", 0.0, need, 10.0, "p", seq=99)
     fast = lowest_reservation(head, now, free, view.running_by_expected_end, started)
     walked = plan_reservation(head, now, free, expected_releases(view, started),
