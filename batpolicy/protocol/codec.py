@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
@@ -68,7 +67,6 @@ from batpolicy.protocol._plain_reply import EMPTY_REPLY as _EMPTY_REPLY
 from batpolicy.protocol._plain_reply import ENCODER as _ENCODER
 from batpolicy.protocol._plain_reply import plain_reply as _plain_reply
 from batpolicy.protocol._wire import (
-    JOB_ID_PATTERN,
     MAX_TIME,
     EventType,
     FieldError,
@@ -417,9 +415,6 @@ def _encode(now: float, items: tuple[Any, ...], side: _Side) -> bytes:
     return _dump(obj)
 
 
-_JOB_ID = re.compile(JOB_ID_PATTERN)
-
-
 def _plainly_valid(now: Any, decisions: tuple[Any, ...]) -> bool:
     """True if the schema would accept this reply, seen without building its structs.
 
@@ -456,7 +451,7 @@ def _plainly_valid(now: Any, decisions: tuple[Any, ...]) -> bool:
                 return False
         elif kind is not RejectJob:
             return False
-        if type(decision.job_id) is not str or _JOB_ID.search(decision.job_id) is None:
+        if type(decision.job_id) is not str or decision.job_id.count("!") != 1:  # JobId's
             return False
     return True
 
@@ -592,43 +587,40 @@ def encode_reply(reply: Reply, *, checked: bool = False,
     Every reply is checked against the wire schema, whoever built it: ``checked`` (set
     by callers whose decisions passed the scheduler's own checker) changes neither the
     checks nor the bytes. ``sent`` (string -> set) is given the interval string of each
-    plain EXECUTE_JOB's allocation, for :func:`remembering_decoder`.
+    plain EXECUTE_JOB's allocation, for :func:`remembering_decoder`. The encoding itself
+    is :func:`reply_encoder`'s.
     """
-    if type(reply) is not Reply and not isinstance(reply, Reply):
-        raise ProtocolError(f"expected a Reply, got {type(reply).__name__}")
-    now = reply.now
-    if type(now) is float and 0.0 <= now <= MAX_TIME:  # the schema's Time (NaN fails)
-        if not reply.decisions:
-            return _EMPTY_REPLY[0] + _ENCODER.encode(now) + _EMPTY_REPLY[1]  # most replies
-        data = _plain_reply(now, reply.decisions, sent)
-        if data is not None:
-            return data
-    return _encode(now, reply.decisions, _FROM_SCHEDULER)
+    return (_ENCODE_REPLY if sent is None else reply_encoder(sent))(reply)
 
 
 def reply_encoder(sent: dict[str, MachineSet] | None = None) -> Callable[[Reply], bytes]:
-    """:func:`encode_reply` bound to one conversation's ``sent`` table: same bytes, same refusals.
+    """The encoder of replies for one conversation's ``sent`` table (:func:`encode_reply`).
 
     One Python frame per reply (no partial's keyword merge); a reply without decisions
-    (most of them) is written there, around one C call of the encoder.
+    (most of them) is written there, around one C call of the encoder, a plain one by
+    :func:`~batpolicy.protocol._plain_reply.plain_reply`, any other by :func:`_encode`.
     """
     head, tail = _EMPTY_REPLY
     dump = _ENCODER.encode
 
     def encode(reply: Reply) -> bytes:
         """Encode one reply of this conversation (see :func:`encode_reply`)."""
-        if type(reply) is Reply:
-            now = reply.now
-            if type(now) is float and 0.0 <= now <= MAX_TIME:  # the schema's Time
-                decisions = reply.decisions
-                if not decisions:
-                    return head + dump(now) + tail
-                data = _plain_reply(now, decisions, sent)
-                if data is not None:
-                    return data
-        return encode_reply(reply, sent=sent)
+        if type(reply) is not Reply and not isinstance(reply, Reply):
+            raise ProtocolError(f"expected a Reply, got {type(reply).__name__}")
+        now, decisions = reply.now, reply.decisions
+        if type(now) is float and 0.0 <= now <= MAX_TIME:  # the schema's Time (NaN fails)
+            if not decisions:
+                return head + dump(now) + tail  # most replies
+            data = _plain_reply(now, decisions, sent)
+            if data is not None:
+                return data
+        return _encode(now, decisions, _FROM_SCHEDULER)
 
     return encode
+
+
+#: :func:`encode_reply`'s encoder when no ``sent`` table is given.
+_ENCODE_REPLY = reply_encoder()
 
 
 #: The NOTIFY type a refusal reply carries begins with this (then the reason).
