@@ -78,6 +78,16 @@ RESULTS: tuple[Result, ...] = (
        "--policy easy --repeat 1 (after batpolicy simulate --policy easy -w "
        "KTH-SP2-1996-2.swf.gz --record /tmp/kth.msgpack), in each of two trees",
        "valgrind", TWO_TREES),
+    _r("compiled_variants_ricc_easy.txt", P + "compiled_variants.py",
+       "python bench/performance/compiled_variants.py -w ../shared/data/traces/"
+       "RICC-2010-2.swf.gz --policy easy --rounds 3 "
+       "--save bench/results/compiled_variants_ricc_easy.txt",
+       "pip install cython mypy; a C compiler"),
+    _r("compiled_variants_kth_fcfs.txt", P + "compiled_variants.py",
+       "python bench/performance/compiled_variants.py -w ../shared/data/traces/"
+       "KTH-SP2-1996-2.swf.gz --policy fcfs --rounds 5 "
+       "--save bench/results/compiled_variants_kth_fcfs.txt",
+       "pip install cython mypy; a C compiler"),
     _r("sim_throughput.txt", P + "sim_throughput.py",
        "python bench/performance/sim_throughput.py --jobs 1"),
     _r("startup_simulate.txt", P + "simulate_time.py",

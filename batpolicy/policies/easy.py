@@ -164,6 +164,7 @@ class EasyBackfilling(Policy):
         if head is None or nfree == 0:
             return self._done(head, None, out)
         rescan = self._released or head is not self._last_head or self._reservation is None
+        reservation: Reservation | None
         if rescan or started:
             reservation = reserve_head(head, now, free, view, started,  # 2. reserve
                                        allocator, platform)

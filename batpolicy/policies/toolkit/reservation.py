@@ -27,6 +27,7 @@ from heapq import merge
 from itertools import chain
 from operator import itemgetter
 from types import SimpleNamespace
+from typing import Any
 
 from msgspec import Struct
 
@@ -138,8 +139,8 @@ def reserve_head(head: Job, now: float, free: MachineSet, view: PolicyView,
 
 #: The walk's last step in :func:`lowest_reservation`: after every running job, an end
 #: later than any finite one, so that the started jobs left are walked by the same loop.
-_END = SimpleNamespace(expected_end=math.inf, allocation=None)
-_END_OF_WALK = (_END,)
+_END: Any = SimpleNamespace(expected_end=math.inf, allocation=None)  # read as a running Job
+_END_OF_WALK: tuple[Any, ...] = (_END,)
 
 
 def lowest_reservation(job: Job, now: float, free: MachineSet, running: Iterable[Job],
