@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from batpolicy.protocol._wire import INT32_MAX, encode_hook
+from batpolicy.protocol._wire import INT32_MAX, encode_hook, is_job_id
 from batpolicy.protocol.intervals import MachineSet, format_intervals
 from batpolicy.protocol.types import ExecuteJob, RejectJob
 
@@ -47,8 +47,7 @@ def plain_reply(now: float, decisions: tuple[Any, ...], sent: dict[str, MachineS
         if kind is not ExecuteJob and kind is not RejectJob:
             return None
         job_id = decision.job_id
-        if decision.timestamp is not None or type(job_id) is not str or \
-                job_id.count("!") != 1:  # JobId's pattern (check_job_id), without re
+        if decision.timestamp is not None or not is_job_id(job_id):
             return None
         if kind is ExecuteJob:
             alloc = decision.alloc

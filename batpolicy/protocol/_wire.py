@@ -28,7 +28,7 @@ __all__ = ["DIGITS", "MAX_NAME", "MAX_TIME", "PATTERN_MEANINGS", "Count", "Event
            "FieldError", "Finite", "INT32_MAX", "INT32_MIN", "Int32", "JobId", "Metadata", "Name",
            "Number", "PlainJobId", "Pstate", "Time", "WorkloadName",
            "as_int", "as_time", "check_job_id", "decode_hook", "encode_hook", "find_bad_json",
-           "machine_set", "type_name"]
+           "is_job_id", "machine_set", "type_name"]
 
 #: Bounds of a JSON integer Batsim reads with rapidjson's ``GetInt`` (a C ``int``).
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
@@ -112,6 +112,19 @@ def check_job_id(job_id: str) -> None:
     """
     if job_id.count("!") != 1:
         raise FieldError("job_id", PATTERN_MEANINGS[JOB_ID_PATTERN])
+
+
+def is_job_id(job_id: object) -> bool:
+    """True if ``job_id`` is a ``JobId``: a string of one ``!``, at most :data:`MAX_NAME` long.
+
+    The codec's plain paths (``codec._plainly_valid``, ``_plain_reply.plain_reply``) check
+    a reply's ids with it instead of the schema's pattern, as :func:`check_job_id` does for
+    received ids.
+
+    >>> is_job_id("w0!1"), is_job_id("w0"), is_job_id("w!" + "x" * MAX_NAME), is_job_id(1)
+    (True, False, False, False)
+    """
+    return type(job_id) is str and job_id.count("!") == 1 and len(job_id) <= MAX_NAME
 
 
 def type_name(value: object) -> str:

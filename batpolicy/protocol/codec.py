@@ -73,6 +73,7 @@ from batpolicy.protocol._wire import (
     decode_hook,
     encode_hook,
     find_bad_json,
+    is_job_id,
     machine_set,
     type_name,
 )
@@ -451,7 +452,7 @@ def _plainly_valid(now: Any, decisions: tuple[Any, ...]) -> bool:
                 return False
         elif kind is not RejectJob:
             return False
-        if type(decision.job_id) is not str or decision.job_id.count("!") != 1:  # JobId's
+        if not is_job_id(decision.job_id):
             return False
     return True
 

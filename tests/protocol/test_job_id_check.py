@@ -2,9 +2,10 @@
 
 JOB_SUBMITTED and JOB_COMPLETED check their job id with ``str.count`` in
 ``__post_init__`` (:func:`batpolicy.protocol._wire.check_job_id`) instead of msgspec's
-pattern, and a plain reply's ids are checked the same way; every other struct keeps the
-pattern. Both must accept exactly the same strings, and a message refused for its id must
-be refused with the same words whichever event carries it.
+pattern, and a plain reply's ids are checked the same way (``is_job_id``, length bound
+included); every other struct keeps the pattern. Both must accept exactly the same
+strings, and a message refused for its id must be refused with the same words whichever
+event carries it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from batpolicy.errors import ProtocolError
-from batpolicy.protocol._wire import JOB_ID_PATTERN, FieldError, JobId, check_job_id
-from batpolicy.protocol.codec import decode_request
+from batpolicy.protocol._wire import JOB_ID_PATTERN, MAX_NAME, FieldError, JobId, check_job_id
+from batpolicy.protocol.codec import decode_request, encode_reply, reply_encoder
+from batpolicy.protocol.intervals import MachineSet
+from batpolicy.protocol.types import ExecuteJob, RejectJob, Reply
 
 #: strings of '!', newlines and a few other characters, where the pattern's corners are
 ids = st.text(alphabet="ab!\n\r é", max_size=8)
@@ -57,3 +60,16 @@ def test_a_bad_id_is_named_as_the_pattern_named_it(kind: str, job_id: str) -> No
 @pytest.mark.parametrize("kind", ["JOB_SUBMITTED", "JOB_COMPLETED"])
 def test_a_good_id_passes(kind: str) -> None:
     assert decode_request(_message(kind, "w0!a\n")).events[0].job_id == "w0!a\n"
+
+
+@pytest.mark.parametrize("decision", ["execute", "reject"])
+def test_a_reply_with_a_job_id_longer_than_the_schema_allows_is_refused(decision: str) -> None:
+    long_id = "w0!" + "x" * (MAX_NAME - 2)  # one past JobId's max_length
+    made = (ExecuteJob(long_id, MachineSet.of(0)) if decision == "execute"
+            else RejectJob(long_id))
+    for encode in (encode_reply, reply_encoder({})):
+        with pytest.raises(ProtocolError, match="job_id"):
+            encode(Reply(1.0, (made,)))
+    fits = (ExecuteJob(long_id[:-1], MachineSet.of(0)) if decision == "execute"
+            else RejectJob(long_id[:-1]))
+    assert long_id[:-1].encode() in encode_reply(Reply(1.0, (fits,)))
