@@ -116,7 +116,7 @@ class Accounting:
         consumed = -1.0 if self.energy is None else self.energy.job_ended(job)
         runtime = now - job.start
         if runtime == 0:
-            clocks = self._messages.stopped(job.id, now, job.state is _KILLED)
+            clocks = self._messages.stopped(job.id, now, job.state is _KILLED, job.start_rank)
             runtime = NULL_RUNTIME
             # killed at the instant it started: a few of Batsim's message times (issue 17)
             if clocks is not None and clocks[1] > clocks[0]:

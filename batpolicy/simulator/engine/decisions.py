@@ -164,7 +164,8 @@ class DecisionApplier:
         job.storage_mapping = d.storage_mapping
         job.start = now
         books.running[job.id] = job
-        self._messages.started(job.id, now)
+        messages = self._messages  # its rank(now), inline: the message the job starts at
+        job.start_rank = messages.count if now == messages.at else 0
         self._ends.start(job, now)
         if energy is not None:
             load = job.model.host_load
