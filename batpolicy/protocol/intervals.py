@@ -13,6 +13,18 @@ the figures are in git's history). Why immutable: a policy reads the state's own
 (:class:`~batpolicy.scheduler.view.PolicyView`); ``free -= alloc`` rebinds the policy's
 name to a new set and can never change the state's.
 
+Uniting disjoint sets: ``a ^ b``, not ``a | b``. Two sets that share no id have their
+union as symmetric difference, and CRoaring (pyroaring 1.2.0) computes that far faster
+when both hold array containers (chunks of 65,536 ids with fewer than 4,096 of them, as
+the free machines of a busy 8,192-machine cluster): ``|`` took 4.8 µs at 300 ids, 11 µs
+at 1,500 and 17 µs at 3,000 against 1.1-1.5 µs for ``^`` (in place on a mutable
+``BitMap``: ``|=`` 5-12 µs, ``^=`` 0.3 µs); on fuller chunks both cost the same.
+Where the hot paths unite sets known to be disjoint (machines released into the free
+set, a started job's into the busy set) they write ``^``, after a C-level
+``isdisjoint`` test when disjointness is not already known. Likewise ``a <= b`` (subset)
+took 1.5-2.8 µs on array containers against 0.3 µs for ``not a.difference_cardinality(b)``,
+which the checker's test of every start writes.
+
 The operators return a ``MachineSet`` when the left operand is one: ``a - b``,
 ``a | b``, ``a & b``, ``a ^ b``, ``a <= b`` (subset), ``a.isdisjoint(b)``,
 ``len(a)``, ``i in a``, iteration in increasing id order, ``a[i]``, ``a.lowest(k)``

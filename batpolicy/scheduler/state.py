@@ -324,7 +324,9 @@ class ClusterState:
                 machines = self.machines
                 if machines.unavailable:
                     allocation = allocation - machines.unavailable
-                machines.free = machines.free | allocation
+                free = machines.free  # ``free | allocation``: ^ when disjoint (intervals)
+                machines.free = free ^ allocation if free.isdisjoint(allocation) \
+                    else free | allocation
         _set_status(job, _COMPLETED)
         _set_finish(job, at)
         _set_final_state(job, final_state)
