@@ -23,7 +23,7 @@ from typing import Any
 from batpolicy.errors import ProtocolError
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
-from batpolicy.protocol.intervals import MachineSet
+from batpolicy.protocol.intervals import ARRAY_MAX, MachineSet
 from batpolicy.scheduler.conversation import (
     check_begins_once,
     check_completion,
@@ -325,8 +325,8 @@ class ClusterState:
                 if machines.unavailable:
                     allocation = allocation - machines.unavailable
                 free = machines.free  # ``free | allocation``: ^ when disjoint (intervals)
-                machines.free = free ^ allocation if free.isdisjoint(allocation) \
-                    else free | allocation
+                machines.free = free ^ allocation if len(free) <= ARRAY_MAX and \
+                    free.isdisjoint(allocation) else free | allocation
         _set_status(job, _COMPLETED)
         _set_finish(job, at)
         _set_final_state(job, final_state)
