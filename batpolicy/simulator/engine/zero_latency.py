@@ -50,7 +50,7 @@ class ZeroLatencyDriver:
     """
 
     __slots__ = ("_parts", "_books", "_queue", "_bye_pending", "_bye_at", "_advancing",
-                 "_external", "_next_external", "_asleep_later", "_checked")
+                 "_external", "_next_external", "_asleep_later", "_checked", "_submitter")
 
     def __init__(self, parts: Parts, external_events: list[Any]) -> None:
         self._parts = parts
@@ -61,9 +61,11 @@ class ZeroLatencyDriver:
         self._advancing = False
         self._asleep_later = False
         self._checked = False  # the scheduler checks its replies (run, _exchange)
+        #: The job submitter's wake-up: stateless, so one object serves every batch.
+        self._submitter = Submitter(self)
         first = books.static.next
         if first is not None:
-            queue.schedule(Submitter(self), SUBMISSION, at=max(first.subtime, 0.0))
+            queue.schedule(self._submitter, SUBMISSION, at=max(first.subtime, 0.0))
         elif not books.static_done:
             queue.schedule(EndOfInput(self, _NO_MORE_JOBS), END_OF_INPUT)
         self._external = _batches(external_events)
@@ -206,7 +208,7 @@ class ZeroLatencyDriver:
         queue = self._queue
         after = self._books.static.next  # a long trace's submitted jobs are not held
         if after is not None:
-            queue.schedule(Submitter(self), SUBMISSION, at=after.subtime)
+            queue.schedule(self._submitter, SUBMISSION, at=after.subtime)
         else:
             queue.schedule(EndOfInput(self, _NO_MORE_JOBS), END_OF_INPUT)
 
