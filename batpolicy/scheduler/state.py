@@ -23,7 +23,7 @@ from typing import Any
 from batpolicy.errors import ProtocolError
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
-from batpolicy.protocol.intervals import ARRAY_MAX, MachineSet
+from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.conversation import (
     check_begins_once,
     check_completion,
@@ -324,9 +324,7 @@ class ClusterState:
                 machines = self.machines
                 if machines.unavailable:
                     allocation = allocation - machines.unavailable
-                free = machines.free  # ``free | allocation``: ^ when disjoint (intervals)
-                machines.free = free ^ allocation if len(free) <= ARRAY_MAX and \
-                    free.isdisjoint(allocation) else free | allocation
+                machines.free = machines.free | allocation  # not ^ (intervals)
         _set_status(job, _COMPLETED)
         _set_finish(job, at)
         _set_final_state(job, final_state)

@@ -320,9 +320,7 @@ class SimMachines:
                 self.shared = True
             for m in alloc:
                 self._sharers[m] = self._sharers.get(m, 1 if m in shared else 0) + 1
-            self.busy |= alloc
-        else:  # disjoint: ^ is |, faster (batpolicy.protocol.intervals)
-            self.busy ^= alloc
+        self.busy |= alloc  # not ^= (batpolicy.protocol.intervals)
         rows = self.state_rows
         if rows is not None:
             if self.power_counts is None and not self.unavailable and len(rows) < _LAST_ROW:
@@ -385,7 +383,7 @@ class SimMachines:
                 continue
             for inf, sup in new.intervals():
                 last[inf:sup + 1] = array("d", (now,)) * (sup - inf + 1)
-            written ^= new  # |=: disjoint, ^ is faster (batpolicy.protocol.intervals)
+            written |= new
             if len(written) >= n:
                 break
 
