@@ -271,6 +271,9 @@ class StreamedJobs:
             # its keys name no job field (jobfields.FIELD_NAMES): parsed now, not at each
             # submission (tests/io/test_swf_stream.py checks it is parse_job_fields')
             spec.parsed = EMPTY_FIELDS
+            # integral times (an SWF trace's seconds): nothing for wire_json to round, and
+            # the swf object holds integers (tests/io/test_swf_stream.py checks both)
+            spec.wired = subtime.is_integer() and walltime.is_integer()
             yield spec
 
 

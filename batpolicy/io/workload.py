@@ -34,6 +34,10 @@ class JobSpec:
     raw: dict[str, Any] = field(default_factory=dict)
     # not an init field: ``dataclasses.replace`` (a transform rewriting ``raw``) resets it
     parsed: JobFields | None = field(default=None, init=False, repr=False, compare=False)
+    #: True when the reader knows ``raw`` is already as Batsim re-serialises it (no float
+    #: with more than 6 decimals, :func:`~batpolicy.simulator.json_quirks.wire_json`): the
+    #: simulator then forwards it as is. Not an init field, reset by ``replace`` as ``parsed``.
+    wired: bool = field(default=False, init=False, repr=False, compare=False)
 
     @property
     def fields(self) -> JobFields:

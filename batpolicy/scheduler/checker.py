@@ -151,7 +151,8 @@ def _plain_starts(state: ClusterState,
         if (job is None or type(alloc) is not MachineSet or not alloc
                 or d.mapping is not None or d.storage_mapping is not None
                 or d.additional_io_job is not None or len(alloc) != job.res
-                or not alloc <= free or d.job_id in started):
+                or alloc.difference_cardinality(free)  # not alloc <= free (intervals)
+                or d.job_id in started):
             return False
         if index < last:  # what the last one changes, no later decision reads
             started.add(d.job_id)

@@ -37,6 +37,13 @@ class Dispatcher:
     here cost four clock reads per message for a figure no driver reported.
     """
 
+    #: Every reply :meth:`handle` returns was checked (:func:`check_decisions`, the rules
+    #: of :mod:`~batpolicy.scheduler.rules`) against the state its message brought up to
+    #: date: a driver applying the reply at once, with nothing happened since it sent the
+    #: message, may skip checking those rules again (the embedded simulator's EXECUTE_JOB:
+    #: :meth:`~batpolicy.simulator.engine.decisions.DecisionApplier.checked_by_scheduler`).
+    checks_replies = True
+
     def __init__(self, policy: Policy, state: ClusterState | None = None, *,
                  paranoid: bool = False) -> None:
         self.policy = policy

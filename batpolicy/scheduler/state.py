@@ -324,7 +324,7 @@ class ClusterState:
                 machines = self.machines
                 if machines.unavailable:
                     allocation = allocation - machines.unavailable
-                machines.free = machines.free | allocation
+                machines.free = machines.free | allocation  # not ^ (intervals)
         _set_status(job, _COMPLETED)
         _set_finish(job, at)
         _set_final_state(job, final_state)

@@ -46,7 +46,7 @@ class SimJob:
     __slots__ = ("id", "workload", "subtime", "res", "walltime", "profile", "profile_data",
                  "raw", "dynamic", "state", "alloc", "start", "end", "end_seq", "outcome",
                  "return_code", "metadata", "kill_requested", "model", "mstate", "fields",
-                 "mapping", "storage_mapping", "io_job", "phases")
+                 "mapping", "storage_mapping", "io_job", "phases", "start_rank")
 
     def __init__(self, job_id: str, workload: str, subtime: float, res: int,
                  walltime: float | None, profile: str, profile_data: dict[str, Any],
@@ -78,6 +78,9 @@ class SimJob:
         #: EXECUTE_JOB's additional_io_job: (profile name, its machines in order)
         self.io_job: tuple[str, tuple[int, ...]] | None = None
         self.phases: tuple[float, ...] = ()  # when Batsim's executor sleeps again (.instant)
+        #: The rank, within its instant, of the message whose EXECUTE_JOB started the job
+        #: (:class:`~.engine.message_clock.InstantMessages`); None if not so started.
+        self.start_rank: int | None = None
 
     @property
     def name(self) -> str:
@@ -317,7 +320,7 @@ class SimMachines:
                 self.shared = True
             for m in alloc:
                 self._sharers[m] = self._sharers.get(m, 1 if m in shared else 0) + 1
-        self.busy |= alloc
+        self.busy |= alloc  # not ^= (batpolicy.protocol.intervals)
         rows = self.state_rows
         if rows is not None:
             if self.power_counts is None and not self.unavailable and len(rows) < _LAST_ROW:

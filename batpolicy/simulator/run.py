@@ -198,12 +198,14 @@ def run_simulation(simulator_factory: Callable[[Callable[[JobRecord], None]], Si
     with JobsCsvWriter(paths.jobs, extra_columns=extra_columns) as jobs, \
             (steady_gc() if tune_gc else nullcontext()):
         online: Any = None
+        progress_shown = bar.enabled  # without it (--no-progress), no call per job
 
         def on_record(r: JobRecord) -> None:
             """Append the job's row, count it in the metrics, advance the progress."""
             jobs.write(r)
             online.add(r)
-            bar.job_ended(r.finish if r.finish is not None else r.submission_time)
+            if progress_shown:
+                bar.job_ended(r.finish if r.finish is not None else r.submission_time)
 
         simulator = simulator_factory(on_record)
         # each record is written, counted and forgotten: memory is the jobs alive

@@ -184,3 +184,23 @@ def test_streamed_jobs_carry_the_fields_their_raw_object_parses_to() -> None:
     for spec in islice(workload.jobs, 300):
         assert spec.parsed is not None
         assert spec.parsed == parse_job_fields(spec.raw)
+
+
+def test_streamed_jobs_are_wired_only_when_wire_json_would_change_nothing(
+        tmp_path: Path) -> None:
+    """``spec.wired`` (the simulator forwards ``raw`` as is) holds only for a raw object
+    that wire_json returns unchanged; a fractional time leaves it False, and the
+    simulator's JOB_SUBMITTED then carries the rounded object."""
+    from batpolicy.simulator.json_quirks import wire_json
+
+    path = tmp_path / "t.swf"
+    path.write_text("; MaxProcs: 8\n"
+                    "1 0 -1 5 1 -1 -1 2 10 -1 1 3 -1 -1 1 -1 -1 -1\n"
+                    "2 0.12345678 -1 5 1 -1 -1 2 10 -1 1 3 -1 -1 1 -1 -1 -1\n"
+                    "3 4 -1 5 1 -1 -1 2 10.1234567 -1 1 3 -1 -1 1 -1 -1 -1\n"
+                    "4 6 -1 5 1 -1 -1 2 3600 -1 1 3 -1 -1 1 -1 -1 -1\n")
+    specs = list(stream_swf(path).jobs)
+    assert [spec.wired for spec in specs] == [True, False, False, True]
+    for spec in specs:
+        rounded = wire_json(spec.raw)
+        assert (rounded is spec.raw) if spec.wired else (rounded != spec.raw)

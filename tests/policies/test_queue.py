@@ -214,3 +214,27 @@ def test_scans_of_one_instant_find_what_job_by_job_passes_find(
             seq = 41 + len(queue) + after + 2 * nfree  # above every rank of the draw
             if all(job.seq != seq for job in queue):
                 queue.add(Job(f"w0!{seq}", 0.0, 1 + nfree % 3, 1.0, "p", seq=seq))
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops, st.integers(0, 30))
+def test_a_fcfs_queue_that_gets_an_unranked_job_keeps_its_order(steps: list,
+                                                              unranked: int) -> None:
+    """A job without a state rank (seq -1) turns the slots into sorted entries: same order."""
+    queue = JobQueue()
+    jobs = {i: _job(i) if i != unranked else Job(f"w0!{i}", 0.0, 1, 10.0, "p", seq=-1)
+            for i in range(31)}
+    arrived: dict[int, int] = {}
+    for clock, (add, i) in enumerate(steps):
+        if add and i not in arrived:
+            queue.add(jobs[i])
+            arrived[i] = clock
+        elif not add and i in arrived:
+            queue.remove(jobs[i])
+            del arrived[i]
+        expected = [jobs[i] for i in sorted(arrived, key=lambda i: (jobs[i].seq, arrived[i]))]
+        assert list(queue) == expected and len(queue) == len(expected)
+        assert queue.head() is (expected[0] if expected else None)
+        assert queue.first_waiting() is (expected[0] if expected else None)
+    assert queue.indexed == (unranked not in arrived and all(
+        not add or i != unranked for add, i in steps))

@@ -9,6 +9,11 @@ reads at most about twice the queue. The arrays are written when a scan needs th
 as jobs come and go: a NumPy scalar assignment costs about seven of a dictionary, and
 EASY made three per job (two as it came, one as it left) where most jobs leave before
 any scan needs them.
+
+A FCFS queue is that index alone: a job that leaves only clears its slot (and the head
+moves past cleared slots), where a sorted list of all the queued jobs moved every entry
+behind it (RICC-2010 queues up to 16,000 jobs, and most leave from the head). Another
+order keeps the sorted list.
 """
 
 from __future__ import annotations
@@ -72,7 +77,9 @@ def _may_backfill(job: Job, now: float, shadow: float, nfree: int, nextra: int) 
 class JobQueue:
     """Waiting jobs kept sorted by ``key``.
 
-    The jobs are kept as ``(key, arrival, job)`` entries in one list sorted with C-level
+    A FCFS queue of state-ranked jobs (:attr:`indexed`) keeps its jobs in rank-ordered
+    slots only (module docstring): add appends a slot, remove clears one, O(1) amortised.
+    Otherwise the jobs are kept as ``(key, arrival, job)`` entries in one list sorted with C-level
     bisection (the arrival counter makes entries unique, so jobs are never compared):
     the key is computed once per job, and adding or removing costs a few calls where a
     ``SortedKeyList`` cost about ten Python-level ones (a queue sees one add and one
@@ -85,8 +92,9 @@ class JobQueue:
     gains), 20 µs against 2.4 at 100,000: an overloaded sweep holding ~100,000 jobs in the
     queue pays that.
 
-    Runtime complexity: add and remove O(log n) comparisons and one O(n) C-level move,
-    head O(1), iteration O(n),
+    Runtime complexity: indexed, add O(1) amortised, remove O(log n), head O(1)
+    amortised; else add and remove O(log n) comparisons and one O(n) C-level move,
+    head O(1); iteration O(n),
     :meth:`next_backfill` O(w) vectorised (FCFS) for the ``w`` slots from the head's
     (at most about twice the queue; compaction amortised O(1) per remove).
 
@@ -99,19 +107,25 @@ class JobQueue:
     """
 
     __slots__ = ("_key", "_entries", "_by_id", "_arrivals", "_indexed", "_ranks", "_jobs",
-                 "_res", "_walltime", "_capacity", "_unwritten", "_dead", "_least", "_sizes")
+                 "_res", "_walltime", "_capacity", "_unwritten", "_dead", "_least", "_sizes",
+                 "_head", "_live")
 
     def __init__(self, key: Callable[[Job], Any] = fcfs_key) -> None:
         self._key = key
-        self._entries: list[tuple[Any, int, Job]] = []  # sorted (key, arrival, job)
-        self._by_id: dict[str, tuple[Any, int, Job]] = {}
+        #: Not indexed: the sorted (key, arrival, job) entries, and each job's entry by id.
+        self._entries: list[tuple[Any, int, Job]] = []
+        #: Queued jobs by id: indexed, the job; else its entry.
+        self._by_id: dict[str, Any] = {}
         self._arrivals = count()
-        # The rank-ordered index follows queue order only when the order is the rank.
+        # The rank-ordered index is the queue when the order is the rank (_indexed).
         # Slot i holds the job of rank _ranks[i] (ascending); a job that left the queue
-        # keeps its slot, marked by _DEAD as its size, until a compaction drops the slots.
+        # keeps its slot, None in _jobs and _DEAD as its size, until a compaction drops
+        # the slots. _head: the first slot holding a job (len(_jobs) if none); _live: jobs.
         self._indexed = key is fcfs_key
         self._ranks: list[int] = []
-        self._jobs: list[Job] = []
+        self._jobs: list[Job | None] = []
+        self._head = 0
+        self._live = 0
         self._res = np.zeros(0, dtype=np.int64)
         self._walltime = np.zeros(0, dtype=np.float64)
         self._capacity = 0  # len(self._res), without asking NumPy
@@ -132,29 +146,40 @@ class JobQueue:
         """
         if job.id in self._by_id:
             raise ValueError(f"job '{job.id}' is already in the queue")
+        if self._indexed:
+            seq = job.seq
+            if seq >= 0:
+                self._by_id[job.id] = job
+                ranks = self._ranks
+                slot = len(ranks)
+                if slot == self._capacity:
+                    self._grow(slot + 1)
+                ranks.append(seq)
+                self._jobs.append(job)
+                self._live += 1
+                self._unwritten[slot] = job  # its size and walltime, at the next scan
+                res = job.res
+                sizes = self._sizes
+                sizes[res] = sizes.get(res, 0) + 1
+                if res < self._least:
+                    self._least = res
+                if slot and ranks[slot - 1] >= seq:  # out of rank order (never from a state)
+                    self._compact()
+                return
+            self._unindex()  # not a state-assigned rank: no index for this queue any more
         key = self._key
         entry = (job.seq if key is fcfs_key else key(job), next(self._arrivals), job)
         insort(self._entries, entry)
         self._by_id[job.id] = entry
-        if self._indexed:
-            seq = job.seq
-            if seq < 0:  # not a state-assigned rank: no index for this queue any more
-                self._indexed = False
-                return
-            ranks = self._ranks
-            slot = len(ranks)
-            if slot == self._capacity:
-                self._grow(slot + 1)
-            ranks.append(seq)
-            self._jobs.append(job)
-            self._unwritten[slot] = job  # its size and walltime, at the next scan
-            res = job.res
-            sizes = self._sizes
-            sizes[res] = sizes.get(res, 0) + 1
-            if res < self._least:
-                self._least = res
-            if slot and ranks[slot - 1] >= seq:  # out of rank order (never from a state)
-                self._compact()
+
+    def _unindex(self) -> None:
+        """The queued jobs become sorted entries (slot order is rank order): O(n)."""
+        arrivals = self._arrivals
+        self._entries = [(job.seq, next(arrivals), job) for job in self._jobs if job is not None]
+        self._by_id = {entry[2].id: entry for entry in self._entries}
+        self._indexed = False
+        self._ranks, self._jobs, self._unwritten = [], [], {}
+        self._head = self._live = self._dead = 0
 
     def _grow(self, need: int) -> None:
         size = max(need, 2 * len(self._res), 1024)
@@ -196,15 +221,14 @@ class JobQueue:
     def _compact(self) -> None:
         """Drop the slots of jobs no longer queued and put the rest in rank order: O(n)."""
         self._write_slots()
-        sizes = self._res[:len(self._jobs)].tolist()
-        jobs = sorted((job for job, res in zip(self._jobs, sizes, strict=True) if res != _DEAD),
-                      key=fcfs_key)
-        self._jobs = jobs
+        jobs = sorted((job for job in self._jobs if job is not None), key=fcfs_key)
+        self._jobs = jobs  # type: ignore[assignment]
         self._ranks = [job.seq for job in jobs]
         n = len(jobs)
         self._res[:n] = [job.res for job in jobs]
         self._walltime[:n] = [job.planned_walltime for job in jobs]
         self._dead = 0
+        self._head = 0
 
     def remove(self, job: Job) -> None:
         """Remove a queued job (``ValueError`` if it is not queued).
@@ -212,18 +236,24 @@ class JobQueue:
         Runtime complexity: O(log n) and a C-level move (and O(distinct sizes) queued when
         the last job of the smallest size leaves an indexed queue).
         """
-        entry = self._by_id.get(job.id)
-        if entry is None or entry[2] is not job:
-            raise ValueError(f"job '{job.id}' is not in the queue")
-        del self._by_id[job.id]
-        entries = self._entries
-        del entries[bisect_left(entries, entry)]
+        by_id = self._by_id
         if self._indexed:
+            if by_id.get(job.id) is not job:
+                raise ValueError(f"job '{job.id}' is not in the queue")
+            del by_id[job.id]
+            jobs = self._jobs
             slot = bisect_left(self._ranks, job.seq)
-            while self._jobs[slot] is not job:  # another job of that rank (not from a state)
+            while jobs[slot] is not job:  # another job of that rank (not from a state)
                 slot += 1
+            jobs[slot] = None
             self._unwritten[slot] = None  # its size becomes _DEAD at the next scan
             self._dead += 1
+            self._live -= 1
+            if slot == self._head:  # the next job becomes the head (amortised O(1))
+                head, end = slot + 1, len(jobs)
+                while head < end and jobs[head] is None:
+                    head += 1
+                self._head = head
             res, sizes = job.res, self._sizes
             left = sizes[res] - 1
             if left:
@@ -234,21 +264,31 @@ class JobQueue:
                     self._least = min(sizes, default=math.inf)
             if self._dead >= _COMPACT_MIN and 2 * self._dead >= len(self._ranks):
                 self._compact()
+            return
+        entry = by_id.get(job.id)
+        if entry is None or entry[2] is not job:
+            raise ValueError(f"job '{job.id}' is not in the queue")
+        del by_id[job.id]
+        entries = self._entries
+        del entries[bisect_left(entries, entry)]
 
     def head(self) -> Job | None:
         """The first job in queue order, or None."""
+        if self._indexed:
+            return self._jobs[self._head] if self._live else None
         entries = self._entries
         return entries[0][2] if entries else None
 
     def first_waiting(self) -> Job | None:
         """The first job still waiting, dropping those started or rejected outside the policy."""
-        entries = self._entries  # (head() inlined: once or twice per message)
-        while entries:
-            head = entries[0][2]
-            if head.status is _WAITING:
+        while True:  # head(), inline: once or twice per message
+            if self._indexed:
+                head = self._jobs[self._head] if self._live else None
+            else:
+                head = self._entries[0][2] if self._entries else None
+            if head is None or head.status is _WAITING:
                 return head
             self.remove(head)
-        return None
 
     @property
     def indexed(self) -> bool:
@@ -279,18 +319,17 @@ class JobQueue:
         """
         if not self._indexed:
             raise ValueError("next_backfill needs a FCFS queue of state-ranked jobs")
-        entries = self._entries
-        if not entries or nfree < self._least:  # no queued job fits the free machines
+        if not self._live or nfree < self._least:  # no queued job fits the free machines
             return None
         self._write_slots()
         ranks = self._ranks
-        lo = max(bisect_left(ranks, entries[0][2].seq), bisect_right(ranks, after))
+        lo = max(self._head, bisect_right(ranks, after))
         hi = len(ranks)
         if lo >= hi:
             return None
         res = self._res[lo:hi]
         job = self._jobs[lo]  # the next rank first: a fifth of RICC's scans find it
-        if job.res <= nfree and res[0] != _DEAD and (  # queued; _may_backfill, inline
+        if job is not None and job.res <= nfree and (  # queued; _may_backfill, inline
                 job.res <= nextra or now + job.planned_walltime <= shadow):
             return job
         # One pass over the window and no float sum per job: ``walltime <= bound`` keeps
@@ -306,8 +345,8 @@ class JobQueue:
         jobs = self._jobs
         first = int(fits.argmax())
         while fits[first]:
-            job = jobs[lo + first]
-            if _may_backfill(job, now, shadow, nfree, nextra):
+            job = jobs[lo + first]  # queued: a left job's size (_DEAD) fits nothing
+            if _may_backfill(job, now, shadow, nfree, nextra):  # type: ignore[arg-type]
                 return job
             fits[first] = False
             first = int(fits.argmax())
@@ -317,13 +356,16 @@ class JobQueue:
         return getattr(job, "id", None) in self._by_id
 
     def __iter__(self) -> Iterator[Job]:
-        return iter(list(map(_job_of, self._entries)))  # a snapshot: callers remove while going
+        # a snapshot: callers remove while going
+        if self._indexed:
+            return iter([job for job in self._jobs[self._head:] if job is not None])
+        return iter(list(map(_job_of, self._entries)))
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return self._live if self._indexed else len(self._entries)
 
     def __bool__(self) -> bool:
-        return bool(self._entries)
+        return bool(self._live if self._indexed else self._entries)
 
 
 _job_of = itemgetter(2)

@@ -116,7 +116,7 @@ class Accounting:
         consumed = -1.0 if self.energy is None else self.energy.job_ended(job)
         runtime = now - job.start
         if runtime == 0:
-            clocks = self._messages.stopped(job.id, now, job.state is _KILLED)
+            clocks = self._messages.stopped(job.id, now, job.state is _KILLED, job.start_rank)
             runtime = NULL_RUNTIME
             # killed at the instant it started: a few of Batsim's message times (issue 17)
             if clocks is not None and clocks[1] > clocks[0]:
@@ -130,13 +130,12 @@ class Accounting:
         """The job's jobs.csv row (``runtime`` None: rejected); the job is then closed."""
         result = self.result_so_far
         state = job.state
+        cells = job.model.record_extra  # a job model's extra jobs.csv cells, if it has some
+        # positionally (JobRecord's field order): a keyword costs the call twice as much
         record = JobRecord(job.id, job.profile, job.subtime, job.res, job.walltime, state,
                            None if runtime is None else job.start, runtime, finish, job.alloc,
                            job.metadata, job.return_code, job.fields,
-                           consumed_energy=consumed_energy)
-        cells = job.model.record_extra
-        if cells is not None:
-            record.model_cells = cells(job, runtime)
+                           None if cells is None else cells(job, runtime), consumed_energy)
         if self.keep_records:
             result.records.append(record)
         result.nb_records += 1

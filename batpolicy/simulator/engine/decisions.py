@@ -89,7 +89,7 @@ class DecisionApplier:
     """
 
     __slots__ = ("_books", "_queue", "_ends", "_accounting", "_models", "_messages",
-                 "handlers", "kills", "_kill_groups", "waiters", "energy")
+                 "handlers", "kills", "_kill_groups", "waiters", "energy", "checked")
 
     def __init__(self, books: RunBooks, ends: MovingEnds, accounting: Accounting,
                  models: ModelChoice, messages: InstantMessages) -> None:
@@ -104,6 +104,10 @@ class DecisionApplier:
         self.waiters: Reactions | None = None
         #: The energy part with Batsim's -E (:mod:`.energy`), else None.
         self.energy: EnergyPart | None = None
+        #: True while the driver applies a reply the scheduler itself checked against the
+        #: very message it answers, nothing having happened since
+        #: (:meth:`checked_by_scheduler`): a plain EXECUTE_JOB is then not checked again.
+        self.checked = False
         #: Decision type -> its handler (a type Batsim does not accept has none).
         self.handlers: dict[type, Callable[[Any], None]] = {
             t.ExecuteJob: self._do_execute, t.RejectJob: self._do_reject,
@@ -124,9 +128,28 @@ class DecisionApplier:
                                   f"accepts (t={self._queue.now})")
         handler(decision)
 
+    @staticmethod
+    def checked_by_scheduler(scheduler: Any) -> bool:
+        """Whether ``scheduler`` checks each reply as Batsim would, against its message.
+
+        That is an in-process :class:`~batpolicy.scheduler.dispatch.Dispatcher`'s
+        ``handle`` (its ``checks_replies``): its checker applies to the state the messages
+        fed the rules of :mod:`batpolicy.scheduler.rules`, the same rules
+        :func:`~.validation.check_execute` applies to Batsim's books, which hold the same
+        facts when the reply applies at once. Any other scheduler (a socket, a recorded
+        conversation, a wrapped handle) is checked here in full. O(1).
+        """
+        owner = getattr(scheduler, "__self__", None)
+        return getattr(owner, "checks_replies", False) is True and \
+            getattr(scheduler, "__func__", None) is getattr(type(owner), "handle", None)
+
     def _do_execute(self, d: t.ExecuteJob) -> None:
         books = self._books
-        job = v.check_execute(books, d)
+        # A plain start the scheduler checked (self.checked): the same rules, not run twice
+        job = books.jobs.get(d.job_id) if self.checked else None
+        if job is None or d.mapping is not None or d.storage_mapping is not None \
+                or d.additional_io_job is not None:
+            job = v.check_execute(books, d)  # where Batsim aborts
         now = self._queue.now
         alloc = d.alloc
         if d.additional_io_job is not None:
@@ -141,7 +164,8 @@ class DecisionApplier:
         job.storage_mapping = d.storage_mapping
         job.start = now
         books.running[job.id] = job
-        self._messages.started(job.id, now)
+        messages = self._messages  # its rank(now), inline: the message the job starts at
+        job.start_rank = messages.count if now == messages.at else 0
         self._ends.start(job, now)
         if energy is not None:
             load = job.model.host_load

@@ -12,7 +12,8 @@ where a runtime of exactly 0 would become its 1e-5 s epsilon.
 
 :class:`InstantMessages` counts the server's messages within the current instant (one
 per decision and one SCHED_READY per reply), notes at which message each job started
-and each kill was asked (:meth:`~InstantMessages.started`,
+and each kill was asked (a job's ``start_rank``, which the decision applier sets to
+:meth:`~InstantMessages.rank` as it starts the job, and
 :meth:`~InstantMessages.kill_asked`), and turns two counts into that runtime
 (:meth:`~InstantMessages.stopped`).
 """
@@ -31,8 +32,7 @@ log = logging.getLogger(__name__)
 class InstantMessages:
     """Messages received by Batsim's server since the current instant began."""
 
-    __slots__ = ("_platform", "_delay", "at", "count", "base", "_started", "_started_at",
-                 "_killed")
+    __slots__ = ("_platform", "_delay", "at", "count", "base", "_killed")
 
     def __init__(self, platform: Platform) -> None:
         self._platform = platform
@@ -40,32 +40,22 @@ class InstantMessages:
         self.at = -1.0
         self.count = 0
         self.base = 0.0
-        #: The jobs started at the instant ``_started_at`` -> their start's rank: only a
-        #: job that stops at the instant it started needs it (:meth:`stopped`).
-        self._started: dict[str, int] = {}
-        self._started_at = -1.0
         self._killed: dict[str, int] = {}  # job id -> rank of its KILL_JOB
-
-    def started(self, job_id: str, now: float) -> None:
-        """Job ``job_id`` starts at ``now``, at the current message. O(1) amortized."""
-        if now != self._started_at:  # a new instant: the starts of the last one are moot
-            self._started.clear()
-            self._started_at = now
-        self._started[job_id] = self.count if now == self.at else 0
 
     def kill_asked(self, job_id: str, rank: int) -> None:
         """A KILL_JOB of ``job_id`` came at message ``rank`` of the instant. O(1)."""
         self._killed[job_id] = rank
 
-    def stopped(self, job_id: str, now: float, killed: bool) -> tuple[float, float] | None:
+    def stopped(self, job_id: str, now: float, killed: bool,
+                start_rank: int | None) -> tuple[float, float] | None:
         """A job stops at ``now``, the instant it started: Batsim's clock at its start and kill.
 
         Only called for a job whose runtime is 0 (a job that ran longer needs nothing
-        from here, and its start was forgotten at the next instant). None unless the
-        job was ``killed`` (then its runtime is a few message times, see the module
-        docstring). Forgets the job. O(messages).
+        from here); ``start_rank`` is :meth:`rank` when the job started (None: it was not
+        started by EXECUTE_JOB). None unless the job was ``killed`` (then its runtime is
+        a few message times, see the module docstring). Forgets the job. O(messages).
         """
-        rank = self._started.pop(job_id, None) if now == self._started_at else None
+        rank = start_rank
         killed_at = self._killed.pop(job_id, None)
         if not killed or rank is None:
             return None

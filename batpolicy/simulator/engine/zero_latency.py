@@ -50,7 +50,7 @@ class ZeroLatencyDriver:
     """
 
     __slots__ = ("_parts", "_books", "_queue", "_bye_pending", "_bye_at", "_advancing",
-                 "_external", "_next_external", "_asleep_later")
+                 "_external", "_next_external", "_asleep_later", "_checked", "_submitter")
 
     def __init__(self, parts: Parts, external_events: list[Any]) -> None:
         self._parts = parts
@@ -60,9 +60,12 @@ class ZeroLatencyDriver:
         self._bye_at = 0.0  # when the pending goodbye was received
         self._advancing = False
         self._asleep_later = False
+        self._checked = False  # the scheduler checks its replies (run, _exchange)
+        #: The job submitter's wake-up: stateless, so one object serves every batch.
+        self._submitter = Submitter(self)
         first = books.static.next
         if first is not None:
-            queue.schedule(Submitter(self), SUBMISSION, at=max(first.subtime, 0.0))
+            queue.schedule(self._submitter, SUBMISSION, at=max(first.subtime, 0.0))
         elif not books.static_done:
             queue.schedule(EndOfInput(self, _NO_MORE_JOBS), END_OF_INPUT)
         self._external = _batches(external_events)
@@ -84,6 +87,7 @@ class ZeroLatencyDriver:
         parts = self._parts
         queue, books, ends, server = self._queue, self._books, parts.ends, parts.server
         outbox = books.outbox
+        self._checked = parts.decisions.checked_by_scheduler(scheduler)
         parts.messages.tick(0.0)  # SUBMITTER_HELLO
         self._exchange(scheduler, (server.simulation_begins(),), first=True)
         while True:
@@ -124,6 +128,8 @@ class ZeroLatencyDriver:
         decisions = parts.decisions
         handlers = decisions.handlers
         messages = parts.messages
+        # checked by the scheduler against this message, applied now: not checked again
+        decisions.checked = self._checked
         for decision in reply.decisions:
             handler = handlers.get(type(decision))
             if handler is None:
@@ -132,6 +138,7 @@ class ZeroLatencyDriver:
             if stamp is None:
                 stamp = reply.now
             if stamp > queue.now:
+                decisions.checked = False  # time passes first: what was checked may change
                 messages.sleep_until(queue.now, stamp)
                 self._advance_to(stamp)
             if messages.tick(queue.now) == 2 and first:
@@ -140,6 +147,7 @@ class ZeroLatencyDriver:
                 self._submitter_sleeps()
                 continue
             handler(decision)  # type: ignore[misc]
+        decisions.checked = False
         if reply.now > queue.now:
             self._advance_to(reply.now)
         elif decisions.kills:
@@ -200,7 +208,7 @@ class ZeroLatencyDriver:
         queue = self._queue
         after = self._books.static.next  # a long trace's submitted jobs are not held
         if after is not None:
-            queue.schedule(Submitter(self), SUBMISSION, at=after.subtime)
+            queue.schedule(self._submitter, SUBMISSION, at=after.subtime)
         else:
             queue.schedule(EndOfInput(self, _NO_MORE_JOBS), END_OF_INPUT)
 
