@@ -148,25 +148,8 @@ def _check_import(variant: Variant, scratch: Path) -> None:
         variant.error = variant.error or f"import: {module} came from {where or run.stderr}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Build the variants, run them in alternated rounds, print (or save) the table."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-w", "--workload", required=True)
-    ap.add_argument("--policy", default="easy")
-    ap.add_argument("--max-jobs", type=int, default=0, help="0: the whole trace")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--variants", nargs="+", default=["cython", "mypyc"],
-                    choices=["cython", "mypyc"])
-    ap.add_argument("--cython-modules", nargs="+", default=HOT_MODULES, metavar="MODULE",
-                    help="paths under batpolicy/ (default: the hot modules)")
-    ap.add_argument("--mypyc-modules", nargs="+", default=MYPYC_MODULES, metavar="MODULE")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                    help="parallel compilations (Cython)")
-    ap.add_argument("--save", type=Path, help="write the table here, with the commit")
-    args = ap.parse_args(argv)
-    args.workload = str(Path(args.workload).resolve())
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    scratch = Path(tempfile.mkdtemp(prefix="compiled-variants-"))
+def _measure(args: argparse.Namespace, scratch: Path) -> str:
+    """Build the variants in ``scratch``, run them in alternated rounds; the table."""
     modules = {"cython": args.cython_modules, "mypyc": args.mypyc_modules}
     variants = [Variant("pure", scratch / "pure", [])]
     variants += [Variant(name, scratch / name, list(modules[name])) for name in args.variants]
@@ -205,11 +188,32 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"{variant.name:<10} {len(variant.modules):>7} {variant.build_s:>8.0f}"
                      f"  {rounds:<28} {median:>7.2f} {ratio:>6}  "
                      f"{'identical' if same else 'DIFFERS'}")
-    text = "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build the variants, run them in alternated rounds, print (or save) the table."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-w", "--workload", required=True)
+    ap.add_argument("--policy", default="easy")
+    ap.add_argument("--max-jobs", type=int, default=0, help="0: the whole trace")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--variants", nargs="+", default=["cython", "mypyc"],
+                    choices=["cython", "mypyc"])
+    ap.add_argument("--cython-modules", nargs="+", default=HOT_MODULES, metavar="MODULE",
+                    help="paths under batpolicy/ (default: the hot modules)")
+    ap.add_argument("--mypyc-modules", nargs="+", default=MYPYC_MODULES, metavar="MODULE")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="parallel compilations (Cython)")
+    ap.add_argument("--save", type=Path, help="write the table here, with the commit")
+    args = ap.parse_args(argv)
+    args.workload = str(Path(args.workload).resolve())
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    with tempfile.TemporaryDirectory(prefix="compiled-variants-") as scratch:  # gone after
+        text = _measure(args, Path(scratch))
     sys.stdout.write(text)
     if args.save is not None:
         save_table(args.save, Path(__file__).name, argv, text)
-    shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 
