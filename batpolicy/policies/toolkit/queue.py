@@ -85,12 +85,11 @@ class JobQueue:
     ``SortedKeyList`` cost about ten Python-level ones (a queue sees one add and one
     remove per job: a tenth of EASY's calls per message).
 
-    The price is one O(n) C-level move of pointers per add or remove. Measured
-    (``bench/experiments/queue_sizes.py``: remove at the head, add at the tail, as FCFS does): 1.3 µs
-    at 1,000 queued jobs against 1.7 µs with a ``SortedKeyList``, about even at 4,000,
-    4.5 µs against 2.0 at 16,000 (the peak of RICC-2010, whose whole simulation still
-    gains), 20 µs against 2.4 at 100,000: an overloaded sweep holding ~100,000 jobs in the
-    queue pays that.
+    The sorted entries' price is one O(n) C-level move of pointers per add or remove.
+    Measured (``bench/experiments/queue_sizes.py``: remove at the head, add at the tail,
+    as FCFS does): 1.3 µs at 1,000 queued jobs against 1.7 µs with a ``SortedKeyList``,
+    about even at 4,000, 4.5 µs against 2.0 at 16,000, 20 µs against 2.4 at 100,000. A FCFS
+    queue of state-ranked jobs (RICC-2010 peaks at 16,000) does not pay it.
 
     Runtime complexity: indexed, add O(1) amortised, remove O(log n), head O(1)
     amortised; else add and remove O(log n) comparisons and one O(n) C-level move,

@@ -109,8 +109,8 @@ class Server:
             job.model = by_workload.get(workload, default) if job.fields.job_model is None \
                 else models.named(job.fields.job_model)
             jobs[spec.id] = job
-            out.append(t.JobSubmitted(stamp, spec.id, spec.raw if spec.wired else wire_json(spec.raw),
-                                      wire_json(data) if forward else None))
+            raw = spec.raw if spec.wired else wire_json(spec.raw)  # wired: as Batsim writes it
+            out.append(t.JobSubmitted(stamp, spec.id, raw, wire_json(data) if forward else None))
         books.nb_open += len(specs)
         if self.on_submit is not None:
             self.on_submit(len(specs))
