@@ -16,6 +16,7 @@ The sum is what serve costs beside ZeroMQ's own send/recv. Usage::
     batpolicy simulate --policy easy -w KTH-SP2-1996-2.swf.gz --record /tmp/kth.msgpack -q
     python bench/performance/serve_stages.py /tmp/kth.msgpack --policy easy
     python bench/performance/serve_stages.py /tmp/kth.msgpack --policy easy --idle-us 1000
+    python bench/performance/serve_stages.py /tmp/kth.msgpack --policy fcfs --instructions
 
 ``--idle-us`` sleeps that long after each message (outside the timed stages), as the
 daemon waits while Batsim computes. Beside Batsim the same work costs two to three
@@ -31,6 +32,13 @@ events' times against ``now``, then the typed events built), the two steps of
 threshold to 500,000 as ``serve`` does (scheduler/steady_gc.py); without it, CPython's
 default collections fall inside the timed stages.
 
+``--instructions`` counts instructions instead (valgrind's callgrind, deterministic whatever
+the VM does): six runs under callgrind (:data:`RUNS`), whose differences are each stage's
+instructions per message, as the daemon runs them (decode: the daemon's pipeline less the
+other two stages), and ``orjson.loads`` alone, the Python floor's whole decoding
+(``floor_fcfs.py``), for scale. ZeroMQ's own work (pyzmq, libzmq, its I/O thread) is in no
+stage: ``serve_vs_batsched.py --callgrind`` counts the whole process.
+
 ``--calls`` counts instead of timing: function calls (Python and C) per message in each
 stage, and the distinct functions one message runs. Unlike times, the counts do not move
 with this VM's drift (its speed changes by 2-3× from one day to the next, and back-to-back
@@ -44,6 +52,10 @@ from __future__ import annotations
 
 import argparse
 import gc
+import logging
+import re
+import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -72,6 +84,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
 from harness import batsim_messages  # noqa: E402  (bench/harness.py)
 
+log = logging.getLogger("serve_stages")
+
 
 def main() -> None:
     """Replay a transcript through decode, dispatch and encode; print µs per message."""
@@ -87,9 +101,18 @@ def main() -> None:
                         help="set the garbage collector as serve does (steady_gc.py)")
     parser.add_argument("--calls", action="store_true",
                         help="count calls and distinct functions per message instead of timing")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions per message and stage (callgrind) instead")
+    parser.add_argument("--replay-upto", choices=RUNS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     idle = args.idle_us / 1e6
+    if args.instructions:
+        count_instructions(args.transcript, args.policy)
+        return
     messages = batsim_messages(args.transcript)
+    if args.replay_upto:  # one of count_instructions' runs, under callgrind
+        replay_upto(messages, args.policy, args.replay_upto)
+        return
     if args.calls:
         count_calls(messages, args.policy)
         return
@@ -137,6 +160,64 @@ def main() -> None:
     print(f"  {'total':<9} {total:7.3f} s  {total / n * 1e6:7.1f} µs/message")
 
 
+#: The runs of :func:`count_instructions`: set-up only; every message decoded beforehand
+#: (``predecoded``, the codec's :func:`decode_request`, no table of sent allocations);
+#: then dispatched; then encoded; the daemon's own pipeline (its wire's decode, which takes
+#: allocations back from the table its encode fills); the floor's ``orjson.loads`` alone.
+RUNS = ("none", "predecoded", "dispatch", "encode", "daemon", "floor")
+
+
+def replay_upto(messages: Sequence[bytes], policy: str, upto: str) -> None:
+    """One run of :data:`RUNS` over every message (garbage collector set as ``serve``)."""
+    gc.freeze()
+    gc.set_threshold(500_000, *gc.get_threshold()[1:])
+    dispatcher = Dispatcher(make_policy(policy))
+    decode, encode = daemon_codec()
+    if upto == "floor":
+        import orjson
+
+        for raw in messages:
+            orjson.loads(raw)
+    elif upto == "daemon":
+        for raw in messages:
+            encode(dispatcher.handle(decode(raw)))
+    elif upto != "none":
+        requests = [decode_request(raw) for raw in messages]
+        if upto != "predecoded":
+            replies = [dispatcher.handle(request) for request in requests]
+            if upto == "encode":
+                for reply in replies:
+                    encode(reply)
+
+
+def count_instructions(transcript: str, policy: str) -> None:
+    """Run :func:`replay_upto` under callgrind for each of :data:`RUNS`; print instructions
+    per message of each stage (differences between runs)."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    n = len(batsim_messages(transcript))
+    refs: dict[str, int] = {}
+    for upto in RUNS:
+        log.info("callgrind run %d/%d: %s", len(refs) + 1, len(RUNS), upto)
+        run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                              sys.executable, __file__, transcript, "--policy", policy,
+                              "--replay-upto", upto], capture_output=True, text=True)
+        found = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
+        if run.returncode or found is None:
+            raise SystemExit(f"the callgrind run {upto} failed:\n{run.stderr[-2000:]}")
+        refs[upto] = int(found.group(1).replace(",", ""))
+    dispatch = refs["dispatch"] - refs["predecoded"]
+    encode = refs["encode"] - refs["dispatch"]
+    whole = refs["daemon"] - refs["none"]
+    stages = {"decode": whole - dispatch - encode, "dispatch": dispatch, "encode": encode,
+              "total": whole}
+    print(f"{n} messages, policy {policy}: instructions per message (callgrind)")
+    for stage, count in stages.items():
+        print(f"  {stage:<9} {count / n:9,.0f}")
+    print(f"  {'orjson':<9} {(refs['floor'] - refs['none']) / n:9,.0f}  (orjson.loads alone: "
+          "the Python floor's decoding)")
+
+
 def count_calls(messages: Sequence[bytes], policy: str) -> None:
     """Replay once under :func:`sys.setprofile`; print calls and distinct functions per message."""
     dispatcher = Dispatcher(make_policy(policy))
@@ -179,4 +260,5 @@ def count_calls(messages: Sequence[bytes], policy: str) -> None:
 
 
 if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
     main()
