@@ -38,12 +38,12 @@ from dataclasses import dataclass
 from os import PathLike
 from typing import Any
 
+from batpolicy.io.result import JobRecord
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.base import Policy
 from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
-from batpolicy.io.workload import JobSpec, Workload
-from batpolicy.io.result import JobRecord
 
 __all__ = ["Schedule", "decision_key", "run_policy", "simulate"]
 
@@ -153,12 +153,12 @@ def simulate(policy: str | Policy | Any, jobs: Sequence[JobLike] | str | PathLik
     :class:`~batpolicy.errors.PolicyError` naming the scheduler, event and time.
     """
     from batpolicy.policies.registry import make_policy
-    from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics
     from batpolicy.scheduler.dispatch import Dispatcher
+    from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics
+    from batpolicy.scheduler.state import ClusterState
     from batpolicy.simulator.engine.simulator import Simulator
     from batpolicy.simulator.options import SimOptions
     from batpolicy.simulator.pybatsim.testing import pybatsim_driver
-    from batpolicy.scheduler.state import ClusterState
 
     platform = _platform(machines)
     # the policy sees the platform's groups, speeds and GPUs as `simulate -p FILE` shows them

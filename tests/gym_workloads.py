@@ -8,8 +8,11 @@ from pathlib import Path
 
 
 def delay_workload(path: Path, n: int, seed: int) -> Path:
-    """``n`` delay jobs on 24 machines, drawn from ``seed``: bursts of submissions, runtimes
-    from 1 s to 1,000 s, walltimes 1, 2 or 5 times the runtime; written to ``path``."""
+    """``n`` delay jobs on 24 machines, drawn from ``seed``, written to ``path``.
+
+    Bursts of submissions, runtimes from 1 s to 1,000 s, walltimes 1, 2 or 5 times the
+    runtime.
+    """
     rng = random.Random(seed)
     jobs, profiles, t = [], {}, 0.0
     for i in range(n):

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from batpolicy import __version__
+from batpolicy.app.cli import build_parser
 from batpolicy.platforms.generators import read_machines_csv
 from batpolicy.policies.registry import POLICIES
-from batpolicy.app.cli import build_parser
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

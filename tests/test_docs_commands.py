@@ -27,9 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_readme import REPO, Checkout, checkout  # noqa: F401  (the module's fixture)
 
 from clirun import free_port
-from test_readme import REPO, Checkout, checkout  # noqa: F401  (the module's fixture)
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from batpolicy.errors import ConfigError
 
 if TYPE_CHECKING:  # imported where used: building the parser (every command) loads none
-    from batpolicy.io.workload import Workload
     from batpolicy.io.transform import TransformSpec
+    from batpolicy.io.workload import Workload
 
 __all__ = ["SIZES", "add_commands", "add_transform_options", "transform_spec"]
 
@@ -121,8 +121,8 @@ def _read(args: argparse.Namespace, spec: TransformSpec) -> Workload:
 
 
 def _transform(args: argparse.Namespace) -> int:
-    from batpolicy.io.transform import apply, head, time_window
     from batpolicy.io.batsim_json import write_batsim_workload
+    from batpolicy.io.transform import apply, head, time_window
 
     spec = transform_spec(args)
     if args.max_jobs is not None and args.max_jobs < 0:
@@ -146,8 +146,8 @@ def _transform(args: argparse.Namespace) -> int:
 
 
 def _synth(args: argparse.Namespace) -> int:
-    from batpolicy.io.presets import build_workload, parse_overrides, preset
     from batpolicy.io.batsim_json import write_batsim_workload
+    from batpolicy.io.presets import build_workload, parse_overrides, preset
 
     spec = preset(args.preset, **parse_overrides(args.preset, args.param))
     workload = build_workload(spec, args.seed)

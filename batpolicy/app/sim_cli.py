@@ -17,21 +17,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from batpolicy.errors import ConfigError
 from batpolicy.app.io_cli import (
     add_reader_options,
     add_transform_options,
     parse_status,
     transform_spec,
 )
+from batpolicy.errors import ConfigError
 
 if TYPE_CHECKING:  # imported where used: `batpolicy --help` must not load the simulator
-    from batpolicy.protocol import types as t
     from batpolicy.io.inputs import InputSpec
     from batpolicy.io.outputs import OutputPaths
+    from batpolicy.protocol import types as t
+    from batpolicy.scheduler.state import ClusterState
     from batpolicy.simulator.engine.simulator import Simulator
     from batpolicy.simulator.options import SimOptions
-    from batpolicy.scheduler.state import ClusterState
 
 __all__ = ["add_commands"]
 
@@ -192,8 +192,8 @@ def _paths(args: argparse.Namespace) -> OutputPaths:
 def _run(args: argparse.Namespace, scheduler: Callable[[t.Request], t.Reply],
          options: SimOptions, describe: dict[str, Any], state: ClusterState | None = None,
          **hooks: Any) -> int:
-    from batpolicy.provenance import utc_now
     from batpolicy.io.inputs import load_inputs
+    from batpolicy.provenance import utc_now
     from batpolicy.simulator.latency.driver import make_simulator
     from batpolicy.simulator.run import output_layout, run_simulation
 

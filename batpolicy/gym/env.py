@@ -37,9 +37,9 @@ from batpolicy.gym.episode import Decision, EpisodeThread, Finished
 from batpolicy.gym.rewards import Reward, StepOutcome, make_reward
 from batpolicy.io.inputs import InputSpec, load_inputs
 from batpolicy.io.metrics import run_metrics
-from batpolicy.io.workload import Workload
 from batpolicy.io.result import JobRecord
 from batpolicy.io.transform import head, time_window
+from batpolicy.io.workload import Workload
 from batpolicy.policies.agent.observation import (
     CLUSTER_FEATURES,
     JOB_FEATURES,

@@ -273,7 +273,8 @@ def write_platform(groups: Sequence[GroupSpec], path: str | Path, *,
                    power: PowerSpec | None = None) -> Path:
     """Write :func:`to_xml` of ``groups`` (with ``power``) to ``path``; return the path.
 
-    The folder is created if missing, as ``simulate -o`` does."""
+    The folder is created if missing, as ``simulate -o`` does.
+    """
     path = Path(path)
     text = to_xml(groups, power=power)
     try:

@@ -95,7 +95,8 @@ def _numbers(text: str, what: str, where: dict[str, object]) -> float:
 
     >>> _numbers("-95", "host 'h0', pstate 0", {})
     Traceback (most recent call last):
-    batpolicy.errors.InputError: host 'h0', pstate 0: '-95' is not a power in watts (a finite number >= 0)
+    batpolicy.errors.InputError: host 'h0', pstate 0: '-95' is not a power in watts (a finite \
+number >= 0)
     """
     try:
         watts = float(text)

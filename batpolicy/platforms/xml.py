@@ -220,10 +220,10 @@ class _Reader:
 
 
 def require_master(path: str | Path, *, master_host: str = "master_host") -> None:
-    """Raise :class:`~batpolicy.errors.InputError` unless the file has Batsim's master host.
+    r"""Raise :class:`~batpolicy.errors.InputError` unless the file has Batsim's master host.
 
     Batsim 4.2.1 aborts without one (``Machines::create_machines``, ``src/machines.cpp``:
-    "Cannot find the \"master\" role in the platform file"): a host named
+    ``"Cannot find the \"master\" role in the platform file"``): a host named
     ``master_host`` (its ``-m``) or with the property ``role=master``.
     """
     path = Path(path)

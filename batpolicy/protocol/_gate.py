@@ -66,7 +66,8 @@ class ConnectionGate:
         """End the thread and close its socket (before the context terminates).
 
         The thread waits on its ZAP socket and on an inproc wake-up socket: a message on
-        the latter ends it at once (no polling tick to wait for)."""
+        the latter ends it at once (no polling tick to wait for).
+        """
         self._stop.set()
         if self._thread is not None:
             wake = self._context.socket(zmq.PAIR)

@@ -26,12 +26,13 @@ from msgspec import Struct, field
 
 from batpolicy.protocol.intervals import MachineSet
 
-__all__ = ["BATSIM_NOTIFY_KINDS", "Answer", "CallMeLater", "ChangeJobState", "ContinueRegistration", "Decision",
-           "Event", "EventType", "ExecuteJob", "FromJobMsg", "JobCompleted", "JobKilled",
-           "JobState", "JobSubmitted", "KillJob", "Notify", "NotifyType", "Query", "RegisterJob",
-           "RegisterProfile", "RegistrationFinished", "RejectJob", "Reply", "Request",
-           "RequestedCall", "ResourceInfo", "ResourceStateChanged", "SetJobMetadata",
-           "SetResourceState", "SimulationBegins", "SimulationEnds", "ToJobMsg"]
+__all__ = ["BATSIM_NOTIFY_KINDS", "Answer", "CallMeLater", "ChangeJobState",
+           "ContinueRegistration", "Decision", "Event", "EventType", "ExecuteJob", "FromJobMsg",
+           "JobCompleted", "JobKilled", "JobState", "JobSubmitted", "KillJob", "Notify",
+           "NotifyType", "Query", "RegisterJob", "RegisterProfile", "RegistrationFinished",
+           "RejectJob", "Reply", "Request", "RequestedCall", "ResourceInfo",
+           "ResourceStateChanged", "SetJobMetadata", "SetResourceState", "SimulationBegins",
+           "SimulationEnds", "ToJobMsg"]
 
 
 class EventType(str, Enum):  # noqa: UP042 - str() stays the member name, like types.JobState

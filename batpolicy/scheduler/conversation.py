@@ -71,8 +71,11 @@ def check_completion(ev: t.JobCompleted, start: float) -> None:
 
 
 def check_notify_kind(kind: Any, config: dict[str, Any]) -> None:
-    """A NOTIFY of a type Batsim does not send is an external event it forwarded, which
-    it does only with ``--forward-unknown-events`` (SIMULATION_BEGINS' config says)."""
+    """Refuse a NOTIFY of a type Batsim does not send unless it forwards external events.
+
+    Batsim forwards such events only with ``--forward-unknown-events``, which
+    SIMULATION_BEGINS' config says.
+    """
     if kind not in t.BATSIM_NOTIFY_KINDS and not config.get("forward-unknown-events", False):
         raise ProtocolError(f"unknown NOTIFY type {kind!r}: Batsim forwards other events "
                             "only with --forward-unknown-events, which SIMULATION_BEGINS' "

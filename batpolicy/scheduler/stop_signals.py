@@ -44,8 +44,10 @@ def _raise_stopped(signum: int, frame: FrameType | None) -> None:
 
 
 def stopped_by(error: BaseException | None) -> str | None:
-    """What stopped a run: ``None`` (it ended), a signal's name, ``"timeout"``, ``"peer lost"``
-    (the other end's connection closed), ``"error"``.
+    """What stopped a run: None (it ended), a signal's name, or the kind of error.
+
+    The kinds: ``"timeout"``, ``"peer lost"`` (the other end's connection closed),
+    ``"error"``.
 
     >>> stopped_by(None), stopped_by(Stopped("SIGTERM")), stopped_by(KeyboardInterrupt())
     (None, 'SIGTERM', 'SIGINT')

@@ -169,8 +169,11 @@ class PolicyView:
     # ------------------------------------------------------------------------- jobs
     @property
     def jobs(self) -> Mapping[str, Job]:
-        """Every job submitted or registered, by id, read-only; finished ones only for a
-        policy that declares ``reads_finished_jobs`` (the default). Runtime complexity: O(1)."""
+        """Every job submitted or registered, by id, read-only.
+
+        Finished ones only for a policy that declares ``reads_finished_jobs`` (the
+        default). Runtime complexity: O(1).
+        """
         return MappingProxyType(self.__state._jobs)  # noqa: SLF001
 
     @property

@@ -25,8 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
 from harness import measure, write_results  # noqa: E402  (bench/harness.py)
 
-from batpolicy.policies.coalloc.satisfy import feasible_ranges, solve_branch_and_bound, solve_dp
 from batpolicy.platforms.bandwidth import ppbw_from_bsbw
+from batpolicy.policies.coalloc.satisfy import feasible_ranges, solve_branch_and_bound, solve_dp
 
 
 def instances(clusters: int, count: int, seed: int) -> list[tuple[list, int]]:

@@ -79,7 +79,8 @@ def main() -> None:
     parser.add_argument("--ops", type=int, default=2000)
     parser.add_argument("--save", action="store_true")
     args = parser.parse_args()
-    lines = [f"# command: python bench/experiments/queue_sizes.py --sizes {' '.join(map(str, args.sizes))} "
+    sizes = " ".join(map(str, args.sizes))
+    lines = [f"# command: python bench/experiments/queue_sizes.py --sizes {sizes} "
              f"--ops {args.ops}{' --save' if args.save else ''}",
              "# us per (remove head, add at tail) on a FCFS queue of n waiting jobs, best of 3",
              f"{'queued jobs':>12} {'JobQueue us':>12} {'SortedKeyList us':>17} {'ratio':>7}"]

@@ -7,7 +7,8 @@ expanded and what is compared). Prints one row per case and the counts the simul
 issues are judged by: same outcome, both clean, same jobs; energy cases apart.
 
     python bench/fidelity/batsim_testsuite.py                   # whole matrix, table on stdout
-    python bench/fidelity/batsim_testsuite.py --match kill -j 2 --save bench/results/batsim_testsuite.txt
+    python bench/fidelity/batsim_testsuite.py --match kill -j 2 \
+        --save bench/results/batsim_testsuite.txt
 
 Needs Batsim built (the build script of the shared folder beside the clone, outside the
 repository, or ``--batsim-prefix``).

@@ -107,11 +107,11 @@ def _measure(rows: list[tuple[str, float | None, float | None, float | None, str
 
 def run_case(case: Case) -> Row:
     """Batsim + ``serve`` in a thread, then the embedded simulator twice, same files."""
+    from batpolicy.io.batsim_json import read_batsim_workload
     from batpolicy.platforms.xml import read_platform
     from batpolicy.policies.registry import make_policy
     from batpolicy.scheduler.daemon import ServeOptions, serve
     from batpolicy.scheduler.dispatch import Dispatcher
-    from batpolicy.io.batsim_json import read_batsim_workload
     from batpolicy.simulator.jobmodels.coalloc import profile_runtime
 
     began = time.perf_counter()
@@ -176,9 +176,9 @@ def _simulated(workload: object, platform: object, params: dict[str, str], model
 
 def _inputs(args: argparse.Namespace, folder: Path) -> list[Case]:
     """The platform and, per BSBW, the workload files (through the product's generators)."""
-    from batpolicy.platforms.generators import multicluster, write_platform
-    from batpolicy.io.presets import build_workload, preset
     from batpolicy.io.batsim_json import write_batsim_workload
+    from batpolicy.io.presets import build_workload, preset
+    from batpolicy.platforms.generators import multicluster, write_platform
 
     platform = write_platform(multicluster(args.clusters, args.nodes,
                                            link_bandwidth=args.link_bandwidth),

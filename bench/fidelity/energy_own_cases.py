@@ -19,7 +19,8 @@ Each case runs batsched beside real Batsim and beside ``batpolicy fake-batsim`` 
 same command (``tests/batsim_suite.py``: same outcome, jobs, schedule.csv,
 machine_states.csv, consumed_energy.csv, pstate_changes.csv).
 
-    python bench/fidelity/energy_own_cases.py -j 1 --work /tmp/own --save bench/results/energy_own_cases.txt
+    python bench/fidelity/energy_own_cases.py -j 1 --work /tmp/own \
+        --save bench/results/energy_own_cases.txt
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Seeded cases for the differential fuzzer (``bench/fidelity/fuzz.py``): platform, workload, scheduler, flags.
+"""Seeded cases for the differential fuzzer (``bench/fidelity/fuzz.py``).
+
+Each case draws a platform, a workload, a scheduler and Batsim's flags.
 
 A :class:`FuzzCase` is self-contained (the platform's XML text, the workload, the
 usage-trace files, batsched's variant and options, Batsim's flags), so that its hash
@@ -47,8 +49,9 @@ sys.path.insert(0, str(HERE.parents[1] / "tests"))
 from energy_own_cases import PLATFORMS as ENERGY_PLATFORMS  # noqa: E402
 from usage_trace_cases import _rank_lines  # noqa: E402
 
-import batsim_suite  # noqa: E402
 from batpolicy.platforms.generators import GroupSpec, to_xml  # noqa: E402
+
+import batsim_suite  # noqa: E402
 
 ARCHIVE = Path("/opt/batsim-4.2.1/src/batsim/platforms")
 
@@ -166,7 +169,7 @@ def _lat(rng: random.Random) -> str:
 
 
 def cluster_xml(rng: random.Random, nodes: int) -> tuple[str, float, float]:
-    """One ``<cluster>`` of ``nodes`` hosts plus a master (module docstring): (XML, flop/s, byte/s)."""
+    """One ``<cluster>`` of ``nodes`` hosts plus a master: (XML, flop/s, byte/s)."""
     bw_text, bw = _bw(rng)
     bb_text, bb = _bw(rng)
     speed = rng.choice((1e8, 1e9, 2.5e9, 1e10))
@@ -198,7 +201,7 @@ def cluster_xml(rng: random.Random, nodes: int) -> tuple[str, float, float]:
 
 
 def groups_xml(rng: random.Random) -> tuple[str, str, int, float, float]:
-    """A ``batpolicy platform`` multi-cluster or racks platform: (name, XML, machines, flop/s, byte/s)."""
+    """A ``batpolicy platform`` of clusters or racks: (name, XML, machines, flop/s, byte/s)."""
     kind = rng.choice(("cluster", "rack"))
     count, nodes = rng.randint(2, 4), rng.choice((2, 4, 6, 8))
     bw_text, bw = _bw(rng)
@@ -362,7 +365,7 @@ def random_workload(rng: random.Random, sizes: Sizes, nb_jobs: int
 
 def scheduler(rng: random.Random, energy_model: dict[str, float] | None
               ) -> tuple[str, dict[str, Any]]:
-    """batsched's variant and options (module docstring)."""
+    """Batsched's variant and options (module docstring)."""
     if energy_model is not None and rng.random() < 0.5:
         variant = rng.choice(ENERGY_VARIANTS)
         options: dict[str, Any] = {**energy_model, "output_dir": "sched"}

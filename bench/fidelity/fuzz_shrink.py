@@ -206,8 +206,8 @@ def shrink(case: FuzzCase, still_fails: Callable[[FuzzCase], bool], budget: int 
         if p["type"] == "parallel" and b.left > 0:
             nonzero = [i for i, v in enumerate(p["com"]) if v]
             if len(nonzero) > 1:
-                kept = ddmin(nonzero, lambda ks, n=name: still_fails(_zero_com(case, n,
-                                                                               set(ks))), b)
+                kept = ddmin(nonzero, lambda ks, n=name, c=case: still_fails(
+                    _zero_com(c, n, set(ks))), b)
                 if len(kept) < len(nonzero):
                     case = _zero_com(case, name, set(kept))
     return case

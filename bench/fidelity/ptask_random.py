@@ -10,7 +10,8 @@ communications cross shared, latency-bound links), each scheduled by batsched's
 ``batpolicy fake-batsim``; jobs compared as ``tests/batsim_suite.py`` does (state,
 allocation, start and finish within 1e-6 s).
 
-    python bench/fidelity/ptask_random.py --seeds 3 --jobs 40 [--save bench/results/ptask_random.txt]
+    python bench/fidelity/ptask_random.py --seeds 3 --jobs 40 \
+        [--save bench/results/ptask_random.txt]
 
 How Batsim's own messages are modelled (:data:`CAUSE`): as SimGrid does, inside the
 parallel-task solver, sharing links with the jobs' tasks.

@@ -22,7 +22,8 @@ Each case runs batsched beside real Batsim and beside ``batpolicy fake-batsim`` 
 same command (``tests/batsim_suite.py``: same outcome, jobs, schedule.csv,
 machine_states.csv and, with ``-E``, consumed_energy.csv and pstate_changes.csv).
 
-    python bench/fidelity/usage_trace_cases.py -j 1 --work /tmp/ut --save bench/results/usage_trace_cases.txt
+    python bench/fidelity/usage_trace_cases.py -j 1 --work /tmp/ut \
+        --save bench/results/usage_trace_cases.txt
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ Results go to ``bench/results/coalloc_<part>.txt`` with the commit and the comma
 
 Usage::
 
-    python bench/papers/coalloc_figures.py dynamic --clusters 4 --jobs 8000 --bsbw 100 300 500 700 900
+    python bench/papers/coalloc_figures.py dynamic --clusters 4 --jobs 8000 \
+        --bsbw 100 300 500 700 900
     python bench/papers/coalloc_figures.py modules --jobs 8000 --bsbw 200 500 800 --lslt 0.6 1.0 1.2
     python bench/papers/coalloc_figures.py modules --jobs 80000 --only migration-only ideal \
         --out coalloc_anchors                       # the paper's two anchors, converged
@@ -79,11 +80,11 @@ def simulate(run: Run) -> Outcome:
     """Run one simulation in this process."""
     import time
 
+    from batpolicy.io.coalloc_traces import coalloc_workload, preset
     from batpolicy.platforms.generators import multicluster, write_platform
     from batpolicy.platforms.xml import read_platform
     from batpolicy.policies.registry import make_policy
     from batpolicy.scheduler.dispatch import Dispatcher
-    from batpolicy.io.coalloc_traces import coalloc_workload, preset
     from batpolicy.simulator import SimOptions, Simulator
 
     began = time.perf_counter()

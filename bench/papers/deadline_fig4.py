@@ -72,10 +72,10 @@ def _params(name: str, rounds: int, time_bound_ms: float) -> dict[str, str]:
 
 def run_one(task: tuple[str, int, int, int, float]) -> dict[str, Any]:
     """Simulate one (policy, level, seed); late jobs, tardiness and decision times."""
+    from batpolicy.io.deadline_grid import TABU4, grid_platform, grid_workload
     from batpolicy.policies.registry import make_policy
     from batpolicy.protocol import types as t
     from batpolicy.scheduler.dispatch import Dispatcher
-    from batpolicy.io.deadline_grid import TABU4, grid_platform, grid_workload
     from batpolicy.simulator import Simulator
 
     name, level, seed, rounds, bound = task

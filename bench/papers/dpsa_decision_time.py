@@ -16,7 +16,7 @@ printed beside. EASY is the baseline: ``ratio = EASY / DPSA`` on medians.
 
 Usage::
 
-    python bench/papers/dpsa_decision_time.py                 # m in 1k, 10k, 100k; q in 10, 100, 1000
+    python bench/papers/dpsa_decision_time.py     # m in 1k, 10k, 100k; q in 10, 100, 1000
     python bench/papers/dpsa_decision_time.py --machines 100000 --queue 1000 --decisions 500
 
 Results go to ``bench/results/dpsa_decision_time.txt`` with the commit and the machine.

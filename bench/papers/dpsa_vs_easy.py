@@ -47,9 +47,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for harness.py
 from harness import header, pool_map, write_results  # noqa: E402  (bench/harness.py)
 
-from batpolicy.io.workload import Workload  # noqa: E402
 from batpolicy.io.swf import read_swf  # noqa: E402
 from batpolicy.io.transform import drop_larger, head  # noqa: E402
+from batpolicy.io.workload import Workload  # noqa: E402
 
 log = logging.getLogger("dpsa_vs_easy")
 
@@ -123,9 +123,9 @@ def drive(handle: Any, m: int, workload: Workload) -> None:
 def simulate(policy_name: str, m: int, workload: Workload, driver: str) -> dict[str, Any]:
     """One run: mean bounded slowdown (τ = 10 s), mean wait, utilisation, policy stats."""
     from batpolicy.policies.registry import make_policy
-    from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics
     from batpolicy.scheduler.dispatch import Dispatcher
     from batpolicy.scheduler.jobs import JobStatus
+    from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics
 
     logging.getLogger("batpolicy").setLevel(logging.WARNING)
     policy = make_policy(policy_name)

@@ -13,7 +13,8 @@ runs; the product's own value is the default). Rounds alternate the thresholds.
 
 Usage::
 
-    python bench/performance/collector_time.py --traces RICC CEA-Curie --young 50000 500000 --rounds 2
+    python bench/performance/collector_time.py --traces RICC CEA-Curie --young 50000 500000 \
+        --rounds 2
 
 Results are printed, and saved to ``bench/results/collector_time.txt`` unless ``--no-save``.
 """
@@ -88,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"no trace in {TRACES} starts with {args.traces}")
     tasks = [(str(p), args.policy, young) for p in paths for _ in range(args.rounds)
              for young in args.young]
-    lines = [f"# command: python bench/performance/collector_time.py {' '.join(argv or sys.argv[1:])}",
+    command = " ".join(argv or sys.argv[1:])
+    lines = [f"# command: python bench/performance/collector_time.py {command}",
              f"{'trace':<28} {'policy':<6} {'young':>9} {'collector s (gen 0/1/2)':>26} "
              f"{'collections':>14} {'wall s':>8} {'peak MB':>8}"]
     print(lines[-1], flush=True)

@@ -1,4 +1,4 @@
-"""Peak memory and CPU of a whole-trace ``simulate`` (issue 44): RICC-2010 once and four times over.
+r"""Peak memory and CPU of a whole-trace ``simulate``: RICC-2010 once and four times over.
 
 Runs ``python -m batpolicy simulate --policy POLICY -w TRACE -q`` under each interpreter
 given (``--version NAME=PYTHON``, e.g. the tree of bf30f5a beside the current one), from
@@ -10,8 +10,9 @@ copy's submissions shifted by the previous copies' span plus one day), a reprodu
 
 Usage::
 
-    python bench/performance/memory_ricc.py --version base=/work/venvs/base/bin/python \\
-        --version now=/work/venvs/stream/bin/python --times 1 4 --save bench/results/memory_ricc.txt
+    python bench/performance/memory_ricc.py --version base=/work/venvs/base/bin/python \
+        --version now=/work/venvs/stream/bin/python --times 1 4 \
+        --save bench/results/memory_ricc.txt
 """
 
 from __future__ import annotations
@@ -104,12 +105,14 @@ def main(argv: list[str] | None = None) -> int:
                 args.trace, times, work / f"x{times}.swf.gz")
             for name, python in versions:
                 rss, cpu, wall = measure(python, trace, args.policy, work)
-                row = f"{name:10} x{times}  peak RSS {rss:7.1f} MiB  CPU {cpu:7.1f} s  wall {wall:7.1f} s"
+                row = (f"{name:10} x{times}  peak RSS {rss:7.1f} MiB  CPU {cpu:7.1f} s  "
+                       f"wall {wall:7.1f} s")
                 log.info(row)
                 rows.append(row)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=Path(__file__).parent).stdout.strip()
-    text = (f"# bench/performance/memory_ricc.py at {commit}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+    when = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
+    text = (f"# bench/performance/memory_ricc.py at {commit}, {when}, "
             f"{sys.version.split()[0]}, policy {args.policy}, {args.trace.name}\n"
             + "\n".join(rows) + "\n")
     print(text, end="")

@@ -191,8 +191,10 @@ def replay_upto(messages: Sequence[bytes], policy: str, upto: str) -> None:
 
 
 def count_instructions(transcript: str, policy: str) -> None:
-    """Run :func:`replay_upto` under callgrind for each of :data:`RUNS`; print instructions
-    per message of each stage (differences between runs)."""
+    """Print instructions per message of each stage, from callgrind runs of :data:`RUNS`.
+
+    Each run is :func:`replay_upto` under callgrind; a stage is a difference between runs.
+    """
     if shutil.which("valgrind") is None:
         raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
     n = len(batsim_messages(transcript))

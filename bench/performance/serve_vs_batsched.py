@@ -74,8 +74,8 @@ runs from different minutes. Results go to
 
 Usage::
 
-    python bench/performance/serve_vs_batsched.py                 # KTH whole + RICC first 20,000; 3 rounds
-    python bench/performance/serve_vs_batsched.py --quick         # 2,000 jobs of each, 1 round, not saved
+    python bench/performance/serve_vs_batsched.py           # whole KTH, 20,000 RICC jobs; 3 rounds
+    python bench/performance/serve_vs_batsched.py --quick   # 2,000 jobs of each, 1 round, not saved
     python bench/performance/serve_vs_batsched.py --schedulers batsched-easy serve-easy --rounds 5
     python bench/performance/serve_vs_batsched.py --traces KTH --python pyenv=python \
         --python debian=/tmp/venvdeb/bin/python   # one interpreter against another
@@ -144,7 +144,8 @@ def schedulers(prefix: Path) -> dict[str, Scheduler]:
         Scheduler("serve-dpsa-n", (*serve, "dpsa-n"), "batsched-easy", python=True),
         Scheduler("serve-redirection", (*serve, "redirection"), "batsched-easy", dynamic,
                   python=True),
-        # not a product: the cheapest Python FCFS (bench/performance/floor_fcfs.py), the floor under serve
+        # not a product: the cheapest Python FCFS (bench/performance/floor_fcfs.py), the
+        # floor under serve
         Scheduler("floor-fcfs", (sys.executable, str(Path(__file__).with_name("floor_fcfs.py")),
                                  "{endpoint}"), "batsched-fcfs", in_default=False, python=True),
     ]
@@ -422,7 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.callgrind:
         chosen = [replace(s, argv=(*CALLGRIND, *s.argv)) for s in chosen]
     args.workdir.mkdir(parents=True, exist_ok=True)
-    lines = [f"# command: python bench/performance/serve_vs_batsched.py {shlex.join(argv or sys.argv[1:])}",
+    command = shlex.join(argv or sys.argv[1:])
+    lines = [f"# command: python bench/performance/serve_vs_batsched.py {command}",
              "# sched s = Batsim's scheduling_time (schedule.csv); cpu s = user+sys of the "
              "scheduler process (wait4), sys s its system part; wall s = whole run; "
              "x batsched = ours / batsched's same algorithm (easy_bf; fcfs for fcfs); "

@@ -61,10 +61,10 @@ def trace_name(path: Path) -> str:
 
 def run_one(path: str, policy_name: str, max_jobs: int | None) -> dict[str, Any]:
     """Read one trace and simulate it with one policy; return the counts and timings."""
+    from batpolicy.io.swf import read_swf
     from batpolicy.platforms.model import Platform
     from batpolicy.policies.registry import make_policy
     from batpolicy.scheduler.dispatch import Dispatcher
-    from batpolicy.io.swf import read_swf
     from batpolicy.simulator import SimOptions, Simulator
 
     logging.getLogger("batpolicy").setLevel(logging.WARNING)

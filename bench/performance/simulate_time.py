@@ -1,4 +1,4 @@
-"""What a user waits for: the whole ``simulate`` command and the quick commands' start-up.
+r"""What a user waits for: the whole ``simulate`` command and the quick commands' start-up.
 
 Runs, from a scratch directory and under each interpreter given (``--python NAME=PYTHON``,
 e.g. a tree before a change beside the current one, in alternated rounds),
@@ -11,7 +11,7 @@ whole RICC-2010 under 45 s of wall time, start-up under 0.15 s.
 
 Usage::
 
-    python bench/performance/simulate_time.py --traces KTH RICC --rounds 5 --startup \\
+    python bench/performance/simulate_time.py --traces KTH RICC --rounds 5 --startup \
         --save startup_simulate
 """
 
@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
                     runs.setdefault((name, label), []).append(run(cmd, Path(tmp)))
     lines = [f"# command: python {' '.join(sys.argv)}",
              f"# medians of {args.rounds} alternated rounds, run from a scratch directory",
-             f"{'version':10} {'command':44} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9}  runs (wall s)"]
+             f"{'version':10} {'command':44} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9}  "
+             "runs (wall s)"]
     for (name, label), got in runs.items():
         wall, cpu, rss = (statistics.median(r[i] for r in got) for i in range(3))
         each = " ".join(f"{r[0]:.2f}" for r in got)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.errors import InputError
 from batpolicy.app.campaign.spec import load_campaign
+from batpolicy.errors import InputError
 
 
 def test_grids_expand_to_the_cartesian_product_in_file_order(small_campaign: Path) -> None:
@@ -149,11 +149,11 @@ def test_a_tabu_4_run_without_platform_gets_the_machines_its_workload_was_drawn_
     import csv
     import json
 
-    from batpolicy.platforms.xml import read_platform
-    from batpolicy.protocol.intervals import MachineSet
     from batpolicy.app.campaign.executors import LocalPool
     from batpolicy.app.campaign.runner import run_campaign
     from batpolicy.app.cli import main
+    from batpolicy.platforms.xml import read_platform
+    from batpolicy.protocol.intervals import MachineSet
 
     path = tmp_path / "c.toml"
     path.write_text('[[run]]\npolicy = "easy"\nparams = { one_group = true }\n'

@@ -1,6 +1,7 @@
-"""``batpolicy serve`` on a network: loopback by default, one Batsim per run, bounded
-messages, a dead Batsim noticed without ``--timeout`` (docs/reliability.md, "A hostile
-peer").
+"""``batpolicy serve`` on a network (docs/reliability.md, "A hostile peer").
+
+Loopback by default, one Batsim per run, bounded messages, a dead Batsim noticed without
+``--timeout``.
 
 Each test plays a peer the way a user or an intruder would: real subprocesses, real
 ZeroMQ sockets.
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from batpolicy.app import cli
 from batpolicy.errors import PeerTimeout
 from batpolicy.protocol.codec import (
     REFUSAL_PREFIX,
@@ -29,7 +31,6 @@ from batpolicy.protocol.codec import (
 )
 from batpolicy.protocol.transcript import read_transcript
 from batpolicy.protocol.transport import DEFAULT_MAX_MESSAGE, ReplySocket, RequestSocket
-from batpolicy.app import cli
 from batpolicy.scheduler.daemon import ServeOptions
 
 from clirun import (  # noqa: F401  (restore_logging is an autouse fixture)
@@ -236,7 +237,8 @@ def test_serve_names_the_message_event_and_field_of_a_refused_message() -> None:
     try:
         _listening(proc)
         with RequestSocket(f"tcp://127.0.0.1:{port}", timeout_s=10) as batsim:
-            for sent, line in enumerate(WALLTIME120.read_text().splitlines(), 1):
+            lines = WALLTIME120.read_text().splitlines()
+            for sent, line in enumerate(lines, 1):  # noqa: B007 - read after the loop
                 message = json.loads(line)["batsim"]
                 batsim.request(json.dumps(message).encode())
                 if message["now"] >= 2:

@@ -33,12 +33,12 @@ import pytest
 
 gymnasium = pytest.importorskip("gymnasium")
 
+from gym_workloads import delay_workload  # noqa: E402  (tests/ helper)
+
 import batpolicy.gym  # noqa: E402,F401 - registers the environment
 from batpolicy.app.cli import main  # noqa: E402
 from batpolicy.gym import baselines  # noqa: E402
 from batpolicy.io.inputs import DEFAULT_WORKLOAD, bundled  # noqa: E402
-
-from gym_workloads import delay_workload  # noqa: E402  (tests/ helper)
 
 #: Jobs observed: every job of the reproducer.
 WINDOW = 5
@@ -156,8 +156,10 @@ def _bench() -> ModuleType:
 @pytest.mark.parametrize("inputs", ["bundled", "kth", "generated", "latency", "reproducer"])
 def test_easy_baseline_is_easy_on_lowest_ids_and_first_differs_from_easy_by_a_placement(
         tmp_path: Path, inputs: str) -> None:
-    """The baseline's jobs.csv is ``--policy easy --param backfill_on=lowest``'s, byte for
-    byte; against plain easy, up to the first placement no action can choose, its jobs."""
+    """The baseline's jobs.csv is ``--policy easy --param backfill_on=lowest``'s, byte for byte.
+
+    Against plain easy: its jobs, up to the first placement no action can choose.
+    """
     bench = _bench()
     workload, platform, max_jobs = _inputs(inputs, tmp_path)
     comparison = bench.compare(workload, platform, max_jobs, 1000, tmp_path)

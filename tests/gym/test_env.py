@@ -12,6 +12,8 @@ import pytest
 
 gymnasium = pytest.importorskip("gymnasium")
 
+from gym_workloads import delay_workload  # noqa: E402
+
 import batpolicy.gym  # noqa: E402,F401 - registers the environment
 from batpolicy.app.cli import main  # noqa: E402
 from batpolicy.errors import ConfigError  # noqa: E402
@@ -20,7 +22,6 @@ from batpolicy.io.inputs import DEFAULT_WORKLOAD, bundled  # noqa: E402
 from batpolicy.policies.agent.loading import load_action  # noqa: E402
 
 from clirun import free_port, restore_logging  # noqa: E402,F401
-from gym_workloads import delay_workload  # noqa: E402
 
 KTH = bundled("KTH-SP2-1996-2-4weeks.swf.gz")
 

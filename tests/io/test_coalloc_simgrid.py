@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from batpolicy.errors import BatpolicyError
+from batpolicy.io.coalloc_simgrid import job_profiles, simgrid_profiles
+from batpolicy.io.presets import build_workload, parse_overrides, preset
+from batpolicy.platforms.bandwidth import ppbw_from_bsbw, required_bandwidth
 from batpolicy.platforms.generators import multicluster, write_platform
 from batpolicy.platforms.xml import read_platform
 from batpolicy.policies.registry import make_policy
-from batpolicy.platforms.bandwidth import ppbw_from_bsbw, required_bandwidth
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.io.coalloc_simgrid import job_profiles, simgrid_profiles
-from batpolicy.io.presets import build_workload, parse_overrides, preset
 from batpolicy.simulator import SimOptions, Simulator
 from batpolicy.simulator.jobmodels.coalloc import profile_runtime
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from batpolicy.errors import InputError
-from batpolicy.protocol.intervals import MachineSet
 from batpolicy.io.events import ExternalEvent, read_events
+from batpolicy.protocol.intervals import MachineSet
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 INPUTS = SHARED / "transcripts" / "inputs"

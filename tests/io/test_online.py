@@ -14,8 +14,8 @@ from batpolicy.io.metrics import job_outcomes, online_metrics
 from batpolicy.io.online import ExactSum
 from batpolicy.io.outputs import OutputPaths
 from batpolicy.policies.registry import make_policy
-from batpolicy.scheduler.outcomes import compute_metrics
 from batpolicy.scheduler.dispatch import Dispatcher
+from batpolicy.scheduler.outcomes import compute_metrics
 from batpolicy.simulator.engine.simulator import Simulator
 from batpolicy.simulator.run import output_layout, run_simulation
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from batpolicy.io.paje import JOB_COLOURS, PajeTraceWriter, job_colours, trace_header
 from batpolicy.platforms.xml import read_platform
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.io.paje import JOB_COLOURS, PajeTraceWriter, job_colours, trace_header
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 REAL = DATA / "batsim_suite" / "submitorder2-samesubmittime-fcfs.schedule.trace"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.io.presets import PRESETS, build_workload, preset
 from batpolicy.io.batsim_json import write_batsim_workload
+from batpolicy.io.presets import PRESETS, build_workload, preset
 
 SMALL = {"coalloc-4.3": {"jobs": 50}, "coalloc-6.1": {"jobs": 50},
          "tabu-4": {"nb_jobs": 40, "nb_machines": 12, "level": 2},

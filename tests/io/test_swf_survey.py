@@ -188,9 +188,11 @@ def test_streamed_jobs_carry_the_fields_their_raw_object_parses_to() -> None:
 
 def test_streamed_jobs_are_wired_only_when_wire_json_would_change_nothing(
         tmp_path: Path) -> None:
-    """``spec.wired`` (the simulator forwards ``raw`` as is) holds only for a raw object
-    that wire_json returns unchanged; a fractional time leaves it False, and the
-    simulator's JOB_SUBMITTED then carries the rounded object."""
+    """``spec.wired`` (``raw`` forwarded as is) holds only where wire_json changes nothing.
+
+    A fractional time leaves it False, and the simulator's JOB_SUBMITTED then carries the
+    rounded object.
+    """
     from batpolicy.simulator.json_quirks import wire_json
 
     path = tmp_path / "t.swf"

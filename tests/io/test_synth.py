@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.errors import ConfigError
 from batpolicy.app import cli
+from batpolicy.errors import ConfigError
 from batpolicy.io import read_batsim_workload
+from batpolicy.io.batsim_json import workload_to_json
 from batpolicy.io.presets import PRESETS, parse_overrides, preset
 from batpolicy.io.synth import JobStreamSpec, JobType, SynthSpec, generate
 from batpolicy.io.transform import inter_arrival_times
-from batpolicy.io.batsim_json import workload_to_json
 
 from clirun import read_jobs, restore_logging  # noqa: F401  (autouse fixture)
 

@@ -9,7 +9,7 @@ import pytest
 
 from batpolicy.errors import ConfigError, InputError
 from batpolicy.io import read_batsim_workload, read_swf
-from batpolicy.io.workload import JobSpec, Workload
+from batpolicy.io.batsim_json import write_batsim_workload
 from batpolicy.io.transform import (
     WEEK,
     TransformSpec,
@@ -23,7 +23,7 @@ from batpolicy.io.transform import (
     time_window,
     weeks,
 )
-from batpolicy.io.batsim_json import write_batsim_workload
+from batpolicy.io.workload import JobSpec, Workload
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 KTH = SHARED / "traces" / "KTH-SP2-1996-2.swf.gz"

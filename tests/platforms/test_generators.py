@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from batpolicy.app.cli import main
 from batpolicy.errors import ConfigError, InputError
 from batpolicy.platforms import generators as gen
 from batpolicy.platforms.begins import platform_from_begins
 from batpolicy.platforms.power import HostPower, SleepPState, host_power, pstate_speeds
 from batpolicy.platforms.xml import read_platform
-from batpolicy.app.cli import main
 from batpolicy.scheduler.state import ClusterState
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)

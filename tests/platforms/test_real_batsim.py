@@ -89,8 +89,8 @@ def test_generated_power_platform_in_real_batsim_with_energy(tmp_path: Path) -> 
 
     Batsim switches the nodes off and on through the virtual pstates (poweroff, tau = 20 s).
     """
-    from batpolicy.platforms.power_figures import DEFAULT_POWER
     from batpolicy.io.batsim_json import read_batsim_workload
+    from batpolicy.platforms.power_figures import DEFAULT_POWER
     from batpolicy.simulator import SimOptions, Simulator
 
     path = gen.write_platform(gen.multicluster(2, 4, speed="100Mf"), tmp_path / "p.xml",

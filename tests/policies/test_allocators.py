@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from batpolicy.scheduler.state import check_invariants
 from batpolicy.errors import ConfigError
 from batpolicy.policies.easy import EasyBackfilling
 from batpolicy.policies.registry import POLICIES, make_policy
@@ -22,6 +21,7 @@ from batpolicy.policies.toolkit.allocation import ALLOCATORS
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.dispatch import Dispatcher
+from batpolicy.scheduler.state import check_invariants
 
 CLUSTERS = {"a": (0, 3), "b": (4, 7)}
 

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from batpolicy.errors import ConfigError
+from batpolicy.io.coalloc_traces import coalloc_workload, preset
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.platforms.generators import multicluster, write_platform
 from batpolicy.platforms.xml import read_platform
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.io.coalloc_traces import coalloc_workload, preset
-from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.simulator import SimOptions, Simulator
 
 OK = JobState.COMPLETED_SUCCESSFULLY

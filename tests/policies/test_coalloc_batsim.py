@@ -26,19 +26,18 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.platforms import generators as gen
-from batpolicy.platforms.xml import read_platform
-from batpolicy.policies.registry import make_policy
-from batpolicy.platforms.bandwidth import ppbw_from_bsbw
-from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.daemon import ServeOptions, serve
-from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.io.batsim_json import read_batsim_workload
+from batpolicy.io.batsim_json import read_batsim_workload, write_batsim_workload
 from batpolicy.io.coalloc_simgrid import job_profiles
 from batpolicy.io.coalloc_traces import coalloc_workload, preset, write_workload_json
 from batpolicy.io.presets import build_workload
 from batpolicy.io.presets import preset as workload_preset
-from batpolicy.io.batsim_json import write_batsim_workload
+from batpolicy.platforms import generators as gen
+from batpolicy.platforms.bandwidth import ppbw_from_bsbw
+from batpolicy.platforms.xml import read_platform
+from batpolicy.policies.registry import make_policy
+from batpolicy.protocol.intervals import MachineSet
+from batpolicy.scheduler.daemon import ServeOptions, serve
+from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.simulator import SimOptions, Simulator
 from batpolicy.simulator.jobmodels.coalloc import profile_runtime
 

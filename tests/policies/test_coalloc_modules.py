@@ -13,6 +13,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from batpolicy.platforms.bandwidth import required_bandwidth
 from batpolicy.policies.coalloc.modules import (
     ClusterInfo,
     b1,
@@ -31,7 +32,6 @@ from batpolicy.policies.coalloc.satisfy import (
     solve_dp,
     solve_fewest,
 )
-from batpolicy.platforms.bandwidth import required_bandwidth
 
 
 def C(name: str, free: int, capacity: float | None = None, load: float = 0.0) -> ClusterInfo:

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import pytest
 
+from batpolicy.app.cli import main
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import reply_from_obj, request_from_obj
-from batpolicy.app.cli import main
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.testing import decision_key
 

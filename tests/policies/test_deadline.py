@@ -23,16 +23,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from batpolicy.errors import ConfigError
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.platforms.model import Machine, Platform
 from batpolicy.policies.deadline import mt_edf, tabu_search
 from batpolicy.policies.registry import make_policy
-from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics
 from batpolicy.policies.toolkit.plan import MachinePlan, Plan, PlannedJob
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.clock import MockClock
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.io.workload import JobSpec, Workload
+from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics
 from batpolicy.simulator import SimOptions, Simulator
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from batpolicy.policies.registry import POLICIES
-from batpolicy.scheduler import contract  # where Policy gets its wall clock
 from batpolicy.app.campaign.spec import RunSpec
 from batpolicy.app.campaign.task import run_dir, run_task
+from batpolicy.policies.registry import POLICIES
+from batpolicy.scheduler import contract  # where Policy gets its wall clock
 from batpolicy.scheduler.clock import MockClock
 
 INPUTS = Path(__file__).resolve().parents[2] / "bench" / "campaigns" / "inputs"

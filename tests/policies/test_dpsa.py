@@ -384,8 +384,8 @@ def test_dpsa_never_uses_fewer_machines_at_a_decision_than_easy_would() -> None:
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_random_workload_on_the_embedded_simulator(variant: str) -> None:
     sim = pytest.importorskip("batpolicy.simulator")
-    from batpolicy.platforms.model import Platform
     from batpolicy.io.workload import JobSpec, Workload
+    from batpolicy.platforms.model import Platform
 
     rng = random.Random(variant)
     specs, profiles, at = [], {}, 0

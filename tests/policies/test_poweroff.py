@@ -17,16 +17,16 @@ from pathlib import Path
 
 import pytest
 
+from batpolicy.app.cli import main
+from batpolicy.io.result import SimResult
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.platforms.model import Platform
 from batpolicy.platforms.xml import read_platform
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol.types import JobState
-from batpolicy.app.cli import main
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.io.workload import JobSpec, Workload
-from batpolicy.io.result import SimResult
-from batpolicy.simulator import SimOptions, Simulator
 from batpolicy.scheduler.state import ClusterState
+from batpolicy.simulator import SimOptions, Simulator
 
 from clirun import free_port, restore_logging  # noqa: F401  (autouse: the CLI's handlers removed)
 

@@ -23,13 +23,13 @@ import msgspec
 import pytest
 
 from batpolicy.errors import ConfigError
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.redirection import Redirection
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.simulator import JobRecord, SimOptions, Simulator
 
 KILLED, OK = JobState.COMPLETED_KILLED, JobState.COMPLETED_SUCCESSFULLY

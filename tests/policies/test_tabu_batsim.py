@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.platforms.xml import read_platform
 from batpolicy.app.cli import main
+from batpolicy.platforms.xml import read_platform
 
 from clirun import serve_beside_batsim
 

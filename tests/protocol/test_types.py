@@ -7,9 +7,9 @@ import inspect
 import msgspec
 import pytest
 
-from batpolicy.scheduler.outcomes import JobOutcome
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
+from batpolicy.scheduler.outcomes import JobOutcome
 
 
 def test_protocol_records_are_frozen_and_replaceable() -> None:

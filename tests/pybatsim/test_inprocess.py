@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.protocol.transcript import read_transcript
 from batpolicy.app import cli
+from batpolicy.protocol.transcript import read_transcript
 
 from clirun import (  # noqa: F401  (restore_logging is an autouse fixture)
     free_port,

@@ -18,6 +18,9 @@ from typing import Any, NamedTuple
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from batpolicy.io.events import ExternalEvent
+from batpolicy.io.outputs import JobsCsvWriter
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.base import Policy
 from batpolicy.policies.registry import make_policy
@@ -25,9 +28,6 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.io.events import ExternalEvent
-from batpolicy.io.workload import JobSpec, Workload
-from batpolicy.io.outputs import JobsCsvWriter
 from batpolicy.simulator import JobRecord, SimOptions, Simulator
 
 REPO = Path(__file__).resolve().parents[2]

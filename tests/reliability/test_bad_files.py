@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.errors import InputError
-from batpolicy.platforms.model import Platform
-from batpolicy.policies.registry import make_policy
 from batpolicy.app import cli
-from batpolicy.scheduler.dispatch import Dispatcher
+from batpolicy.errors import InputError
 from batpolicy.io.batsim_json import read_batsim_workload
 from batpolicy.io.events import read_events
+from batpolicy.platforms.model import Platform
+from batpolicy.policies.registry import make_policy
+from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.simulator import Simulator
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)

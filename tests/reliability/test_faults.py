@@ -27,7 +27,6 @@ import pytest
 import zmq
 from reliability.helpers import Job, Scenario, check_run, simulate, workload
 
-from batpolicy.scheduler.state import check_invariants
 from batpolicy.errors import ConfigError, InvalidDecision, PolicyError
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.easy import EasyBackfilling
@@ -39,6 +38,7 @@ from batpolicy.protocol.transcript import read_transcript
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.daemon import EXIT_ERROR, ServeOptions, serve
 from batpolicy.scheduler.dispatch import Dispatcher
+from batpolicy.scheduler.state import check_invariants
 from batpolicy.simulator import SimOptions, Simulator
 
 from clirun import free_port, recorded_inputs

@@ -34,6 +34,7 @@ from reliability.helpers import DATABASE, Job, Scenario, scaled, workload
 from reliability.mutations import Mutant, base_messages, mutants
 
 from batpolicy.errors import ProtocolError
+from batpolicy.io.events import ExternalEvent
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.easy import EasyBackfilling
 from batpolicy.policies.registry import make_policy
@@ -47,7 +48,6 @@ from batpolicy.protocol.codec import (
 )
 from batpolicy.scheduler.daemon import EXIT_ERROR, EXIT_OK, ServeOptions, serve
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.io.events import ExternalEvent
 from batpolicy.simulator import SimOptions, Simulator
 
 from conftest import TRANSCRIPTS

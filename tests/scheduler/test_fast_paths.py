@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from batpolicy.policies.fcfs import Fcfs
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t

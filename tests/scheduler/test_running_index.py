@@ -9,10 +9,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from batpolicy.scheduler.state import check_invariants
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.scheduler.state import ClusterState
+from batpolicy.scheduler.state import ClusterState, check_invariants
 
 NB = 8
 

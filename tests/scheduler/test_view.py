@@ -18,15 +18,15 @@ from typing import Any
 
 import pytest
 
-from batpolicy.scheduler.state import check_invariants
+from batpolicy.app import cli
 from batpolicy.errors import PolicyError, ReadOnlyError
 from batpolicy.policies import registry
 from batpolicy.policies.base import Policy
 from batpolicy.policies.fcfs import Fcfs
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.app import cli
 from batpolicy.scheduler.dispatch import Dispatcher
+from batpolicy.scheduler.state import check_invariants
 from batpolicy.scheduler.view import PolicyView
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)

@@ -18,9 +18,8 @@ from typing import Any
 import pytest
 
 from batpolicy.errors import ConfigError
-from batpolicy.platforms.generators import multicluster, write_platform
-from batpolicy.platforms.model import Platform
-from batpolicy.platforms.xml import read_platform
+from batpolicy.io.outputs import OutputPaths
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.platforms.bandwidth import (
     Residual,
     allot,
@@ -29,11 +28,12 @@ from batpolicy.platforms.bandwidth import (
     required_bandwidth,
     saturation,
 )
+from batpolicy.platforms.generators import multicluster, write_platform
+from batpolicy.platforms.model import Platform
+from batpolicy.platforms.xml import read_platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
-from batpolicy.io.workload import JobSpec, Workload
-from batpolicy.io.outputs import OutputPaths
 from batpolicy.simulator import SimOptions, Simulator
 from batpolicy.simulator.jobmodels.coalloc import EXTRA_COLUMNS
 from batpolicy.simulator.jobmodels.registry import make_job_model

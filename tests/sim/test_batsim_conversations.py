@@ -36,10 +36,10 @@ from typing import Any
 import pytest
 from sim.test_transcript_fidelity import RecordedScheduler
 
-from batpolicy.platforms.xml import read_platform
 from batpolicy.io.batsim_json import read_batsim_workload
 from batpolicy.io.events import read_events
 from batpolicy.io.outputs import format_job_row
+from batpolicy.platforms.xml import read_platform
 from batpolicy.simulator import SimOptions, Simulator
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "batsim421"

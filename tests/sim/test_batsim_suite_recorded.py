@@ -38,12 +38,12 @@ from typing import Any
 import pytest
 from sim.test_transcript_fidelity import as_batsim_json
 
-from batpolicy.platforms.xml import read_platform
-from batpolicy.protocol import types as t
-from batpolicy.protocol.codec import reply_from_obj, request_from_obj
 from batpolicy.io.batsim_json import read_batsim_workload
 from batpolicy.io.machine_states import format_row
 from batpolicy.io.outputs import SCHEDULE_COLUMNS, format_job_row, schedule_fields
+from batpolicy.platforms.xml import read_platform
+from batpolicy.protocol import types as t
+from batpolicy.protocol.codec import reply_from_obj, request_from_obj
 from batpolicy.simulator import SimOptions
 from batpolicy.simulator.latency.driver import LatencySimulator, make_simulator
 

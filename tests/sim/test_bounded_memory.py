@@ -1,4 +1,4 @@
-"""A long run holds O(jobs alive) memory: a trace streamed (issue 44) keeps nothing per job ended."""
+"""A long run holds O(jobs alive) memory: a streamed trace keeps nothing per job ended."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ HEADER = "; MaxProcs: 64\n"
 
 
 def _line(number: int, submit: float, run: float = 10.0, res: int = 1) -> str:
-    return f"{number} {submit:g} 0 {run:g} {res} -1 -1 {res} 20 -1 1 {number % 7} -1 -1 1 -1 -1 -1\n"
+    return (f"{number} {submit:g} 0 {run:g} {res} -1 -1 {res} 20 -1 1 {number % 7} "
+            "-1 -1 1 -1 -1 -1\n")
 
 
 def _trace(path: Path, nb_jobs: int) -> Path:

@@ -29,10 +29,10 @@ from pathlib import Path
 import pytest
 from sim.test_transcript_fidelity import RecordedScheduler
 
-from batpolicy.platforms.xml import read_platform
 from batpolicy.io.batsim_json import read_batsim_workload
 from batpolicy.io.outputs import format_job_row, schedule_fields
 from batpolicy.io.result import SimResult
+from batpolicy.platforms.xml import read_platform
 from batpolicy.simulator import SimOptions, Simulator
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "batsim421_energy"

@@ -8,7 +8,8 @@ Batsim's ``simulator.log``, Batsim's outputs as written):
 
 - ``sleeper-mixed-cluster``: ``test_various_profile_types.json``, jobs that move data
   (parallel tasks sharing links, a sequence): the ``ptask`` model's per-host loads as
-  SimGrid's host-energy plugin reads them (:class:`~batpolicy.simulator.energy.host_energy.TaskPower`);
+  SimGrid's host-energy plugin reads them
+  (:class:`~batpolicy.simulator.energy.host_energy.TaskPower`);
 - ``idlesleeper-energymini50-cluster``: ``energy_bf_idle_sleeper`` with
   ``test_energy_minimal``'s options: machines switched off, woken, a communicating job
   on them;
@@ -77,10 +78,10 @@ import pytest
 from sim.test_batsim_suite_recorded import MessageForMessage
 from sim.test_energy_batsim import assert_energy_schedule
 
-from batpolicy.platforms.xml import read_platform
 from batpolicy.io.batsim_json import read_batsim_workload
 from batpolicy.io.machine_states import HEADER, format_row
 from batpolicy.io.outputs import format_job_row
+from batpolicy.platforms.xml import read_platform
 from batpolicy.simulator import SimOptions
 from batpolicy.simulator.latency.driver import LatencySimulator, make_simulator
 

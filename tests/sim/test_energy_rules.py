@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from batpolicy.errors import InputError, InvalidDecision
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.platforms.power import host_power
 from batpolicy.platforms.xml import read_platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.simulator import SimOptions, Simulator
 
 WATTS = "100:200, 10:10, 50:50, 150:150"

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from batpolicy.errors import ConfigError, InputError, InvalidDecision
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.platforms.model import Platform
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol import types as t
@@ -22,10 +23,9 @@ from batpolicy.protocol.codec import encode_reply, encode_request
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.dispatch import Dispatcher
-from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.simulator import EventQueue, SimOptions, Simulator
-from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.core import CALL, COMPLETION, EXTERNAL, SUBMISSION
+from batpolicy.simulator.records import SimJob
 
 
 def workload(jobs: Iterable[tuple], profiles: dict[str, dict] | None = None,
@@ -327,8 +327,10 @@ def test_a_second_kill_of_the_same_job_is_dropped() -> None:
 ])
 def test_a_decision_on_a_job_not_held_says_whether_it_is_pending_done_or_unknown(
         target: str, rule: str) -> None:
-    """The simulator keeps no id of a submitted job: a static id is found again in the
-    workload, and its submission key tells pending from reported."""
+    """The simulator keeps no id of a submitted job: a static id is found in the workload.
+
+    Its submission key tells pending from reported.
+    """
     jobs = [("a", 0, 1, "delay5", None), ("b", 10, 1, "delay5", None),
             ("later", 100, 1, "delay5", None)]
 

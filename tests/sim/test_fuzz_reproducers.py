@@ -21,18 +21,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from batsim_suite import mask_colours
 from sim.test_transcript_fidelity import as_batsim_json
 
+from batpolicy.io.batsim_json import read_batsim_workload
+from batpolicy.io.machine_states import HEADER, format_row
+from batpolicy.io.outputs import format_job_row, schedule_fields
+from batpolicy.io.paje import PajeTraceWriter
 from batpolicy.platforms.xml import read_platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import reply_from_obj, request_from_obj
-from batpolicy.io.batsim_json import read_batsim_workload
-from batpolicy.io.machine_states import HEADER, format_row
-from batpolicy.io.paje import PajeTraceWriter
-from batpolicy.io.outputs import format_job_row, schedule_fields
 from batpolicy.simulator import SimOptions
 from batpolicy.simulator.latency.driver import make_simulator
+
+from batsim_suite import mask_colours
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fuzz"
 CASES = sorted(p.name for p in DATA.iterdir() if (p / "case.json").is_file()) \
@@ -45,8 +46,11 @@ FLAGS = {"-E": "energy", "--enable-compute-sharing": "compute_sharing",
 
 
 def _short(value: Any) -> Any:
-    """``value`` with every float to 13 significant digits (Batsim writes SIMULATION_BEGINS'
-    profile floats with rapidjson's 15, rounded its own way; we write Python's repr)."""
+    """``value`` with every float to 13 significant digits.
+
+    Batsim writes SIMULATION_BEGINS' profile floats with rapidjson's 15, rounded its own
+    way; we write Python's repr.
+    """
     if isinstance(value, float):
         return float(f"{value:.13g}")
     if isinstance(value, dict):
@@ -153,9 +157,12 @@ def test_compute_sharing_counts_each_machines_busy_time_once() -> None:
 
 def test_the_fuzzers_summary_names_the_cause_of_a_listed_seed(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A DIFF of a seed listed by a known-difference reproducer (``seed`` or
-    ``alike_seeds``) carries that cause in bench/results/fuzz.txt; another does not,
-    nor does a seed whose reproducer is fixed (no ``known_difference``)."""
+    """A DIFF of a seed a known-difference reproducer lists carries that cause in fuzz.txt.
+
+    Listed: the reproducer's ``seed`` or ``alike_seeds`` (bench/results/fuzz.txt). Another
+    seed does not carry it, nor does a seed whose reproducer is fixed (no
+    ``known_difference``).
+    """
     import functools
     import importlib.util
     path = DATA.parents[2] / "bench" / "fidelity" / "fuzz.py"

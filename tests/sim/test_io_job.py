@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from batpolicy.errors import InvalidDecision
+from batpolicy.io.batsim_json import read_batsim_workload
+from batpolicy.io.outputs import format_job_row
 from batpolicy.platforms.xml import read_platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.io.batsim_json import read_batsim_workload
-from batpolicy.io.outputs import format_job_row
 from batpolicy.simulator import SimOptions
 from batpolicy.simulator.latency.driver import make_simulator
 

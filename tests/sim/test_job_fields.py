@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from batpolicy.errors import InputError, ProtocolError
-from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics, merge_copies
-from batpolicy.protocol import types as t
-from batpolicy.protocol.intervals import MachineSet
 from batpolicy.app import cli
+from batpolicy.errors import InputError, ProtocolError
 from batpolicy.io import read_batsim_workload
 from batpolicy.io.outputs import JOBS_COLUMNS
+from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
+from batpolicy.scheduler.outcomes import JobOutcome, compute_metrics, merge_copies
 from batpolicy.scheduler.state import ClusterState
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)

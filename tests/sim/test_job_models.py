@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from batpolicy.errors import ConfigError, InputError, InvalidDecision
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.platforms.model import Machine, Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
-from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.simulator import JobModel, SimOptions, Simulator
 from batpolicy.simulator.jobmodels.base import ProfileModel
 

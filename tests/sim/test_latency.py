@@ -28,16 +28,16 @@ from pathlib import Path
 import pytest
 from sim.test_transcript_fidelity import RecordedScheduler
 
-from batpolicy.errors import InvalidDecision
-from batpolicy.platforms.xml import read_platform
 from batpolicy.app import cli
+from batpolicy.errors import InvalidDecision
 from batpolicy.io.batsim_json import read_batsim_workload
 from batpolicy.io.inputs import bundled
-from batpolicy.io.swf import read_swf
 from batpolicy.io.outputs import format_job_row
+from batpolicy.io.swf import read_swf
+from batpolicy.platforms.routes import UnsupportedRoute, read_routes
+from batpolicy.platforms.xml import read_platform
 from batpolicy.simulator import SimOptions, Simulator
 from batpolicy.simulator.latency.driver import LatencySimulator, make_simulator, message_delays
-from batpolicy.platforms.routes import UnsupportedRoute, read_routes
 
 from clirun import free_port
 

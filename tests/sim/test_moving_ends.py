@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from batpolicy.errors import ConfigError
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
-from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.simulator import SimOptions, Simulator
 from batpolicy.simulator.instant import InstantModel
 

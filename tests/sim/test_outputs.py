@@ -15,11 +15,6 @@ from pathlib import Path
 import pytest
 
 from batpolicy.errors import InvalidDecision
-from batpolicy.platforms.model import Platform
-from batpolicy.protocol import types as t
-from batpolicy.protocol.intervals import MachineSet
-from batpolicy.protocol.types import JobState
-from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.io.outputs import (
     JOBS_COLUMNS,
     SCHEDULE_COLUMNS,
@@ -29,6 +24,11 @@ from batpolicy.io.outputs import (
     write_jobs_csv,
     write_schedule_csv,
 )
+from batpolicy.io.workload import JobSpec, Workload
+from batpolicy.platforms.model import Platform
+from batpolicy.protocol import types as t
+from batpolicy.protocol.intervals import MachineSet
+from batpolicy.protocol.types import JobState
 from batpolicy.simulator import JobRecord, SimResult, Simulator
 
 from conftest import TRANSCRIPTS

@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 
 from batpolicy import __version__
-from batpolicy.provenance import SOURCE_ROOT, source_revision
 from batpolicy.app.campaign.executors import LocalPool
 from batpolicy.app.campaign.runner import run_campaign
 from batpolicy.app.campaign.spec import load_campaign
 from batpolicy.app.campaign.task import TIMING_KEYS
 from batpolicy.app.cli import main
 from batpolicy.io.inputs import DEFAULT_PLATFORM, DEFAULT_WORKLOAD, bundled
+from batpolicy.provenance import SOURCE_ROOT, source_revision
 
 from clirun import restore_logging  # noqa: F401  (autouse fixture)
 

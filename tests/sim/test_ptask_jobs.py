@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from batpolicy.app import cli
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.platforms.xml import read_platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.app import cli
-from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.simulator import SimOptions
 from batpolicy.simulator.latency.driver import make_simulator
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from batpolicy.platforms.routes import Hop, read_routes
 from batpolicy.simulator.jobmodels.ptask.l07 import L07Model
 from batpolicy.simulator.jobmodels.ptask.lmm import FATPIPE, Constraint, FairBottleneck
 from batpolicy.simulator.jobmodels.ptask.route_table import RouteTable
 from batpolicy.simulator.jobmodels.ptask.runner import JobRunner
-from batpolicy.platforms.routes import Hop, read_routes
 
 #: Batsim 4.2.1's ``platforms/small_platform.xml``, vendored.
 SMALL_PLATFORM = Path(__file__).resolve().parents[1] / "data" / "batsim421" / "small_platform.xml"

@@ -29,12 +29,12 @@ from pathlib import Path
 
 import pytest
 
+from batpolicy.app import cli
 from batpolicy.policies.base import Policy
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import reply_from_obj, request_from_obj
 from batpolicy.protocol.intervals import parse_intervals
 from batpolicy.protocol.transcript import read_transcript
-from batpolicy.app import cli
 from batpolicy.scheduler.dispatch import Dispatcher
 
 from clirun import (  # noqa: F401  (restore_logging is an autouse fixture)

@@ -27,11 +27,11 @@ from pathlib import Path
 import pytest
 from sim.test_batsim_suite_recorded import DATA, RUNS, MessageForMessage
 
-from batpolicy.platforms.xml import read_platform
 from batpolicy.app import cli
 from batpolicy.app.sim_cli import _paths
 from batpolicy.io.batsim_json import read_batsim_workload
 from batpolicy.io.paje import PajeTraceWriter
+from batpolicy.platforms.xml import read_platform
 from batpolicy.simulator import SimOptions
 from batpolicy.simulator.latency.driver import make_simulator
 

@@ -14,12 +14,12 @@ from types import MappingProxyType
 
 import pytest
 
+from batpolicy.app import cli
 from batpolicy.policies import registry
 from batpolicy.policies.fcfs import Fcfs
 from batpolicy.policies.registry import make_policy
 from batpolicy.protocol.codec import reply_to_obj, request_from_obj
 from batpolicy.protocol.transcript import read_transcript
-from batpolicy.app import cli
 from batpolicy.scheduler.dispatch import Dispatcher
 
 from clirun import (  # noqa: F401  (restore_logging is an autouse fixture)

@@ -34,10 +34,10 @@ from typing import Any
 
 import pytest
 
+from batpolicy.app import cli
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import request_from_obj
 from batpolicy.protocol.transcript import read_transcript
-from batpolicy.app import cli
 from batpolicy.scheduler.state import ClusterState
 
 from clirun import free_port, read_jobs, restore_logging  # noqa: F401

@@ -25,12 +25,12 @@ from typing import Any
 
 import pytest
 
-from batpolicy.platforms.xml import read_platform
-from batpolicy.protocol import types as t
-from batpolicy.protocol.codec import reply_from_obj, request_from_obj, request_to_obj
 from batpolicy.io.batsim_json import read_batsim_workload
 from batpolicy.io.events import read_events
 from batpolicy.io.outputs import SCHEDULE_COLUMNS, format_job_row, schedule_fields
+from batpolicy.platforms.xml import read_platform
+from batpolicy.protocol import types as t
+from batpolicy.protocol.codec import reply_from_obj, request_from_obj, request_to_obj
 from batpolicy.simulator import SimOptions, Simulator
 
 from conftest import TRANSCRIPTS

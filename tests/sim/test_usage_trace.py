@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from batpolicy.errors import InputError
 from batpolicy.app import cli
+from batpolicy.errors import InputError
 from batpolicy.simulator.jobmodels.ptask.usage_trace import (
     UsageTrace,
     check_trace_field,
@@ -188,8 +188,10 @@ def test_a_registered_usage_trace_profile_is_refused() -> None:
 
 
 def _write_sequence(tmp_path: Path, first: int, second: int) -> Path:
-    """A one-job workload (2 machines) running a usage trace of ``first`` ranks, then one
-    of ``second`` ranks (a ``composed`` sequence), each rank 1 Gflop on one core."""
+    """A one-job workload (2 machines): usage traces of ``first`` then ``second`` ranks.
+
+    The two traces form a ``composed`` sequence; each rank is 1 Gflop on one core.
+    """
     workload = tmp_path / "w.json"
     profiles: dict = {"s": {"type": "composed", "seq": ["u1", "u2"]}}
     for name, count in (("u1", first), ("u2", second)):
@@ -215,8 +217,11 @@ def test_a_sequence_of_usage_traces_with_one_rank_count_runs(tmp_path: Path) -> 
 
 def test_a_later_usage_trace_with_another_rank_count_is_an_invalid_job(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The first trace gives the job its ranks-to-hosts mapping (2 ranks); Batsim asserts
-    that the second trace (1 rank) has as many ranks, as it starts (``execute_task``)."""
+    """A second usage trace with fewer ranks than the first makes the job invalid.
+
+    The first trace gives the job its ranks-to-hosts mapping (2 ranks); Batsim asserts
+    that the second trace (1 rank) has as many ranks, as it starts (``execute_task``).
+    """
     status, out = _simulate(tmp_path, _write_sequence(tmp_path, 2, 1), energy=False)
     assert status != 0
     err = [e for e in capsys.readouterr().err.splitlines() if e.strip()]

@@ -23,8 +23,8 @@ import types
 from pathlib import Path
 from typing import Any
 
-from batpolicy.errors import BatpolicyError, ConfigError
 from batpolicy.app.campaign.spec import Campaign, RunSpec, transform_spec, with_seed
+from batpolicy.errors import BatpolicyError, ConfigError
 
 #: Modules whose files count in a policy's code hash (plug-ins add their own package).
 POLICY_PACKAGE = "batpolicy.policies"
@@ -62,8 +62,8 @@ def run_problem(spec: RunSpec, policies: Any) -> str | None:
     True
     """
     from batpolicy.io.presets import preset
-    from batpolicy.simulator.pybatsim.loader import is_pybatsim
     from batpolicy.simulator.jobmodels.registry import make_job_model
+    from batpolicy.simulator.pybatsim.loader import is_pybatsim
 
     if is_pybatsim(spec.policy):  # refused before the run when it is not a scheduler
         from batpolicy.simulator.pybatsim.loader import load_scheduler, pybatsim_options

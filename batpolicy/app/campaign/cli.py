@@ -13,11 +13,11 @@ log = logging.getLogger(__name__)
 
 
 def _campaign(args: argparse.Namespace) -> int:
-    from batpolicy.policies.registry import available_policies
     from batpolicy.app.campaign.checks import validate
     from batpolicy.app.campaign.executors import make_executor
     from batpolicy.app.campaign.runner import pending, prepare_output, run_campaign
     from batpolicy.app.campaign.spec import load_campaign
+    from batpolicy.policies.registry import available_policies
     from batpolicy.scheduler.stop_signals import Stopped
     from batpolicy.simulator.pybatsim.loader import is_pybatsim
 

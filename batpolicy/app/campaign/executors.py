@@ -14,8 +14,8 @@ import signal
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
-from batpolicy.errors import ConfigError
 from batpolicy.app.campaign.spec import RunSpec
+from batpolicy.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from batpolicy.errors import BatpolicyError
 from batpolicy.app.campaign.spec import RunSpec, transform_spec, with_seed
+from batpolicy.errors import BatpolicyError
 
 log = logging.getLogger(__name__)
 
@@ -81,14 +81,14 @@ def run_task(spec: RunSpec, output: str) -> dict[str, Any]:
     ``"error"`` and the one-line message; its partial outputs stay on disk. Nothing
     here prints: workers stay quiet, the campaign shows the progress.
     """
+    from batpolicy.app.pybatsim_cli import make_pybatsim_scheduler, pybatsim_logging
+    from batpolicy.io.inputs import InputSpec, load_inputs
+    from batpolicy.io.outputs import OutputPaths
     from batpolicy.policies.registry import make_policy
     from batpolicy.provenance import utc_now
     from batpolicy.scheduler.dispatch import Dispatcher
-    from batpolicy.io.inputs import InputSpec, load_inputs
-    from batpolicy.io.outputs import OutputPaths
     from batpolicy.simulator.engine.simulator import Simulator
     from batpolicy.simulator.options import SimOptions
-    from batpolicy.app.pybatsim_cli import make_pybatsim_scheduler, pybatsim_logging
     from batpolicy.simulator.pybatsim.loader import is_pybatsim
     from batpolicy.simulator.run import output_layout, run_simulation
 
@@ -193,9 +193,9 @@ def _synthesize(spec: RunSpec, folder: Path) -> tuple[Path, Path | None]:
     A preset drawn for particular machines (``tabu-4``) also writes them, as
     ``platform.xml``; the second path is ``None`` for the others.
     """
-    from batpolicy.platforms.generators import machines, write_platform
-    from batpolicy.io.presets import build_workload, preset
     from batpolicy.io.batsim_json import write_batsim_workload
+    from batpolicy.io.presets import build_workload, preset
+    from batpolicy.platforms.generators import machines, write_platform
 
     built = preset(spec.preset, **dict(spec.preset_params))
     path = folder / "workload.json"
