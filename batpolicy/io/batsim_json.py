@@ -1,4 +1,4 @@
-"""Batsim JSON workloads (Batsim's protocol: workloads): read with Batsim 4.2.1's rules, and written.
+"""Batsim JSON workloads (Batsim's protocol: workloads): read with Batsim 4.2.1's rules, written.
 
 Checked like ``Job::from_json`` in Batsim's ``src/jobs.cpp``: the top level is an object
 with a ``jobs`` array and a ``profiles`` object (``nb_res`` optional); each job has an
@@ -32,9 +32,10 @@ profile) is skipped and counted in ``Workload.skipped`` under the reason
 
 Writing (:func:`write_batsim_workload`): the file is what Batsim 4.2.1 reads with ``-w``:
 ``{"nb_res", "jobs", "profiles"}``, each job its ``raw`` object (every extra field kept:
-``swf``, ``deadline``, ``job_type``...) with ``id`` the job's name inside the workload (the part after ``!``, so the file reads
-back under any workload name), ``subtime``, ``res``, ``profile`` and ``walltime`` (``-1``
-for none, as Batsim writes it) taken from the :class:`JobSpec`. Profiles are written as
+``swf``, ``deadline``, ``job_type``...) with ``id`` the job's name inside the workload
+(the part after ``!``, so the file reads back under any workload name), ``subtime``,
+``res``, ``profile`` and ``walltime`` (``-1`` for none, as Batsim writes it) taken from the
+:class:`JobSpec`. Profiles are written as
 they are. One job per line, keys in a fixed order: the same workload gives the same
 bytes, so generated files can be compared with ``cmp`` and committed.
 
@@ -54,9 +55,9 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import ConfigError, InputError
-from batpolicy.scheduler import rules
-from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.io.rapidjson_number import rapidjson_float
+from batpolicy.io.workload import JobSpec, Workload
+from batpolicy.scheduler import rules
 from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
 
 __all__ = ["full_job_id", "read_batsim_workload", "workload_to_json", "write_batsim_workload"]
@@ -181,7 +182,8 @@ def _check_parallel(kind: str, cpu: Any, com: Any) -> None:
     ...     _check_parallel("parallel", [1, 2], [0, 1, 1])
     ... except _BadJob as bad:
     ...     print(bad.field, bad)
-    com a parallel profile is incoherent: its 'com' array has 3 values, 'cpu' has 2 so 'com' needs 2 x 2 = 4
+    com a parallel profile is incoherent: its 'com' array has 3 values, 'cpu' has 2 so 'com' \
+needs 2 x 2 = 4
     """
     if not isinstance(cpu, list) or not cpu:
         raise _BadJob("invalid_profile", "cpu", f"a {kind} profile needs a non-empty 'cpu' "

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from batpolicy.errors import ConfigError
-from batpolicy.platforms.bandwidth import ppbw_from_bsbw
 from batpolicy.io.workload import JobSpec, Workload
+from batpolicy.platforms.bandwidth import ppbw_from_bsbw
 
 __all__ = ["PRESETS", "CoallocSpec", "cluster_names", "coalloc_workload", "preset",
            "write_workload_json"]

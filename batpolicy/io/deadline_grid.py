@@ -39,8 +39,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from batpolicy.errors import ConfigError
-from batpolicy.platforms.model import Machine, Platform
 from batpolicy.io.workload import JobSpec, Workload
+from batpolicy.platforms.model import Machine, Platform
 
 __all__ = ["TABU4", "GridSpec", "grid_machines", "grid_platform", "grid_workload"]
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import InputError, ProtocolError
-from batpolicy.protocol.intervals import MachineSet, parse_intervals
 from batpolicy.io.rapidjson_number import rapidjson_float
+from batpolicy.protocol.intervals import MachineSet, parse_intervals
 
 __all__ = ["ExternalEvent", "MACHINE_EVENT_TYPES", "read_events"]
 

@@ -18,12 +18,12 @@ from importlib import resources
 from pathlib import Path
 
 from batpolicy.errors import ConfigError, InputError
-from batpolicy.platforms.model import Platform
-from batpolicy.platforms.xml import read_platform
 from batpolicy.io import read_batsim_workload, read_events, read_swf, workload_format
 from batpolicy.io.events import ExternalEvent
-from batpolicy.io.workload import Workload
 from batpolicy.io.transform import TransformSpec, apply
+from batpolicy.io.workload import Workload
+from batpolicy.platforms.model import Platform
+from batpolicy.platforms.xml import read_platform
 from batpolicy.scheduler.steady_gc import steady_gc
 
 __all__ = ["DEFAULT_PLATFORM", "DEFAULT_WORKLOAD", "InputSpec", "WorkloadReader", "bundled",

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.io.online import OnlineMetrics
-from batpolicy.scheduler.outcomes import JobOutcome, merge_copies, parent_of
+from batpolicy.io.result import JobRecord, SimResult
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
-from batpolicy.io.result import JobRecord, SimResult
+from batpolicy.scheduler.outcomes import JobOutcome, merge_copies, parent_of
 from batpolicy.scheduler.stop_signals import stopped_by
 
 __all__ = ["job_outcomes", "run_metrics", "write_json"]

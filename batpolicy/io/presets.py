@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.io.workload import Workload
 from batpolicy.io.synth import JobStreamSpec, JobType, SynthSpec, generate
+from batpolicy.io.workload import Workload
 
 __all__ = ["PRESETS", "GeneratedSpec", "Preset", "build_workload", "parse_overrides", "preset",
            "register"]
@@ -272,13 +272,19 @@ def nstep_exp2(nb_jobs: int = 150) -> SynthSpec:
 
 @register("nstep-exp3")
 def nstep_exp3(nb_jobs: int = 150) -> SynthSpec:
-    """Table 1, Exp3 ("rho00.80", read as a light load): both streams c2x4 at rho 0.5, nb_jobs each."""
+    """Table 1, Exp3 ("rho00.80", read as a light load): both streams c2x4 at rho 0.5.
+
+    ``nb_jobs`` in each stream.
+    """
     return nstep(mpi_max=4, mpi_load=0.5, gpu_max=4, gpu_load=0.5, nb_jobs=nb_jobs)
 
 
 @register("nstep-exp4")
 def nstep_exp4(nb_jobs: int = 150) -> SynthSpec:
-    """Table 1, Exp4 ("advcc10 rho0.90", read as a heavy load): both c2x4 at rho 0.9, nb_jobs each."""
+    """Table 1, Exp4 ("advcc10 rho0.90", read as a heavy load): both c2x4 at rho 0.9.
+
+    ``nb_jobs`` in each stream.
+    """
     return nstep(mpi_max=4, mpi_load=0.9, gpu_max=4, gpu_load=0.9, nb_jobs=nb_jobs)
 
 

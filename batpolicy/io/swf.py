@@ -130,8 +130,10 @@ _BLOCK = 1 << 18
 
 
 def _read_lines(path: Path) -> Iterator[str]:
-    """The trace's lines, read (and gunzipped) as they are asked for: the whole text is
-    never held. An unreadable or truncated file is an :class:`InputError` naming it."""
+    """The trace's lines, read (and gunzipped) as they are asked for: the text is never held.
+
+    An unreadable or truncated file is an :class:`InputError` naming it.
+    """
     try:
         with path.open("rb") as raw:
             gzipped = raw.read(2) == b"\x1f\x8b"

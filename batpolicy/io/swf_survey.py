@@ -104,8 +104,10 @@ def _blocks(path: Path) -> Any:
 
 
 def _parse(block: bytes, header: dict[str, int]) -> np.ndarray:
-    """The ten fields read of the job lines of ``block``, an (n, 10) float array (the
-    columns of :data:`~batpolicy.io.swf._USED`); the header lines read."""
+    """The ten fields read of the job lines of ``block``, an (n, 10) float array.
+
+    Its columns are :data:`~batpolicy.io.swf._USED`'s; the header lines are read too.
+    """
     if b";" in block:  # the header: Python over this block's lines (the first, mostly)
         kept = []
         for line in block.split(b"\n"):
@@ -181,9 +183,10 @@ _HIGH_NIBBLES = np.uint64(0xF0F0F0F0F0F0F0F0)
 
 
 def _eight_digits(word: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The integers written in the last ``kept`` bytes of each 8-byte word (its first
-    byte the most significant digit: SWAR, a word's 8 digits in 3 steps), and whether
-    those bytes are all digits."""
+    """The integers in the last ``kept`` bytes of 8-byte words, and whether all are digits.
+
+    A word's first byte is its most significant digit: SWAR, a word's 8 digits in 3 steps.
+    """
     word = (word & _KEEP[kept]) | _ZEROS[kept]
     digits = ((word & _HIGH_NIBBLES) == _ASCII0) & (
         ((word + np.uint64(0x0606060606060606)) & _HIGH_NIBBLES) == _ASCII0)
@@ -195,10 +198,12 @@ def _eight_digits(word: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def _digits_by_position(b: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """The numbers of the tokens ``b[s:e + 1]`` whatever their form, without their sign:
-    a loop over byte positions from each token's end. An integer below 10**15 over a
+    """The numbers of the tokens ``b[s:e + 1]`` whatever their form, without their sign.
+
+    A loop over byte positions from each token's end. An integer below 10**15 over a
     power of ten below 10**16: both exact, so the one division rounds as Python's
-    ``float()`` of the text does (Clinger's fast path)."""
+    ``float()`` of the text does (Clinger's fast path).
+    """
     length = e - s + 1
     if int(length.max()) > 17:
         raise _Refused
@@ -250,9 +255,11 @@ class _State:
         self.counts: dict[str, int] = {}
 
     def take(self, rows: np.ndarray, survey: Any) -> None:
-        """Survey ``rows``: every row of their submit times (file order), into ``survey``
-        (:mod:`~batpolicy.io.swf_stream`'s ``_Survey``, not imported: that module imports
-        this one)."""
+        """Survey ``rows``: every row of their submit times (file order), into ``survey``.
+
+        ``survey`` is :mod:`~batpolicy.io.swf_stream`'s ``_Survey``, not imported: that
+        module imports this one.
+        """
         if not rows.shape[0]:
             return
         job = rows[:, _JOB]
@@ -352,8 +359,10 @@ def fast_survey(path: Path, name: str, status_filter: set[int] | None,
 
 def _ordered_rows(rows: np.ndarray, prefix: str, status: np.ndarray | None,
                   allocated_first: bool) -> Any:
-    """The kept rows of ``rows`` (whole submit times), as job_rows' tuples in Batsim's
-    order: the columns made Python lists in C, zipped."""
+    """The kept rows of ``rows`` (whole submit times), as job_rows' tuples in Batsim's order.
+
+    The columns are made Python lists in C, then zipped.
+    """
     run, alloc, req = rows[:, _RUN], rows[:, _ALLOC], rows[:, _REQ]
     first, second = (alloc, req) if allocated_first else (req, alloc)
     fallback = first <= 0
@@ -379,9 +388,11 @@ def _ordered_rows(rows: np.ndarray, prefix: str, status: np.ndarray | None,
 
 def fast_rows(path: Path, name: str, status_filter: set[int] | None,
               allocated_first: bool) -> Any:
-    """The rows :func:`~batpolicy.io.swf.job_rows` keeps, in Batsim's order (as
-    ``_grouped`` gives them), parsed as :func:`fast_survey` parses: for a trace
-    :func:`fast_survey` took. Rows of one block at a time. O(bytes)."""
+    """The rows :func:`~batpolicy.io.swf.job_rows` keeps, in Batsim's order.
+
+    In ``_grouped``'s order, parsed as :func:`fast_survey` parses: for a trace
+    :func:`fast_survey` took. Rows of one block at a time. O(bytes).
+    """
     # chained in C: no Python generator resumed per row
     return chain.from_iterable(_row_blocks(path, name, status_filter, allocated_first))
 

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from batpolicy.errors import ConfigError
-from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.io.swf import delay_profile_name
+from batpolicy.io.workload import JobSpec, Workload
 
 __all__ = ["JobStreamSpec", "JobType", "SynthSpec", "generate"]
 

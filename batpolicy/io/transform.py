@@ -347,7 +347,8 @@ def _check_span(workload: Workload, length: int) -> None:
     >>> _check_span(w, 2)
     >>> _check_span(w, 3)
     Traceback (most recent call last):
-    batpolicy.errors.InputError: --weeks 3: the jobs are submitted over 2 weeks (10.5 days), fewer than the 3 weeks asked; give --weeks 2 or less, or drop --weeks to keep every job
+    batpolicy.errors.InputError: --weeks 3: the jobs are submitted over 2 weeks (10.5 days), \
+fewer than the 3 weeks asked; give --weeks 2 or less, or drop --weeks to keep every job
     """
     if not workload.jobs:
         return

@@ -1,7 +1,8 @@
 """EASY as Batsim 5's example EDC schedules it: ``--policy easy-edc5``.
 
-EASY backfilling: Lifka, *The ANL/IBM SP scheduling system*, JSSPP 1995. Batsim 5 ships an EASY backfilling *External Decision Component* with its tests
-(``test/edc-lib/easy.cpp`` at Batsim ``ed55a974``). A researcher who moves from Batsim 4
+EASY backfilling: Lifka, *The ANL/IBM SP scheduling system*, JSSPP 1995. Batsim 5 ships an
+EASY backfilling *External Decision Component* with its tests (``test/edc-lib/easy.cpp`` at
+Batsim ``ed55a974``). A researcher who moves from Batsim 4
 to Batsim 5 meets two EASYs: batsched's ``easy_bf`` (batpolicy's ``easy``, the reference
 of every Batsim 4 check) and this one. They differ in one rule and one number:
 

@@ -16,14 +16,14 @@ import heapq
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from batpolicy.io.swf_stream import StreamedJobs
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.types import JobState
-from batpolicy.io.swf_stream import StreamedJobs
-from batpolicy.io.workload import JobSpec, Workload
-from batpolicy.simulator.records import SimMachines, ProfileTable, SimJob
 from batpolicy.simulator.core import EventQueue
 from batpolicy.simulator.options import SimOptions
+from batpolicy.simulator.records import ProfileTable, SimJob, SimMachines
 from batpolicy.simulator.static_jobs import StaticJobs
 
 __all__ = ["RunBooks", "by_submission", "submission_order"]

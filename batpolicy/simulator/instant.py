@@ -51,8 +51,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from batpolicy.errors import ConfigError
 from batpolicy.protocol.types import JobState
 from batpolicy.simulator.actors import JobEnd, NextTask, Reactions
-from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.core import COMPLETION, EventQueue
+from batpolicy.simulator.records import SimJob
 
 if TYPE_CHECKING:
     from batpolicy.simulator.books import RunBooks

@@ -37,20 +37,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from batpolicy.io.machine_states import MachineStatesCsvWriter
+from batpolicy.io.metrics import online_metrics, run_metrics, write_json
+from batpolicy.io.outputs import JobsCsvWriter, OutputPaths, write_schedule_csv
+from batpolicy.io.result import JobRecord, SimResult
+from batpolicy.io.workload import Workload
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.io.machine_states import MachineStatesCsvWriter
-from batpolicy.io.metrics import online_metrics, run_metrics, write_json
-from batpolicy.io.workload import Workload
-from batpolicy.io.outputs import JobsCsvWriter, OutputPaths, write_schedule_csv
-from batpolicy.io.result import JobRecord, SimResult
+from batpolicy.scheduler.steady_gc import steady_gc
+from batpolicy.scheduler.stop_signals import outputs_first
 from batpolicy.simulator.engine.simulator import Scheduler, Simulator
 from batpolicy.simulator.options import SimOptions
 from batpolicy.simulator.outputs.base import Output
 from batpolicy.simulator.outputs.registry import enabled_outputs
-from batpolicy.scheduler.steady_gc import steady_gc
-from batpolicy.scheduler.stop_signals import outputs_first
 
 __all__ = ["RunReport", "output_layout", "run_simulation"]
 

@@ -73,8 +73,11 @@ class StaticJobs:
         return due
 
     def remaining(self) -> list[JobSpec]:
-        """Every job not submitted yet, which are then held (Batsim's submitters over
-        links with latencies, or a check naming an id never submitted). O(n)."""
+        """Every job not submitted yet, which are then held. O(n).
+
+        For Batsim's submitters over links with latencies, or a check naming an id never
+        submitted.
+        """
         rest = [] if self.next is None else [self.next, *self._source]
         self._source = iter(rest[1:])
         return rest
@@ -100,8 +103,10 @@ class StaticJobs:
         return next((spec.subtime, spec.id) for spec in self._replay() if spec.id == job_id)
 
     def met(self, job_id: str) -> bool:
-        """Whether this id is a static job's, submitted or not. Runtime complexity: O(n)
-        the first time, then O(1)."""
+        """Whether this id is a static job's, submitted or not.
+
+        Runtime complexity: O(n) the first time, then O(1).
+        """
         if self._replay is None:
             return job_id in self._submitted or self.is_pending(job_id)  # type: ignore[operator]
         if self._ids is None:
@@ -111,8 +116,10 @@ class StaticJobs:
 
 
 class MetIds:
-    """A set of job ids ``workload!name`` in little memory: names that are integers
-    (an SWF trace's job numbers) as one bitmap per workload, the others as strings.
+    """A set of job ids ``workload!name`` in little memory.
+
+    Names that are integers (an SWF trace's job numbers) as one bitmap per workload, the
+    others as strings.
 
     >>> ids = MetIds()
     >>> ids.update(["w0!3", "w0!x", "w1!07"])

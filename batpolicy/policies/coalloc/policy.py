@@ -37,6 +37,7 @@ import math
 from typing import Any
 
 from batpolicy.errors import ConfigError
+from batpolicy.platforms.bandwidth import link_demands
 from batpolicy.policies.base import Decisions, Parameter, Policy
 from batpolicy.policies.coalloc import modules as mod
 from batpolicy.policies.coalloc.modules import ClusterInfo
@@ -47,7 +48,6 @@ from batpolicy.policies.coalloc.satisfy import (
     solve_fewest,
 )
 from batpolicy.policies.toolkit.allocation import take_lowest
-from batpolicy.platforms.bandwidth import link_demands
 from batpolicy.policies.toolkit.timing import DecisionTimer
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Decision, ExecuteJob, RejectJob

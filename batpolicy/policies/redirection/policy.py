@@ -49,8 +49,6 @@ from typing import Any, cast
 
 from batpolicy.errors import ConfigError
 from batpolicy.policies.base import Decisions, Policy
-from batpolicy.policies.redirection.counters import PressureCounters, choose
-from batpolicy.policies.redirection.groups import GroupView, split_machines
 from batpolicy.policies.redirection.configuration import (
     PARAMETERS,
     base_params,
@@ -58,6 +56,8 @@ from batpolicy.policies.redirection.configuration import (
     copy_planner,
     log_split,
 )
+from batpolicy.policies.redirection.counters import PressureCounters, choose
+from batpolicy.policies.redirection.groups import GroupView, split_machines
 from batpolicy.policies.toolkit.copies import (
     COPY_KEY,
     CopyPlanner,
@@ -65,11 +65,11 @@ from batpolicy.policies.toolkit.copies import (
     user_job_outcomes,
     wasted_processor_seconds,
 )
-from batpolicy.scheduler.outcomes import compute_metrics
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.scheduler.clock import Clock
 from batpolicy.scheduler.jobs import Job
+from batpolicy.scheduler.outcomes import compute_metrics
 from batpolicy.scheduler.view import PolicyView
 
 log = logging.getLogger(__name__)

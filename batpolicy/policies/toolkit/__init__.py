@@ -13,6 +13,7 @@
 Toolkit modules import the scheduler core's API (jobs, view, contract, clock), the
 protocol's types and the platform room (with the co-allocation paper's bandwidth model,
 :mod:`batpolicy.platforms.bandwidth`, shared with the simulator) and the scheduling
-metrics of :mod:`batpolicy.scheduler.outcomes` (also what ``metrics.json`` reports); never the mutable state, a driver or the
-application (the import-linter contract in pyproject.toml says so).
+metrics of :mod:`batpolicy.scheduler.outcomes` (also what ``metrics.json`` reports);
+never the mutable state, a driver or the application (the import-linter contract in
+pyproject.toml says so).
 """

@@ -33,9 +33,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from batpolicy.scheduler.outcomes import PARENT_KEY, JobOutcome, merge_copies
 from batpolicy.protocol import types as t
 from batpolicy.scheduler.jobs import Job, JobStatus
+from batpolicy.scheduler.outcomes import PARENT_KEY, JobOutcome, merge_copies
 
 #: ``copy_workload`` value that keeps a copy in its original's workload.
 SAME_WORKLOAD = "@original"

@@ -32,8 +32,8 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.simulator.actors import SimEvent
 from batpolicy.simulator.core import COMPLETION
-from batpolicy.simulator.energy.tracers import EnergyConsumptionTracer, PStateChangeTracer
 from batpolicy.simulator.energy.host_energy import HostEnergyPlugin
+from batpolicy.simulator.energy.tracers import EnergyConsumptionTracer, PStateChangeTracer
 from batpolicy.simulator.json_quirks import wire_time
 
 __all__ = ["EnergyPart", "build_energy"]

@@ -21,18 +21,18 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
 from batpolicy.scheduler.jobfields import JobFieldError, parse_job_fields
-from batpolicy.simulator.engine import validation as v
-from batpolicy.simulator.engine.accounting import Accounting
 from batpolicy.simulator.actors import Reactions, Waiter
-from batpolicy.simulator.records import ProfileTable, SimJob
 from batpolicy.simulator.books import RunBooks
 from batpolicy.simulator.core import CALL
-from batpolicy.simulator.energy.pstates import EnergyPart
 from batpolicy.simulator.energy.host_energy import profile_load
-from batpolicy.simulator.instant import MovingEnds
+from batpolicy.simulator.energy.pstates import EnergyPart
+from batpolicy.simulator.engine import validation as v
+from batpolicy.simulator.engine.accounting import Accounting
 from batpolicy.simulator.engine.message_clock import InstantMessages
+from batpolicy.simulator.instant import MovingEnds
 from batpolicy.simulator.jobmodels.choice import ModelChoice
 from batpolicy.simulator.json_quirks import round_progress, wire_json, wire_time
+from batpolicy.simulator.records import ProfileTable, SimJob
 
 __all__ = ["MIN_WAIT", "DecisionApplier"]
 

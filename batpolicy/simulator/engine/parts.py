@@ -30,22 +30,22 @@ from dataclasses import dataclass
 
 from batpolicy import __version__
 from batpolicy.errors import ConfigError
-from batpolicy.platforms.model import Platform
-from batpolicy.io.workload import Workload
 from batpolicy.io.result import JobRecord, SimResult
-from batpolicy.simulator.engine.accounting import Accounting
+from batpolicy.io.workload import Workload
+from batpolicy.platforms.model import Platform
 from batpolicy.simulator.actors import Reactions
-from batpolicy.simulator.records import SimMachines
 from batpolicy.simulator.books import RunBooks, submission_order
-from batpolicy.simulator.static_jobs import StaticJobs
 from batpolicy.simulator.core import EventQueue
-from batpolicy.simulator.engine.decisions import DecisionApplier
 from batpolicy.simulator.energy.pstates import EnergyPart, build_energy
-from batpolicy.simulator.instant import InstantModel, MovingEnds
+from batpolicy.simulator.engine.accounting import Accounting
+from batpolicy.simulator.engine.decisions import DecisionApplier
 from batpolicy.simulator.engine.message_clock import InstantMessages
+from batpolicy.simulator.engine.server import Server
+from batpolicy.simulator.instant import InstantModel, MovingEnds
 from batpolicy.simulator.jobmodels.choice import ModelChoice, with_default_model
 from batpolicy.simulator.options import SimOptions
-from batpolicy.simulator.engine.server import Server
+from batpolicy.simulator.records import SimMachines
+from batpolicy.simulator.static_jobs import StaticJobs
 
 __all__ = ["Parts"]
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from batpolicy.protocol import types as t
-from batpolicy.protocol.types import JobState
 from batpolicy.io.paje import PajeTraceWriter
 from batpolicy.io.result import JobRecord
+from batpolicy.protocol import types as t
+from batpolicy.protocol.types import JobState
 from batpolicy.simulator.books import RunBooks
 from batpolicy.simulator.engine.parts import Parts
 

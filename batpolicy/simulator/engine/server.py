@@ -17,16 +17,15 @@ from time import perf_counter
 from typing import Any
 
 from batpolicy.errors import ConfigError, InputError, InvalidDecision
+from batpolicy.io.workload import JobSpec, Workload
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import Reply
-from batpolicy.io.workload import JobSpec, Workload
-from batpolicy.simulator.engine.accounting import Accounting
 from batpolicy.simulator.actors import SpeedChange
-from batpolicy.simulator.records import ProfileTable, SimJob, referenced_profiles
 from batpolicy.simulator.books import RunBooks
 from batpolicy.simulator.core import EXTERNAL
+from batpolicy.simulator.engine.accounting import Accounting
 from batpolicy.simulator.instant import MovingEnds
 from batpolicy.simulator.jobmodels.choice import ModelChoice
 from batpolicy.simulator.json_quirks import (
@@ -35,6 +34,7 @@ from batpolicy.simulator.json_quirks import (
     wire_json,
     wire_time,
 )
+from batpolicy.simulator.records import ProfileTable, SimJob, referenced_profiles
 
 __all__ = ["Scheduler", "Server"]
 

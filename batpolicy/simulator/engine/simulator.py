@@ -21,17 +21,17 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from batpolicy.errors import ConfigError
+from batpolicy.io.result import JobRecord, SimResult
+from batpolicy.io.workload import Workload
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol.intervals import MachineSet
-from batpolicy.io.workload import Workload
-from batpolicy.io.result import JobRecord, SimResult
 from batpolicy.simulator.actors import Reactions
-from batpolicy.simulator.records import SimMachines, ProfileTable, SimJob
-from batpolicy.simulator.instant import EndListener
-from batpolicy.simulator.options import SimOptions
 from batpolicy.simulator.engine.parts import Parts
 from batpolicy.simulator.engine.server import Scheduler
 from batpolicy.simulator.engine.zero_latency import ZeroLatencyDriver
+from batpolicy.simulator.instant import EndListener
+from batpolicy.simulator.options import SimOptions
+from batpolicy.simulator.records import ProfileTable, SimJob, SimMachines
 
 if TYPE_CHECKING:
     from batpolicy.io.paje import PajeTraceWriter
@@ -211,13 +211,15 @@ class Simulator:
         return books.nb_open - running, running
 
     def forget_records(self) -> None:
-        """Hand each job's record to ``on_record`` and keep none (``result().records`` stays
-        empty): a run's memory is then that of the jobs alive, whatever the trace's length.
+        """Hand each job's record to ``on_record`` and keep none (``result().records`` empty).
+
+        A run's memory is then that of the jobs alive, whatever the trace's length.
         ``result()``'s totals and ``schedule.csv``'s figures are kept as the jobs end.
 
         With compute sharing the records stay: Batsim's ``time_computing`` is then each
         machine's union of its jobs' runs (:func:`~.accounting.union_busy_time`), taken
-        from them at the end."""
+        from them at the end.
+        """
         if not self.options.compute_sharing:
             self.parts.accounting.keep_records = False
 

@@ -18,8 +18,8 @@ from batpolicy.protocol import types as t
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import EventType, JobState
 from batpolicy.scheduler import rules
-from batpolicy.simulator.records import SimMachines, ProfileTable, SimJob
 from batpolicy.simulator.options import SimOptions
+from batpolicy.simulator.records import ProfileTable, SimJob, SimMachines
 
 __all__ = ["BatsimView", "check_call_me_later", "check_change_job_state", "check_energy",
            "check_execute", "check_io_job", "check_kill", "check_metadata", "check_query",

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from batpolicy.protocol import types as t
 from batpolicy.simulator.actors import EndOfInput, ExternalEventOccurs, Resume, Submitter
-from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.core import BYE, DECISION, END_OF_INPUT, EXTERNAL, SUBMISSION
 from batpolicy.simulator.engine.server import Scheduler
 from batpolicy.simulator.json_quirks import wire_time
+from batpolicy.simulator.records import SimJob
 
 if TYPE_CHECKING:
     from batpolicy.simulator.engine.parts import Parts

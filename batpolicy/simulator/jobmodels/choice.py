@@ -15,11 +15,11 @@ from typing import Any
 
 from batpolicy.errors import ConfigError, InputError
 from batpolicy.io.workload import JobSpec, Workload
-from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.instant import InstantModel
 from batpolicy.simulator.jobmodels.base import JobModel
-from batpolicy.simulator.options import SimOptions
 from batpolicy.simulator.jobmodels.registry import make_job_model
+from batpolicy.simulator.options import SimOptions
+from batpolicy.simulator.records import SimJob
 
 __all__ = ["ModelChoice", "with_default_model"]
 

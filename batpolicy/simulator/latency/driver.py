@@ -38,14 +38,17 @@ from functools import partial
 from typing import Any
 
 from batpolicy.errors import InvalidDecision
+from batpolicy.io.result import JobRecord
+from batpolicy.io.workload import Workload
 from batpolicy.platforms.model import Platform
 from batpolicy.protocol import types as t
-from batpolicy.io.workload import Workload
-from batpolicy.io.result import JobRecord
-from batpolicy.simulator.records import SimJob
-from batpolicy.simulator.engine.decisions import MIN_WAIT
 from batpolicy.simulator.delays import MessageDelays, message_delays
+from batpolicy.simulator.engine.decisions import MIN_WAIT
+from batpolicy.simulator.engine.parts import Parts
+from batpolicy.simulator.engine.server import Scheduler
 from batpolicy.simulator.engine.simulator import Simulator
+from batpolicy.simulator.engine.validation import check_call_me_later
+from batpolicy.simulator.json_quirks import wire_time
 from batpolicy.simulator.latency.actors import (
     SAME_DATE,
     Call,
@@ -55,12 +58,9 @@ from batpolicy.simulator.latency.actors import (
     restamp,
 )
 from batpolicy.simulator.latency.server import ServerProcess
-from batpolicy.simulator.options import SimOptions
-from batpolicy.simulator.engine.parts import Parts
-from batpolicy.simulator.engine.server import Scheduler
 from batpolicy.simulator.latency.submitters import Submitters
-from batpolicy.simulator.engine.validation import check_call_me_later
-from batpolicy.simulator.json_quirks import wire_time
+from batpolicy.simulator.options import SimOptions
+from batpolicy.simulator.records import SimJob
 
 __all__ = ["LatencyDriver", "LatencySimulator", "MessageDelays", "make_simulator",
            "message_delays"]

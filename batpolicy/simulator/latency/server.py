@@ -16,9 +16,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from batpolicy.protocol import types as t
-from batpolicy.simulator.latency.actors import SAME_DATE, Actor, ActorHost, Put
 from batpolicy.simulator.engine.server import Scheduler
 from batpolicy.simulator.json_quirks import wire_time
+from batpolicy.simulator.latency.actors import SAME_DATE, Actor, ActorHost, Put
 
 if TYPE_CHECKING:
     from batpolicy.simulator.engine.parts import Parts

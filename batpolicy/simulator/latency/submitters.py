@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from batpolicy.protocol import types as t
 from batpolicy.io.workload import JobSpec
-from batpolicy.simulator.latency.actors import Actor, ActorHost, Program, Put, Sleep
+from batpolicy.protocol import types as t
 from batpolicy.simulator.json_quirks import wire_time
+from batpolicy.simulator.latency.actors import Actor, ActorHost, Program, Put, Sleep
 
 if TYPE_CHECKING:
     from batpolicy.simulator.delays import MessageDelays

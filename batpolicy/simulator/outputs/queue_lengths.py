@@ -59,7 +59,7 @@ class QueueLengths(Output):
 
         def changed(*_: Any) -> None:
             """A count may have changed now: the previous time's row is final."""
-            now = "%f" % simulator.now
+            now = "%f" % simulator.now  # noqa: UP031 - C's %f, as Batsim writes times
             current = self._current
             if current is not None and current[0] != now:
                 rows.append(current)
@@ -75,7 +75,7 @@ class QueueLengths(Output):
     def _write(self) -> None:
         """Write the rows kept and flush."""
         assert self._file is not None
-        self._file.write("".join(["%s,%d,%d\n" % row for row in self._rows]))
+        self._file.write("".join(["%s,%d,%d\n" % row for row in self._rows]))  # noqa: UP031
         self._rows.clear()
         self._file.flush()
 

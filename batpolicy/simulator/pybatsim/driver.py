@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from batpolicy.errors import BatpolicyError, InvalidDecision, PolicyError, ProtocolError, clip
-from batpolicy.scheduler.contract import Policy
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import decode_reply, request_to_obj
+from batpolicy.scheduler.contract import Policy
 from batpolicy.scheduler.dispatch import Dispatcher
 from batpolicy.scheduler.state import ClusterState
 

@@ -13,8 +13,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from batpolicy.simulator.pybatsim.loader import is_pybatsim, load_scheduler, pybatsim_options
 from batpolicy.scheduler.state import ClusterState
+from batpolicy.simulator.pybatsim.loader import is_pybatsim, load_scheduler, pybatsim_options
 
 __all__ = ["pybatsim_driver"]
 

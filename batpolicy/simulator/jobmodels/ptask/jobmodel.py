@@ -42,6 +42,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from batpolicy.errors import InputError
+from batpolicy.platforms.routes import UnsupportedRoute, read_routes
 from batpolicy.protocol.types import JobState
 from batpolicy.simulator.core import COMPLETION
 from batpolicy.simulator.energy.host_energy import TaskPower, profile_load
@@ -54,7 +55,6 @@ from batpolicy.simulator.jobmodels.ptask.tasks import (
     SEQUENCES,
     program,
 )
-from batpolicy.platforms.routes import UnsupportedRoute, read_routes
 
 __all__ = ["PtaskModel"]
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from batpolicy.platforms.routes import TCP_GAMMA, Hop
 from batpolicy.simulator.jobmodels.ptask.lmm import (
     FATPIPE,
     MAXMIN_PRECISION,
@@ -47,7 +48,6 @@ from batpolicy.simulator.jobmodels.ptask.lmm import (
     double_update,
 )
 from batpolicy.simulator.jobmodels.ptask.route_table import RouteTable
-from batpolicy.platforms.routes import TCP_GAMMA, Hop
 
 __all__ = ["L07Model", "Ptask"]
 
