@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batpolicy.scheduler.jobfields import JobFields, parse_job_fields
+
+if TYPE_CHECKING:  # swf_stream imports this module
+    from batpolicy.io.swf_stream import StreamedJobs
 
 
 @dataclass(slots=True)
@@ -69,12 +72,18 @@ class Workload:
     """Jobs in Batsim submission order (subtime, then full id as a string) and profiles."""
 
     name: str
-    jobs: list[JobSpec]
+    #: A list, or a streamed SWF trace's jobs (:class:`~batpolicy.io.swf_stream.StreamedJobs`:
+    #: a length and a fresh pass over the file at each iteration, no indexing).
+    jobs: list[JobSpec] | StreamedJobs
     profiles: dict[str, dict[str, Any]]
     nb_res: int | None = None
     source: str | None = None
     skipped: Counter[str] = field(default_factory=Counter)
 
     def sort(self) -> None:
-        """Sort jobs as Batsim submits them: by subtime, then by full id string (§1.5)."""
-        self.jobs.sort(key=lambda j: (j.subtime, j.id))
+        """Sort jobs as Batsim submits them: by subtime, then by full id string (§1.5).
+
+        A streamed trace's jobs come in that order already (:mod:`~batpolicy.io.swf_stream`).
+        """
+        if isinstance(self.jobs, list):
+            self.jobs.sort(key=lambda j: (j.subtime, j.id))

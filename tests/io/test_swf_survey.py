@@ -173,6 +173,21 @@ def test_the_submission_order_is_that_of_the_id_strings(rows: list[tuple[float, 
     assert _submission_order(job, submit).tolist() == expected.tolist()
 
 
+def test_a_streamed_workload_sorts_as_the_same_trace_read_whole(tmp_path: Path) -> None:
+    """``Workload.sort`` keeps a streamed trace's order: Batsim's, the order read_swf sorts to."""
+    from batpolicy.io.swf import read_swf
+
+    path = tmp_path / "t.swf"
+    path.write_text("; MaxProcs: 8\n" + "".join(
+        f"{i} {submit} -1 5 1 -1 -1 2 10 -1 1 3 -1 -1 1 -1 -1 -1\n"
+        for i, submit in ((1, 0), (10, 0), (9, 0), (2, 3), (11, 3))))
+    streamed, whole = stream_swf(path), read_swf(path)
+    streamed.sort()
+    whole.sort()
+    assert [job.id for job in streamed.jobs] == [job.id for job in whole.jobs] == [
+        "w0!1", "w0!10", "w0!9", "w0!11", "w0!2"]
+
+
 def test_streamed_jobs_carry_the_fields_their_raw_object_parses_to() -> None:
     """The stream sets each job's parsed fields: those parse_job_fields reads in its raw."""
     from itertools import islice
