@@ -176,14 +176,14 @@ class EasyBackfilling(Policy):
         # Long FCFS queues: the next job that may start is found by a vectorised scan
         # (toolkit.queue) instead of visiting every queued job; same jobs, same order.
         vector = rescan and queue.indexed and len(queue) >= VECTOR_MIN
-        # The extra machines (free, not reserved): the scan needs their count; otherwise
-        # computed when a job that would end after the shadow time first needs them
-        # (most decisions: none does), from the machines still free then (same set).
+        # The extra machines (free, not reserved): computed when a job that would end
+        # after the shadow time first needs them (most decisions: none does), from the
+        # machines still free then (same set); the scan needs only their count, taken
+        # without building the set (|free - reserved| = |free| - |free & reserved|).
         extra: MachineSet | None = None
         nextra = 0
         if vector:
-            extra = free - reserved
-            nextra = len(extra)
+            nextra = nfree - free.intersection_cardinality(reserved)
         else:
             candidates = iter(list(queue) if rescan else [j for j in self._new if j in queue])
         after = head.seq
@@ -233,6 +233,8 @@ class EasyBackfilling(Policy):
             if extra is not None:
                 extra = extra - alloc
                 nextra = len(extra)
+            elif vector:  # the scan's count only
+                nextra = nfree - free.intersection_cardinality(reserved)
         return self._done(head, reservation, out)
 
     def _done(self, head: Job | None, reservation: Reservation | None,

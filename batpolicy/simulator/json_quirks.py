@@ -128,7 +128,9 @@ def batsim_reads_reply(reply: Any) -> Any:
     ``now``, every decision's ``timestamp`` and a CALL_ME_LATER's ``at``; the reply itself
     when none changes (the common case: times Batsim sent, echoed).
     """
-    now = batsim_reads(reply.now)
+    now = reply.now
+    if type(now) is float and not now.is_integer():  # batsim_reads' own first test, inline:
+        now = batsim_reads(now)  # an integral time (most replies) is read as it is
     decisions = reply.decisions
     changed = None
     for i, decision in enumerate(decisions):

@@ -188,8 +188,7 @@ class SimMachines:
     stops at its last state change.
 
     State changes (releases, availability changes) are queued as ``(time, machines)``
-    and written into ``last_change`` by batches, latest first, each machine once
-    (:meth:`_fold`): a release costs an append instead of one array write per interval
+    and written into ``last_change`` by batches (:meth:`_fold`): a release costs an append instead of one array write per interval
     of its allocation (the intervals of a fragmented allocation on RICC-2010's 8,192
     machines took 5 % of a simulation). ``last_change`` is current only after
     :meth:`last_change_sum`, its one reader, has folded the queue.
@@ -370,22 +369,29 @@ class SimMachines:
     def _fold(self) -> None:
         """Write the queued state changes into ``last_change``: each machine's latest.
 
-        Runtime complexity: one C-level difference and union per change, walked latest
-        first and stopping once every machine is written; one array write per interval
-        of the machines newly written.
+        Changes come in time order, so a machine's latest change is its largest time: the
+        queued machines' ids (``to_array``, C) and their changes' times go to one
+        ``numpy.maximum.at`` (unbuffered, so a machine named twice keeps the larger).
+        Runtime complexity: O(1) Python-level work per change, then C-level work in the
+        ids named. On RICC-2010's job ends (16 machines on average) that is about two
+        thirds of the time of the walk it replaces, latest change first with one bitmap
+        difference and union per change and one array write per interval.
         """
         changes, self._changes = self._changes, []
-        last, n = self.last_change, self.n
-        written = BitMap()
-        for now, machines in reversed(changes):
-            new = machines - written
-            if not new:
-                continue
-            for inf, sup in new.intervals():
-                last[inf:sup + 1] = array("d", (now,)) * (sup - inf + 1)
-            written |= new
-            if len(written) >= n:
-                break
+        if not changes:
+            return
+        ids = array("I")
+        extend = ids.extend
+        counts: list[int] = []
+        count = counts.append
+        for _, machines in changes:
+            named = machines.to_array()
+            extend(named)
+            count(len(named))
+        times = np.repeat(np.fromiter([at for at, _ in changes], np.float64, len(changes)),
+                          counts)
+        np.maximum.at(np.frombuffer(self.last_change, dtype=np.float64),
+                      np.frombuffer(ids, dtype=np.uint32), times)
 
     def last_change_sum(self) -> Any:
         """The sum over machines of the time of their last state change (0 if none).

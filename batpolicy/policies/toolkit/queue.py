@@ -107,7 +107,7 @@ class JobQueue:
 
     __slots__ = ("_key", "_entries", "_by_id", "_arrivals", "_indexed", "_ranks", "_jobs",
                  "_res", "_walltime", "_capacity", "_unwritten", "_dead", "_least", "_sizes",
-                 "_head", "_live")
+                 "_head", "_live", "_bound")
 
     def __init__(self, key: Callable[[Job], Any] = fcfs_key) -> None:
         self._key = key
@@ -137,6 +137,8 @@ class JobQueue:
         #: than the smallest queued job answers at once (RICC-2010: one scan in eight).
         self._least: float = math.inf
         self._sizes: dict[int, int] = {}
+        #: :meth:`next_backfill`'s walltime bound: (now, shadow, _sum_bound(now, shadow)).
+        self._bound: tuple[float, float, float] = (math.nan, math.nan, math.nan)
 
     def add(self, job: Job) -> None:
         """Queue a job (``ValueError`` if a job with its id is queued already).
@@ -320,28 +322,34 @@ class JobQueue:
             raise ValueError("next_backfill needs a FCFS queue of state-ranked jobs")
         if not self._live or nfree < self._least:  # no queued job fits the free machines
             return None
-        self._write_slots()
         ranks = self._ranks
-        lo = max(self._head, bisect_right(ranks, after))
+        lo = bisect_right(ranks, after)
+        if lo < self._head:
+            lo = self._head
         hi = len(ranks)
         if lo >= hi:
             return None
-        res = self._res[lo:hi]
-        job = self._jobs[lo]  # the next rank first: a fifth of RICC's scans find it
+        jobs = self._jobs
+        job = jobs[lo]  # the next rank first: a fifth of RICC's scans find it
         if job is not None and job.res <= nfree and (  # queued; _may_backfill, inline
                 job.res <= nextra or now + job.planned_walltime <= shadow):
             return job
+        if self._unwritten:  # _write_slots' own test, without its call
+            self._write_slots()
         # One pass over the window and no float sum per job: ``walltime <= bound`` keeps
         # every job with ``now + walltime <= shadow``, and at a float boundary perhaps a
         # few more, which the exact test below skips.
         # Fewer passes in the two usual cases: no extra machine a job could fit (27 % of
         # the calls on RICC-2010), every free machine extra (27 %): the walltime is moot.
+        res = self._res[lo:hi]
         fits = res <= nfree
         if nextra < nfree:
-            fits &= self._walltime[lo:hi] <= _sum_bound(now, shadow)
+            bound = self._bound  # the bound of the last (now, shadow): one per decision
+            if bound[0] != now or bound[1] != shadow:
+                bound = self._bound = (now, shadow, _sum_bound(now, shadow))
+            fits &= self._walltime[lo:hi] <= bound[2]
             if nextra >= self._least:  # a left job's size (_DEAD) fits nothing
                 fits |= res <= nextra
-        jobs = self._jobs
         first = int(fits.argmax())
         while fits[first]:
             job = jobs[lo + first]  # queued: a left job's size (_DEAD) fits nothing

@@ -24,10 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from heapq import merge
-from itertools import chain
 from operator import itemgetter
-from types import SimpleNamespace
-from typing import Any
 
 from msgspec import Struct
 
@@ -137,12 +134,6 @@ def reserve_head(head: Job, now: float, free: MachineSet, view: PolicyView,
                             view.unavailable, allocator, platform)
 
 
-#: The walk's last step in :func:`lowest_reservation`: after every running job, an end
-#: later than any finite one, so that the started jobs left are walked by the same loop.
-_END: Any = SimpleNamespace(expected_end=math.inf, allocation=None)  # read as a running Job
-_END_OF_WALK: tuple[Any, ...] = (_END,)
-
-
 def lowest_reservation(job: Job, now: float, free: MachineSet, running: Iterable[Job],
                        started: list[tuple[float, MachineSet]]) -> Reservation:
     """:func:`plan_reservation` with lowest ids and no unavailable machine, walking jobs.
@@ -155,11 +146,15 @@ def lowest_reservation(job: Job, now: float, free: MachineSet, running: Iterable
     ``heapq.merge``'s Python-level key calls: EASY's every re-planning walks here (on
     RICC-2010, 253,505 walks of 17 releases on average cost a tenth of the run).
 
-    The walk's order between releases of equal end does not matter: the shadow time is
-    the earliest end at which the released count reaches the job's need, and every
-    release ending at or before it joins the union whatever its place among equals.
-    A job past its expected end releases now. Runtime complexity: O(k) for the ``k``
-    releases up to the shadow time, then one C-level union of ``k + 1`` bitmaps.
+    A release's end is its expected end, or now for a job past it. The shadow time is
+    the earliest end ``E`` at which the machines free now and those released by ``E``
+    reach the job's need, and the reservation takes the lowest ids among them (every
+    release ending at ``E`` included, whatever its place among equals): the walk counts
+    releases in end order until the need is met (a started job before a running one
+    that ends later), then gathers the releases that tie with that end. An endless
+    release meeting the need gives an infinite shadow time and no machine. Runtime
+    complexity: O(k) for the ``k`` releases up to the shadow time, then one C-level
+    union of ``k + 1`` bitmaps.
 
     >>> head = Job("w0!1", 0.0, 3, 10.0, "p", seq=1)
     >>> started = [(5.0, MachineSet.parse("0-1")), (7.0, MachineSet.parse("2-3"))]
@@ -173,32 +168,54 @@ def lowest_reservation(job: Job, now: float, free: MachineSet, running: Iterable
         return Reservation(job, now, take_lowest(free, need))
     pending: list[MachineSet] = []
     append = pending.append
-    shadow = math.inf
+    inf = math.inf
     nstarted = len(started)
-    taken = 0  # the started jobs walked so far
-    for run in chain(running, _END_OF_WALK):
+    taken = 0  # the started jobs counted so far
+    # the end of the next started job (inf: none left; an endless one is never counted,
+    # as it could only give an infinite shadow time, the answer without it)
+    following = started[0][0] if nstarted else inf
+    shadow = inf
+    walk = iter(running)
+    for run in walk:
         end = run.expected_end
-        # the started jobs that end first (ties: either order, see above); after the
-        # last running job (_END_OF_WALK), those that end later, up to an endless one
-        # (which could only give an infinite shadow time, the answer without it)
-        while taken < nstarted and started[taken][0] < end:
-            ends_at, machines = started[taken]
-            if ends_at > shadow:
-                break
+        while end > following:  # the started jobs that end before this one
+            shadow, machines = started[taken]
             taken += 1
+            following = started[taken][0] if taken < nstarted else inf
             append(machines)
             count += len(machines)
-            if count >= need and shadow == math.inf:
-                shadow = ends_at
-        if end > shadow or run is _END:  # a job past its end (end < now) releases now
+            if count >= need:
+                break
+        else:
+            machines = run.allocation
+            append(machines)
+            count += len(machines)
+            if count >= need:
+                shadow = end if end >= now else now  # past its end: releases now
+                break
+            continue
+        break  # met by a started job
+    else:  # every running job counted: the started jobs left, up to an endless one
+        while following < inf:
+            shadow, machines = started[taken]
+            taken += 1
+            following = started[taken][0] if taken < nstarted else inf
+            append(machines)
+            count += len(machines)
+            if count >= need:
+                break
+        else:
+            return Reservation(job, inf, MachineSet())
+    if shadow == inf:
+        return Reservation(job, inf, MachineSet())
+    for run in walk:  # the running jobs that end with the shadow time (ties)
+        if run.expected_end > shadow:
             break
-        machines = run.allocation
-        append(machines)
-        count += len(machines)
-        if count >= need and shadow == math.inf:
-            shadow = end if end >= now else now
-    if shadow == math.inf:
-        return Reservation(job, math.inf, MachineSet())
+        append(run.allocation)
+    while following <= shadow:  # and the started ones
+        append(started[taken][1])
+        taken += 1
+        following = started[taken][0] if taken < nstarted else inf
     return Reservation(job, shadow, free.union(*pending).lowest(need))
 
 

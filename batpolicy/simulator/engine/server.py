@@ -175,7 +175,8 @@ class Server:
         job.state = job.outcome
         job.end_seq = -1
         self._accounting.finish(job, now)
-        books.outbox.append(t.JobCompleted(wire_time(now), job.id, job.state, job.return_code,
+        stamp = now if type(now) is float and now.is_integer() else wire_time(now)  # inline
+        books.outbox.append(t.JobCompleted(stamp, job.id, job.state, job.return_code,
                                            job.alloc))  # type: ignore[arg-type]
 
     # ------------------------------------------------------------ the scheduler
