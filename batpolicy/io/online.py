@@ -262,7 +262,7 @@ class OnlineMetrics:
             self._fold(*outcome)
 
     def _rejection(self, r: Any) -> None:
-        """Count a rejected record by its reason (:func:`~batpolicy.io.metrics.rejection_reasons`)."""
+        """Count a rejected record by its reason (as :func:`~.metrics.rejection_reasons`)."""
         res = r.requested_resources
         if res <= 0:
             self.rejected["no_machine"] += 1
@@ -332,7 +332,8 @@ class OnlineMetrics:
         """Count the batched jobs as :meth:`_fold` counts each (no deadline, no groups).
 
         The same IEEE operations in numpy's arrays (finish ``start + runtime``, run
-        ``finish - start``, ...); sums exact and maxima order-free: no digit changes."""
+        ``finish - start``, ...); sums exact and maxima order-free: no digit changes.
+        """
         batch = self._batch
         if not batch:
             return
@@ -401,7 +402,10 @@ class OnlineMetrics:
         return out
 
     def _per_group(self, span: float) -> dict[str, float]:
-        """Utilisation inside each group (:func:`~batpolicy.scheduler.outcomes.utilization_per_group`)."""
+        """Utilisation inside each group.
+
+        As :func:`~batpolicy.scheduler.outcomes.utilization_per_group` computes it.
+        """
         if span <= 0:
             return {name: 0.0 for name in self.groups}
         import numpy as np
@@ -419,7 +423,8 @@ class OnlineMetrics:
         """Rejected records by reason (docs/metrics.md ``rejected_by_reason``), sorted.
 
         As :func:`~batpolicy.io.metrics.rejection_reasons`: once a job ran without a
-        walltime, the rejections of jobs without one are the policy's."""
+        walltime, the rejections of jobs without one are the policy's.
+        """
         reasons = Counter(self.rejected)
         if self.ran_without_walltime and reasons["no_walltime"]:
             reasons["policy"] += reasons.pop("no_walltime")

@@ -31,10 +31,10 @@ from types import TracebackType
 from typing import IO, Any, Self
 
 from batpolicy.errors import ConfigError
-from batpolicy.protocol.intervals import MachineSet, format_intervals
-from batpolicy.protocol.types import JobState
 from batpolicy.io.online import ScheduleStats
 from batpolicy.io.result import NULL_RUNTIME, JobRecord, SimResult
+from batpolicy.protocol.intervals import MachineSet, format_intervals
+from batpolicy.protocol.types import JobState
 
 __all__ = ["JOBS_COLUMNS", "SCHEDULE_COLUMNS", "JobsCsvWriter", "OutputPaths", "format_job_row",
            "schedule_fields", "write_jobs_csv", "write_schedule_csv"]

@@ -194,8 +194,10 @@ class ClusterState:
 
     @property
     def jobs(self) -> Mapping[str, Job]:
-        """Every job submitted or registered, by full id (finished ones unless
-        :attr:`forget_finished`). Runtime complexity: O(1)."""
+        """Every job submitted or registered, by full id. Runtime complexity: O(1).
+
+        Finished ones too, unless :attr:`forget_finished`.
+        """
         return MappingProxyType(self._jobs)
 
     @property

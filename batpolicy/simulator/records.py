@@ -188,9 +188,10 @@ class SimMachines:
     stops at its last state change.
 
     State changes (releases, availability changes) are queued as ``(time, machines)``
-    and written into ``last_change`` by batches (:meth:`_fold`): a release costs an append instead of one array write per interval
-    of its allocation (the intervals of a fragmented allocation on RICC-2010's 8,192
-    machines took 5 % of a simulation). ``last_change`` is current only after
+    and written into ``last_change`` by batches (:meth:`_fold`): a release costs an append
+    instead of one array write per interval of its allocation (the intervals of a
+    fragmented allocation on RICC-2010's 8,192 machines took 5 % of a simulation).
+    ``last_change`` is current only after
     :meth:`last_change_sum`, its one reader, has folded the queue.
 
     >>> m = SimMachines(["a", "b", "c"], [1.0, 1.0, 1.0])

@@ -17,14 +17,14 @@ from typing import Any
 import numpy as np
 
 from batpolicy.io.online import ExactSum
+from batpolicy.io.result import NULL_RUNTIME, JobRecord, SimResult
 from batpolicy.protocol.intervals import MachineSet
 from batpolicy.protocol.types import JobState
-from batpolicy.io.result import NULL_RUNTIME, JobRecord, SimResult
-from batpolicy.simulator.records import SimJob
 from batpolicy.simulator.books import RunBooks
 from batpolicy.simulator.energy.pstates import EnergyPart
-from batpolicy.simulator.instant import MovingEnds
 from batpolicy.simulator.engine.message_clock import InstantMessages
+from batpolicy.simulator.instant import MovingEnds
+from batpolicy.simulator.records import SimJob
 
 __all__ = ["Accounting", "union_busy_time"]
 
