@@ -6,13 +6,11 @@ Job ids are Batsim's full ids ``workload!name``. Times are float seconds.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from batpolicy.scheduler.jobfields import JobFields, parse_job_fields
-
-if TYPE_CHECKING:  # swf_stream imports this module
-    from batpolicy.io.swf_stream import StreamedJobs
 
 
 @dataclass(slots=True)
@@ -67,14 +65,28 @@ class JobSpec:
         return self.id.split("!", 1)[1]
 
 
+class JobStream(Protocol):
+    """Jobs read as a run takes them: a length and a fresh pass in submission order.
+
+    A streamed SWF trace's :class:`~batpolicy.io.swf_stream.StreamedJobs` (no indexing).
+    """
+
+    def __len__(self) -> int:
+        """The number of jobs."""
+        ...
+
+    def __iter__(self) -> Iterator[JobSpec]:
+        """The jobs, in Batsim's submission order."""
+        ...
+
+
 @dataclass(slots=True)
 class Workload:
     """Jobs in Batsim submission order (subtime, then full id as a string) and profiles."""
 
     name: str
-    #: A list, or a streamed SWF trace's jobs (:class:`~batpolicy.io.swf_stream.StreamedJobs`:
-    #: a length and a fresh pass over the file at each iteration, no indexing).
-    jobs: list[JobSpec] | StreamedJobs
+    #: A list, or a streamed trace's jobs (:class:`JobStream`).
+    jobs: list[JobSpec] | JobStream
     profiles: dict[str, dict[str, Any]]
     nb_res: int | None = None
     source: str | None = None
