@@ -33,7 +33,7 @@ from typing import IO, Any, Self
 from batpolicy.errors import ConfigError
 from batpolicy.io.online import ScheduleStats
 from batpolicy.io.result import NULL_RUNTIME, JobRecord, SimResult
-from batpolicy.protocol.intervals import MachineSet, format_intervals
+from batpolicy.protocol.intervals import format_intervals
 from batpolicy.protocol.types import JobState
 
 __all__ = ["JOBS_COLUMNS", "SCHEDULE_COLUMNS", "JobsCsvWriter", "OutputPaths", "format_job_row",
@@ -131,17 +131,10 @@ def format_job_row(record: JobRecord, extra_columns: tuple[str, ...] = ()) -> st
     stretch = turnaround / runtime
     if runtime < _TINY_RUNTIME:  # Batsim's long double shows through the division
         end, turnaround, stretch = _long_double_times(start, runtime, submitted)
-    alloc = record.alloc
-    if alloc is None:
-        cell = ""
-    elif type(alloc) is MachineSet and (n := len(alloc)) and \
-            (hi := alloc.max()) - (lo := alloc.min()) + 1 == n:
-        cell = f"{lo}-{hi}" if lo != hi else str(lo)  # format_intervals' one run, inline
-    else:
-        cell = format_intervals(alloc)
+    alloc = "" if record.alloc is None else format_intervals(record.alloc)
     return _ROW % (name, workload, record.profile, submitted, record.requested_resources,
                    walltime, _STATE_CELLS[record.final_state], start, runtime, end,
-                   start - submitted, turnaround, stretch, cell, record.consumed_energy,
+                   start - submitted, turnaround, stretch, alloc, record.consumed_energy,
                    record.metadata, suffix)
 
 

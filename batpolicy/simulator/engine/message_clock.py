@@ -53,13 +53,12 @@ class InstantMessages:
         Only called for a job whose runtime is 0 (a job that ran longer needs nothing
         from here); ``start_rank`` is :meth:`rank` when the job started (None: it was not
         started by EXECUTE_JOB). None unless the job was ``killed`` (then its runtime is
-        a few message times, see the module docstring). Forgets the job. O(messages).
+        a few message times, see the module docstring). Forgets its kill. O(messages).
         """
-        rank = start_rank
         killed_at = self._killed.pop(job_id, None)
-        if not killed or rank is None:
+        if not killed or start_rank is None:
             return None
-        return self.clocks(now, rank, rank if killed_at is None else killed_at)
+        return self.clocks(now, start_rank, start_rank if killed_at is None else killed_at)
 
     def forget(self, job_id: str) -> None:
         """A job whose kill was asked stopped after running a while: nothing to compute. O(1)."""
