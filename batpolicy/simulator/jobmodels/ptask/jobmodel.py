@@ -50,7 +50,7 @@ from batpolicy.simulator.instant import InstantModel
 from batpolicy.simulator.jobmodels.base import JobModel, ProfileModel
 from batpolicy.simulator.jobmodels.ptask.l07 import L07Model
 from batpolicy.simulator.jobmodels.ptask.programs import JobPrograms
-from batpolicy.simulator.jobmodels.ptask.runner import JobRunner, progress_tree
+from batpolicy.simulator.jobmodels.ptask.runner import JobRunner, progress_tree, unstarted_leaf
 from batpolicy.simulator.jobmodels.ptask.tasks import (
     SEQUENCES,
     program,
@@ -198,7 +198,9 @@ def _first_task_progress(job: Any, ctx: Any) -> dict[str, Any]:
                      lambda n: ctx.profile_definition(job.workload, n))
     if not leaves:
         return {"profile_name": job.profile, "progress": 0.0}
-    path, name, _ = leaves[0]
+    path, name, leaf = leaves[0]
+    if leaf.get("type") == "usage_trace":
+        return progress_tree(path, unstarted_leaf(name))
     return progress_tree(path, {"profile_name": name, "progress": 0.0})
 
 

@@ -126,12 +126,12 @@ def _progress(run: _Run, model: L07Model, updated: float, now: float) -> dict[st
 
     ``BatTask``'s tree: a sequence's ``current_task_index`` and ``current_task``, a
     leaf's ``progress``: ``1 - remaining ratio`` of its parallel task, or the share
-    of its sleep done.
+    of its sleep done; a usage trace has none (:func:`unstarted_leaf`).
     """
     path, leaf = run.leaves[min(run.index, len(run.leaves) - 1)]
     if leaf.ranks is not None:
-        value = 0.0  # BatTask::compute_leaf_progress: not implemented for usage traces
-    elif run.task is not None:
+        return progress_tree(path, unstarted_leaf(leaf.name))
+    if run.task is not None:
         task = model.tasks.get(run.task)
         remains = 0.0 if task is None else task.remains - task.variable.value * (now - updated)
         value = 1.0 - max(remains, 0.0)
@@ -140,6 +140,21 @@ def _progress(run: _Run, model: L07Model, updated: float, now: float) -> dict[st
     else:
         value = 1.0
     return progress_tree(path, {"profile_name": leaf.name, "progress": value})
+
+
+def unstarted_leaf(name: str) -> dict[str, Any]:
+    """A usage trace's entry in ``job_progress``: ``current_task_index`` -1, no ``progress``.
+
+    Batsim 4.2.1's ``generate_task_tree`` (``protocol.cpp``) writes a leaf's ``progress``
+    only when its ``BatTask`` has a parallel task or a delay's start; a usage trace's
+    ranks run as actors of their own (``execute_task``, ``jobs_execution.cpp``), so it
+    has neither and goes down the branch of a sequence not yet started
+    (``BatTask::compute_leaf_progress`` only warns that it is not implemented).
+
+    >>> unstarted_leaf("p0")
+    {'profile_name': 'p0', 'current_task_index': -1}
+    """
+    return {"profile_name": name, "current_task_index": -1}
 
 
 def progress_tree(path: Path, entry: dict[str, Any]) -> dict[str, Any]:
