@@ -353,20 +353,27 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 class _SocketScheduler:
-    """The scheduler at the other end of a REQ socket: encode, send, wait, decode."""
+    """The scheduler at the other end of a REQ socket: encode, send, wait, decode.
+
+    The reply's times are read from its text as Batsim reads them
+    (:func:`~batpolicy.simulator.json_quirks.batsim_reads_text`).
+    """
 
     def __init__(self, endpoint: str, timeout_s: float | None, max_message_bytes: int,
                  heartbeat_s: float | None) -> None:
         from batpolicy.protocol.codec import decode_reply, encode_request
         from batpolicy.protocol.transport import RequestSocket
+        from batpolicy.simulator.json_quirks import batsim_reads_text
 
         self.socket = RequestSocket(endpoint, timeout_s=timeout_s,
                                     max_message_bytes=max_message_bytes,
                                     heartbeat_s=heartbeat_s).open()
         self._encode, self._decode = encode_request, decode_reply
+        self._read = batsim_reads_text
 
     def __call__(self, request: t.Request) -> t.Reply:
-        return self._decode(self.socket.request(self._encode(request)))
+        data = self.socket.request(self._encode(request))
+        return self._read(self._decode(data), data)
 
     def close(self) -> None:
         """Close the socket."""

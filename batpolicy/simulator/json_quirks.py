@@ -6,15 +6,19 @@ events) and every number it writes with at most 6 decimals, rounded.
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Callable
 from typing import Any
 
 from msgspec.structs import replace
 
 from batpolicy.io.rapidjson_number import rapidjson_float
 from batpolicy.protocol.intervals import MachineSet, parse_intervals
-from batpolicy.protocol.types import CallMeLater
+from batpolicy.protocol.types import CallMeLater, Reply
 
-__all__ = ["as_machine_set", "batsim_reads", "batsim_reads_reply", "round_progress", "wire_json",
+__all__ = ["ReadReply", "as_machine_set", "batsim_reads", "batsim_reads_reply",
+           "batsim_reads_text", "read_by_text", "round_progress", "text_readings", "wire_json",
            "wire_time"]
 
 
@@ -126,28 +130,110 @@ def batsim_reads_reply(reply: Any) -> Any:
     """A scheduler's reply with its times as Batsim reads them (:func:`batsim_reads`).
 
     ``now``, every decision's ``timestamp`` and a CALL_ME_LATER's ``at``; the reply itself
-    when none changes (the common case: times Batsim sent, echoed).
+    when none changes (the common case: times Batsim sent, echoed), or when it is a
+    :class:`ReadReply` (its times were read from the text the scheduler sent).
     """
+    if type(reply) is ReadReply:
+        return reply
     now = reply.now
     if type(now) is float and not now.is_integer():  # batsim_reads' own first test, inline:
         now = batsim_reads(now)  # an integral time (most replies) is read as it is
+    return _read_times(reply, now, batsim_reads)
+
+
+def _read_times(reply: Any, now: float | int, read: Callable[[Any], Any]) -> Any:
+    """``reply`` with ``now`` and its decisions' times through ``read``; itself if unchanged."""
     decisions = reply.decisions
     changed = None
     for i, decision in enumerate(decisions):
         stamp = decision.timestamp
-        read = decision
+        current = decision
         if stamp is not None:
-            new = batsim_reads(stamp)
+            new = read(stamp)
             if new != stamp:
-                read = replace(read, timestamp=new)
+                current = replace(current, timestamp=new)
         if type(decision) is CallMeLater:
-            at = batsim_reads(decision.at)
+            at = read(decision.at)
             if at != decision.at:
-                read = replace(read, at=at)
-        if read is not decision:
+                current = replace(current, at=at)
+        if current is not decision:
             if changed is None:
                 changed = list(decisions)
-            changed[i] = read
+            changed[i] = current
     if now == reply.now and changed is None:
         return reply
     return replace(reply, now=now, decisions=tuple(changed) if changed else decisions)
+
+
+class ReadReply(Reply, frozen=True):
+    """A reply whose times are already Batsim's reading of the text the scheduler sent.
+
+    Made by :func:`batsim_reads_text`; :func:`batsim_reads_reply` leaves it as it is.
+    """
+
+
+#: A number whose reading may depend on its text, not only on its value: over 15
+#: significant digits (16 characters with the point) or an exponent.
+_LONG_TEXT = re.compile(r"\d[\d.]{15}|\d[eE]")
+_LONG_BYTES = re.compile(rb"\d[\d.]{15}|\d[eE]")
+
+
+def read_by_text(data: bytes | str) -> bool:
+    """Whether Batsim's reading of a message's numbers may depend on their text.
+
+    True when ``data`` holds a number of over 15 digits or with an exponent (or
+    something in a string that looks like one); a shorter number is read by RapidJSON's
+    fast path as the correctly rounded double, whatever the text. Runtime: O(len(data)).
+
+    >>> read_by_text('{"now":17.000015}'), read_by_text(b'{"now":17.000014999999999}')
+    (False, True)
+    """
+    pattern = _LONG_TEXT if isinstance(data, str) else _LONG_BYTES
+    return pattern.search(data) is not None
+
+
+def text_readings(data: bytes | str) -> dict[float, float]:
+    """The numbers of a message that Batsim reads otherwise than Python: {Python's: Batsim's}.
+
+    Batsim 4.2.1 parses a scheduler's message with RapidJSON's default flags
+    (:func:`~batpolicy.io.rapidjson_number.rapidjson_float`), from its text: two texts of
+    one double can read as two doubles. batsched writes its doubles with RapidJSON's
+    ``Writer`` (Grisu2, ``internal/dtoa.h``), whose 17 digits are not always the ones
+    closest to the double: ``now + 5`` at 17.0000149999999976 is written
+    ``17.000014999999999`` (Python's shortest text is ``...998``), which Batsim reads as
+    17.000015000000001 (fuzz seed 5239). Empty unless :func:`read_by_text`.
+    Runtime: O(len(data)).
+
+    >>> text_readings(b'{"now":17.000014999999999,"events":[]}')
+    {17.000014999999998: 17.000015}
+    >>> text_readings('{"now":17.000015,"events":[]}')
+    {}
+    """
+    if not read_by_text(data):
+        return {}
+    readings: dict[float, float] = {}
+
+    def read(literal: str) -> float:
+        value = float(literal)
+        batsims = rapidjson_float(literal)
+        if batsims != value:
+            readings[value] = batsims
+        return value
+
+    json.loads(data, parse_float=read)
+    return readings
+
+
+def batsim_reads_text(reply: Reply, data: bytes | str) -> ReadReply:
+    """``reply``, decoded from ``data``, with its times as Batsim reads ``data``.
+
+    ``now``, every decision's ``timestamp`` and a CALL_ME_LATER's ``at``, each read from
+    its text (:func:`text_readings`), not from :func:`batsim_reads`' guess of the text
+    (the shortest one, Python's ``repr``). A double written twice in one message is
+    written alike (the writer's digits are a function of the double).
+    """
+    readings = text_readings(data)
+    if readings:
+        reply = _read_times(reply, readings.get(reply.now, reply.now),
+                            lambda x: readings.get(x, x))
+    return ReadReply(reply.now, reply.decisions)

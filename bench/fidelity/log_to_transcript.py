@@ -3,6 +3,9 @@
 Batsim logs every message it sends (``Sending '...'``) and every reply it receives
 (``Received '...'``) at INFO level; this pairs them into the ``{"batsim": ..., "scheduler":
 ...}`` lines that ``tests/sim/test_transcript_fidelity.py``'s ``RecordedScheduler`` replays.
+A reply with a number of over 15 digits (or an exponent) also keeps its text
+(``scheduler_text``): Batsim reads such numbers from the text, and two texts of one double
+can read as two doubles (``json_quirks.text_readings``).
 
     python bench/fidelity/log_to_transcript.py simulator.log > run.jsonl
 """
@@ -12,6 +15,8 @@ from __future__ import annotations
 import json
 import re
 import sys
+
+from batpolicy.simulator.json_quirks import read_by_text
 
 _LINE = re.compile(r"\[network/INFO\] (Sending|Received) '(.*)'$")
 
@@ -27,7 +32,10 @@ def convert(lines: list[str]) -> list[str]:
         if m.group(1) == "Sending":
             pending = message
         elif pending is not None:
-            out.append(json.dumps({"batsim": pending, "scheduler": message}))
+            line = {"batsim": pending, "scheduler": message}
+            if read_by_text(m.group(2)):  # Batsim reads its numbers from the text
+                line["scheduler_text"] = m.group(2)
+            out.append(json.dumps(line))
             pending = None
     return out
 

@@ -31,6 +31,7 @@ from batpolicy.platforms.xml import read_platform
 from batpolicy.protocol import types as t
 from batpolicy.protocol.codec import reply_from_obj, request_from_obj
 from batpolicy.simulator import SimOptions
+from batpolicy.simulator.json_quirks import batsim_reads_text
 from batpolicy.simulator.latency.driver import make_simulator
 
 from batsim_suite import mask_colours
@@ -60,6 +61,17 @@ def _short(value: Any) -> Any:
     return value
 
 
+def _reply(line: dict[str, Any]) -> t.Reply:
+    """The scheduler's recorded reply; read from its text as Batsim read it, if kept.
+
+    ``log_to_transcript`` keeps the text of a reply with a long number
+    (``scheduler_text``): Batsim reads such numbers from the text (``batsim_reads_text``).
+    """
+    reply = reply_from_obj(line["scheduler"])
+    text = line.get("scheduler_text")
+    return reply if text is None else batsim_reads_text(reply, text)
+
+
 class Replay:
     """Answers with the recorded replies; each request must be Batsim's message, whole."""
 
@@ -67,7 +79,7 @@ class Replay:
         path = folder / "conversation.jsonl"
         text = path.read_text() if path.is_file() else \
             gzip.decompress(path.with_suffix(".jsonl.gz").read_bytes()).decode()
-        self.recorded = [(request_from_obj(r["batsim"]), reply_from_obj(r["scheduler"]))
+        self.recorded = [(request_from_obj(r["batsim"]), _reply(r))
                          for r in map(json.loads, text.splitlines()) if r]
         self.position = 0
 
