@@ -110,10 +110,13 @@ def batsim_reads(value: float | int) -> float | int:
     not always read as the correctly rounded double (batsched's ``now + 5``, written
     ``10.000060999999999``, is 10.000061 to Batsim: fuzz seed 3203).
 
-    The scheduler writes the shortest text that reads back as ``value`` (``repr``:
-    RapidJSON's ``Writer``, msgspec, Python's json); a significand of at most 15 digits
-    and an exponent within 1e±22 read back exactly (RapidJSON's fast path), so only the
-    longer texts are parsed again. An integral value is returned as is.
+    Where the text is not known (an in-process scheduler) it is taken to be the
+    shortest that reads back as ``value``, ``repr``'s, as msgspec and Python's json
+    write it; a reply whose text is known is read from it (:func:`batsim_reads_text`:
+    RapidJSON's ``Writer``, batsched's, does not always write ``repr``'s 17 digits). A
+    significand of at most 15 digits and an exponent within 1e±22 read back exactly
+    (RapidJSON's fast path), so only the longer texts are parsed again. An integral
+    value is returned as is.
 
     >>> batsim_reads(5.000061 + 5), batsim_reads(15.000102), batsim_reads(3.0), batsim_reads(7)
     (10.000061, 15.000102, 3.0, 7)
