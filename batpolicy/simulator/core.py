@@ -166,12 +166,15 @@ class EventQueue:
 
         The same as ``while peek() == time: step()`` with one liveness test per entry
         instead of two, and no method call per event (the engine's loop runs it twice per
-        Batsim message). Runtime complexity: O(log n) per entry popped, plus the events'
-        own work.
+        Batsim message), nor for the later entry it stops at: a stale one is dropped
+        when its time comes (or by :meth:`peek`). Runtime complexity: O(log n) per entry
+        popped, plus the events' own work.
         """
         queue = self._queue
         while queue:
             head = queue[0]
+            if head[0] > time:
+                return
             event = head[3]
             if not event.live(head[2]):
                 heappop(queue)
