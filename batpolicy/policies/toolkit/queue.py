@@ -210,13 +210,12 @@ class JobQueue:
                     walltime[slot] = job.planned_walltime
             unwritten.clear()
             return
-        self._res[list(unwritten)] = [_DEAD if job is None else job.res
-                                      for job in unwritten.values()]
-        alive = [(slot, job.planned_walltime) for slot, job in unwritten.items()
-                 if job is not None]
-        if alive:
-            slots, walltimes = zip(*alive, strict=True)
-            self._walltime[list(slots)] = walltimes
+        slots = np.fromiter(unwritten, np.intp, len(unwritten))  # converted once, used twice
+        jobs = unwritten.values()
+        self._res[slots] = [_DEAD if job is None else job.res for job in jobs]
+        # a left job's walltime is moot (its size fits nothing): written too, in one pass
+        self._walltime[slots] = [math.inf if job is None else job.planned_walltime
+                                 for job in jobs]
         unwritten.clear()
 
     def _compact(self) -> None:
