@@ -176,6 +176,9 @@ RESULTS: tuple[Result, ...] = (
     _r("fuzz_4000_6000.txt", F + "fuzz.py",
        "python bench/fidelity/fuzz.py --seeds 4000:6000 -j 2 --no-shrink --max-minutes 100 "
        "--save bench/results/fuzz_4000_6000.txt (at 686ad11, before seed 5239's fix)", BATSIM),
+    _r("fuzz_6000_7000.txt", F + "fuzz.py",
+       "python bench/fidelity/fuzz.py --seeds 6000:7000 -j 2 --no-shrink --max-minutes 20 "
+       "--save bench/results/fuzz_6000_7000.txt", BATSIM),
     _r("fuzz_2000_baseline.txt", F + "fuzz.py",
        "python bench/fidelity/fuzz.py --seeds 0:2000 -j 2 --no-shrink "
        "--save bench/results/fuzz_2000_baseline.txt", BATSIM),
